@@ -1,0 +1,206 @@
+//! Reads criterion's results and turns them into speed ratios against the peers.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// One measured benchmark: `group/implementation/input` and its mean time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// Criterion group, e.g. `dns_parse_owned`.
+    pub group: String,
+    /// Implementation: [`crate::OURS`] or a peer's name.
+    pub implementation: String,
+    /// Input name, e.g. `response`.
+    pub input: String,
+    /// Mean time per iteration in nanoseconds.
+    pub mean_ns: f64,
+    /// Bytes per iteration when the benchmark declared a byte throughput.
+    pub bytes: Option<u64>,
+}
+
+/// How much faster our implementation is than one peer on one input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ratio {
+    /// Criterion group.
+    pub group: String,
+    /// Input name.
+    pub input: String,
+    /// The peer's name.
+    pub peer: String,
+    /// Our mean time in nanoseconds.
+    pub ours_ns: f64,
+    /// The peer's mean time in nanoseconds.
+    pub peer_ns: f64,
+}
+
+impl Ratio {
+    /// Peer time divided by our time: above 1 means we are faster.
+    pub fn speedup(&self) -> f64 {
+        self.peer_ns / self.ours_ns
+    }
+}
+
+/// Every `new/benchmark.json` + `new/estimates.json` pair under a criterion output folder
+/// (`target/criterion`), sorted by group, input and implementation.
+pub fn read_measurements(criterion_dir: &Path) -> std::io::Result<Vec<Measurement>> {
+    let mut found = Vec::new();
+    let mut stack = vec![criterion_dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "benchmark.json")
+                && path.parent().is_some_and(|p| p.ends_with("new"))
+                && let Some(m) = read_one(&path)?
+            {
+                found.push(m);
+            }
+        }
+    }
+    found.sort_by(|a, b| {
+        (&a.group, &a.input, &a.implementation).cmp(&(&b.group, &b.input, &b.implementation))
+    });
+    Ok(found)
+}
+
+fn read_json(path: &Path) -> std::io::Result<Value> {
+    let text = std::fs::read_to_string(path)?;
+    serde_json::from_str(&text).map_err(std::io::Error::other)
+}
+
+fn read_one(benchmark_json: &Path) -> std::io::Result<Option<Measurement>> {
+    let bench = read_json(benchmark_json)?;
+    let estimates_path: PathBuf = benchmark_json.with_file_name("estimates.json");
+    let estimates = read_json(&estimates_path)?;
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let (Some(group), Some(implementation)) =
+        (text(&bench["group_id"]), text(&bench["function_id"]))
+    else {
+        return Ok(None);
+    };
+    let Some(mean_ns) = estimates["mean"]["point_estimate"].as_f64() else {
+        return Ok(None);
+    };
+    Ok(Some(Measurement {
+        group,
+        implementation,
+        input: text(&bench["value_str"]).unwrap_or_default(),
+        mean_ns,
+        bytes: bench["throughput"]["Bytes"].as_u64(),
+    }))
+}
+
+/// Pairs our measurement with each peer's on the same group and input.
+pub fn ratios(measurements: &[Measurement]) -> Vec<Ratio> {
+    let mut out = Vec::new();
+    for ours in measurements
+        .iter()
+        .filter(|m| m.implementation == crate::OURS)
+    {
+        for peer in measurements.iter().filter(|m| {
+            m.implementation != crate::OURS && m.group == ours.group && m.input == ours.input
+        }) {
+            out.push(Ratio {
+                group: ours.group.clone(),
+                input: ours.input.clone(),
+                peer: peer.implementation.clone(),
+                ours_ns: ours.mean_ns,
+                peer_ns: peer.mean_ns,
+            });
+        }
+    }
+    out
+}
+
+/// A human-readable duration: `812 ns`, `3.41 µs`, `12.0 ms`.
+pub fn format_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// Markdown tables: every ratio against a peer, then every measurement of ours with its
+/// throughput where one was declared.
+pub fn markdown(measurements: &[Measurement], ratios: &[Ratio]) -> String {
+    let mut md = String::from(
+        "| benchmark | input | ours | peer | peer time | speed-up |\n|---|---|---|---|---|---|\n",
+    );
+    for r in ratios {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.2}x |\n",
+            r.group,
+            r.input,
+            format_ns(r.ours_ns),
+            r.peer,
+            format_ns(r.peer_ns),
+            r.speedup()
+        ));
+    }
+    md.push_str("\n| benchmark | input | ours | throughput |\n|---|---|---|---|\n");
+    for m in measurements
+        .iter()
+        .filter(|m| m.implementation == crate::OURS)
+    {
+        let throughput = m
+            .bytes
+            .map(|b| format!("{:.0} MB/s", b as f64 / m.mean_ns * 1e3))
+            .unwrap_or_else(|| "-".to_owned());
+        md.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            m.group,
+            m.input,
+            format_ns(m.mean_ns),
+            throughput
+        ));
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(group: &str, implementation: &str, input: &str, mean_ns: f64) -> Measurement {
+        Measurement {
+            group: group.into(),
+            implementation: implementation.into(),
+            input: input.into(),
+            mean_ns,
+            bytes: Some(1000),
+        }
+    }
+
+    #[test]
+    fn ratios_pair_ours_with_each_peer_on_the_same_input() {
+        let ms = [
+            m("parse", "ours", "a", 10.0),
+            m("parse", "peer1", "a", 30.0),
+            m("parse", "peer2", "a", 5.0),
+            m("parse", "peer1", "b", 99.0),
+            m("emit", "ours", "a", 1.0),
+        ];
+        let rs = ratios(&ms);
+        assert_eq!(rs.len(), 2);
+        assert_eq!(rs[0].peer, "peer1");
+        assert!((rs[0].speedup() - 3.0).abs() < 1e-9);
+        assert!((rs[1].speedup() - 0.5).abs() < 1e-9);
+        let md = markdown(&ms, &rs);
+        assert!(md.contains("| parse | a | 10 ns | peer1 | 30 ns | 3.00x |"));
+        assert!(md.contains("| parse | a | 10 ns | 100000 MB/s |"));
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(format_ns(812.0), "812 ns");
+        assert_eq!(format_ns(3_410.0), "3.41 µs");
+        assert_eq!(format_ns(12_000_000.0), "12.00 ms");
+    }
+}

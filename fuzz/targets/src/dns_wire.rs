@@ -1,0 +1,6 @@
+//! Fuzz targets for the `dns-wire` crate.
+
+use crate::Target;
+
+/// The `dns-wire` targets.
+pub const TARGETS: &[Target] = &[];

@@ -1,0 +1,9 @@
+//! Lease-based leader election as a sans-IO state machine: time and storage are inputs.
+//!
+//! `#![no_std]` with `alloc`; the default `std` feature only adds conveniences.
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
