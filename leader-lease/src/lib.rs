@@ -7,14 +7,19 @@ extern crate alloc;
 extern crate std;
 
 pub mod config;
+mod elector;
 pub mod error;
+mod jitter;
 mod json;
 pub mod micro_time;
 pub mod record;
+pub mod store;
 pub mod time;
 
 pub use config::{Config, ConfigBuilder, ConfigError};
+pub use elector::{Elector, Event, FencingToken, StopReason};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use micro_time::{MicroTime, Precision, TimeError};
 pub use record::{ANNOTATION_KEY, Record};
+pub use store::{Action, StoreError, Stored, Version};
 pub use time::{Duration, Instant};
