@@ -13,6 +13,8 @@ mod jitter;
 mod json;
 pub mod micro_time;
 pub mod record;
+#[cfg(test)]
+mod sim;
 pub mod store;
 pub mod time;
 
