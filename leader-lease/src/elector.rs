@@ -14,6 +14,9 @@ use crate::record::Record;
 use crate::store::{Action, StoreError, Stored, Version};
 use crate::time::{Duration, Instant};
 
+#[cfg(test)]
+mod tests;
+
 /// What the caller is told about leadership.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -341,6 +344,9 @@ impl Elector {
             Release::Done => return,
         }
         let Some(stored) = stored else {
+            // No record (any more): create a fresh one, as client-go does.
+            self.observed = None;
+            self.report_leader();
             self.step = Some(Step::Write {
                 kind: WriteKind::Claim,
                 expected: None,

@@ -151,6 +151,8 @@ pub(crate) struct Sim<A> {
     pub(crate) log: Vec<Log>,
     /// The first instant two nodes led at once, and which.
     pub(crate) violation: Option<(u64, usize, usize)>,
+    /// Writes whose `leaderTransitions` broke the counting rule.
+    pub(crate) bad_transitions: Vec<String>,
 }
 
 /// Wall-clock stamp for a node: its local clock from a fixed date, for humans only.
@@ -171,6 +173,7 @@ impl<A: Adversary> Sim<A> {
             adversary,
             log: Vec::new(),
             violation: None,
+            bad_transitions: Vec::new(),
         }
     }
 
@@ -350,6 +353,19 @@ impl<A: Adversary> Sim<A> {
     }
 
     fn write(&mut self, record: crate::Record) -> Version {
+        // spec §4 (kubernetes/kubernetes#41956): transitions change only with the holder.
+        let previous = self.store.as_ref().map(|s| &s.record);
+        let expected = match previous {
+            None => 0,
+            Some(p) if record.is_released() || p.holder_identity == record.holder_identity => {
+                p.leader_transitions
+            }
+            Some(p) => p.leader_transitions + 1,
+        };
+        if record.leader_transitions != expected {
+            self.bad_transitions
+                .push(format!("{previous:?} -> {record:?}"));
+        }
         let version = Version(self.next_version);
         self.next_version += 1;
         self.store = Some(Stored { record, version });

@@ -151,6 +151,9 @@ fn explore(
                 sim.restart_at(0, secs(14));
                 sim.run_until(horizon);
                 runs += 1;
+                if let Some(bad) = sim.bad_transitions.first() {
+                    return Err(format!("choices {prefix:?}: bad transition count {bad}"));
+                }
                 if let Some(v) = sim.violation {
                     return Err(format!(
                         "rates {rates:?}, choices {prefix:?}: two leaders {v:?}\n{}",
@@ -293,6 +296,8 @@ proptest! {
         }
         sim.run_until(secs(150));
         prop_assert_eq!(sim.violation, None, "{}", sim.trace());
+        // spec §4: leaderTransitions changes only when the holder does.
+        prop_assert!(sim.bad_transitions.is_empty(), "{:?}", sim.bad_transitions);
     }
 }
 
