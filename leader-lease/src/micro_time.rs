@@ -11,7 +11,8 @@ use core::fmt;
 const MICROS_PER_SEC: i64 = 1_000_000;
 const SECS_PER_DAY: i64 = 86_400;
 
-/// A UTC wall-clock instant with microsecond precision, years 0000 to 9999.
+/// A UTC wall-clock instant with microsecond precision. Parsing yields years 0000 to 9999
+/// ([`MicroTime::MIN`]..=[`MicroTime::MAX`]); other values print with wider years.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MicroTime(i64);
 
@@ -48,6 +49,10 @@ impl core::error::Error for TimeError {}
 impl MicroTime {
     /// The Unix epoch, 1970-01-01T00:00:00Z.
     pub const UNIX_EPOCH: Self = Self(0);
+    /// The earliest time RFC 3339 can write: 0000-01-01T00:00:00Z.
+    pub const MIN: Self = Self(-62_167_219_200 * MICROS_PER_SEC);
+    /// The latest time RFC 3339 can write: 9999-12-31T23:59:59.999999Z.
+    pub const MAX: Self = Self(253_402_300_800 * MICROS_PER_SEC - 1);
 
     /// The instant `micros` microseconds after the Unix epoch (negative: before it).
     pub const fn from_unix_micros(micros: i64) -> Self {
@@ -249,7 +254,13 @@ impl Cursor<'_> {
         let secs =
             days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + minute * 60 + second
                 - offset_secs;
-        Ok(MicroTime(secs * MICROS_PER_SEC + micros))
+        let time = MicroTime(secs * MICROS_PER_SEC + micros);
+        if !(MicroTime::MIN..=MicroTime::MAX).contains(&time) {
+            // An offset (or leap second) pushed it out of the four-digit years.
+            self.pos = 0;
+            return self.fail("a time within years 0000-9999 once converted to UTC");
+        }
+        Ok(time)
     }
 }
 
@@ -349,11 +360,19 @@ mod tests {
         );
         assert_eq!(MicroTime::parse("").unwrap_err().offset, 0);
         assert!(MicroTime::parse("２017-02-22T07:09:59Z").is_err());
+        let e = MicroTime::parse("0000-01-01T00:00:00+00:01").unwrap_err();
+        assert_eq!(e.offset, 0);
+        assert!(MicroTime::parse("9999-12-31T23:59:60Z").is_err());
+        assert_eq!(
+            MicroTime::parse("9999-12-31T23:59:59.999999Z"),
+            Ok(MicroTime::MAX)
+        );
+        assert_eq!(MicroTime::parse("0000-01-01T00:00:00Z"), Ok(MicroTime::MIN));
     }
 
     proptest! {
         #[test]
-        fn micros_round_trip(micros in -62_167_219_200_000_000i64..253_402_300_800_000_000) {
+        fn micros_round_trip(micros in MicroTime::MIN.0..=MicroTime::MAX.0) {
             let t = MicroTime::from_unix_micros(micros);
             prop_assert_eq!(MicroTime::parse(&t.to_string()), Ok(t));
         }
