@@ -184,7 +184,7 @@ impl ConfigBuilder {
     }
 
     /// Stop renewing when `preferredHolder` names someone else (default off, as in client-go's
-    /// uncoordinated mode).
+    /// uncoordinated mode). Renewals then always read the record first, to see the request.
     pub fn honor_preferred_holder(mut self, value: bool) -> Self {
         self.honor_preferred_holder = value;
         self

@@ -233,24 +233,20 @@ impl Elector {
         self.step_down(StopReason::Released);
         self.next_attempt = None;
         self.step = None;
-        if self
+        let holder = self
             .observed
             .as_ref()
-            .is_some_and(|o| o.record.holder_identity == self.config.identity())
-        {
+            .is_some_and(|o| o.record.holder_identity == self.config.identity());
+        // A request in flight may have made us the holder: wait for its answer.
+        if holder || self.pending.is_some() {
             self.release = Release::InProgress {
                 deadline: now + self.config.renew_deadline(),
             };
             if self.pending.is_none() {
                 self.step = Some(Step::Get);
             }
-        } else if self.pending.is_none() {
-            self.release = Release::Done;
         } else {
-            // Wait for the request in flight: it may have made us the holder.
-            self.release = Release::InProgress {
-                deadline: now + self.config.renew_deadline(),
-            };
+            self.release = Release::Done;
         }
     }
 
@@ -282,7 +278,8 @@ impl Elector {
         }
     }
 
-    /// The next store request, if one is due at `now`. `wall` (the caller's wall clock) only
+    /// The next store request, if one is due at `now` (timers are advanced first, as
+    /// [`handle_timeout`](Self::handle_timeout) does). `wall` (the caller's wall clock) only
     /// stamps `acquireTime`/`renewTime` for humans; it is never compared with anything.
     ///
     /// `now` is taken as the request's send time: call this right before sending.
@@ -317,6 +314,9 @@ impl Elector {
     }
 
     /// When to call [`handle_timeout`](Self::handle_timeout) next, if anything is scheduled.
+    ///
+    /// Drain [`poll_action`](Self::poll_action) after every `handle_*` call first: an answer
+    /// can make the next request due at once.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let leadership = self.leadership.map(|l| self.stop_at(&l));
         let attempt = self.next_attempt.filter(|_| self.pending.is_none());
