@@ -330,18 +330,16 @@ impl Elector {
     /// The answer to [`Action::Get`]: the record and its version, `Ok(None)` if there is none.
     /// An answer nobody asked for is ignored.
     pub fn handle_get(&mut self, now: Instant, result: Result<Option<Stored>, StoreError>) {
-        if !matches!(self.pending, Some(Pending::Get)) {
+        let pending = self.pending.take_if(|p| matches!(p, Pending::Get));
+        if pending.is_none() || self.release == Release::Done {
             return;
         }
-        self.pending = None;
         let stored = match result {
             Ok(stored) => stored,
             Err(_) => return self.attempt_failed(now),
         };
-        match self.release {
-            Release::NotRequested => {}
-            Release::InProgress { .. } => return self.release_after_get(now, stored),
-            Release::Done => return,
+        if self.release != Release::NotRequested {
+            return self.release_after_get(now, stored);
         }
         let Some(stored) = stored else {
             // No record (any more): create a fresh one, as client-go does.
@@ -386,12 +384,18 @@ impl Elector {
     /// The answer to [`Action::Create`] or [`Action::Update`]: the new version, or why it failed.
     /// An answer nobody asked for is ignored.
     pub fn handle_write(&mut self, now: Instant, result: Result<Version, StoreError>) {
-        let Some(Pending::Write { kind, sent_at, .. }) = self.pending else {
+        let pending = self.pending.take_if(|p| matches!(p, Pending::Write { .. }));
+        let Some(Pending::Write {
+            kind,
+            sent_at,
+            record,
+        }) = pending
+        else {
             return;
         };
-        let Some(Pending::Write { record, .. }) = self.pending.take() else {
+        if self.release == Release::Done {
             return;
-        };
+        }
         let version = match result {
             Ok(version) => version,
             Err(error) => return self.write_failed(now, kind, error),
@@ -403,18 +407,15 @@ impl Elector {
             changed_at: now,
         });
         self.report_leader();
-        match self.release {
-            Release::NotRequested => {}
-            Release::InProgress { .. } if kind == WriteKind::Release => {
-                return self.finish_release();
-            }
-            Release::InProgress { .. } => {
-                // An acquire or renew that was in flight when the release was requested: re-read
-                // and hand back what it may have won.
+        if let Release::InProgress { .. } = self.release {
+            if kind == WriteKind::Release {
+                self.finish_release();
+            } else {
+                // An acquire or renew that was in flight when the release was requested:
+                // re-read and hand back what it may have won.
                 self.step = Some(Step::Get);
-                return;
             }
-            Release::Done => return,
+            return;
         }
         let valid_until = sent_at + self.config.safe_lease();
         let round_deadline = now + self.config.retry_period() + self.config.renew_deadline();

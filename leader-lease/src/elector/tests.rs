@@ -517,3 +517,15 @@ fn health_check_flags_a_stuck_leader() {
     assert!(!e.is_healthy(at(20_301), tolerance));
     assert!(me().is_healthy(at(1_000_000), tolerance));
 }
+
+/// Once a release has given up, a late answer to a request from before cannot restart work.
+#[test]
+fn nothing_happens_after_a_release_gave_up() {
+    let mut e = leader();
+    assert!(matches!(action(&mut e, 2300), Some(Action::Update { .. })));
+    e.request_release(at(2400));
+    e.handle_timeout(at(12_400));
+    assert!(e.is_released());
+    e.handle_write(at(12_500), Err(StoreError::Conflict));
+    assert_eq!((action(&mut e, 20_000), e.poll_timeout()), (None, None));
+}
