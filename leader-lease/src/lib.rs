@@ -7,7 +7,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod config;
-mod elector;
+pub mod elector;
 pub mod error;
 mod jitter;
 mod json;

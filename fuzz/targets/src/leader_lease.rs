@@ -99,12 +99,11 @@ pub fn lease_machine(data: &[u8]) {
     let mut elector = Elector::new(config, seed);
     let mut now = Instant::ZERO;
     let mut leading = false;
-    let mut steps = 0;
-    while let Ok(input) = Input::arbitrary(&mut u) {
-        steps += 1;
-        if steps > 2_000 {
-            break;
-        }
+    // `Unstructured` yields default values once exhausted: stop when the bytes run out.
+    while !u.is_empty() {
+        let Ok(input) = Input::arbitrary(&mut u) else {
+            return;
+        };
         match input {
             Input::Wait(ms) => {
                 now = now + Duration::from_millis(u64::from(ms));
