@@ -35,5 +35,9 @@ fn main() -> ExitCode {
         .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
     let (json, ok) = view_json::view_json(&input, &filename, parse_only);
     print!("{}", json.to_pretty());
-    if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -1,6 +1,7 @@
 //! The duplicate / overlap check of zone addresses and listen addresses (spec section 4.4,
 //! CoreDNS `validateZonesAndListeningAddresses`).
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use core::fmt;
@@ -39,13 +40,13 @@ impl fmt::Display for Listener {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OverlapError {
     /// The same zone, port, transport and address twice.
-    AlreadyDefined(Listener),
+    AlreadyDefined(Box<Listener>),
     /// The same zone, port and transport, one bound to an address and one unbound.
     Overlap {
         /// The listener being added.
-        listener: Listener,
+        listener: Box<Listener>,
         /// The one it collides with.
-        with: Listener,
+        with: Box<Listener>,
     },
 }
 
@@ -83,20 +84,20 @@ impl OverlapChecker {
 
     fn check(&self, listener: &Listener) -> Result<(), OverlapError> {
         if self.registered.contains_key(listener) {
-            return Err(OverlapError::AlreadyDefined(listener.clone()));
+            return Err(OverlapError::AlreadyDefined(Box::new(listener.clone())));
         }
         let unbound = listener.unbound();
         if let Some(already) = self.unbound.get(&unbound) {
             if listener.address.is_empty() {
                 return Err(OverlapError::Overlap {
-                    listener: listener.clone(),
-                    with: already.clone(),
+                    listener: Box::new(listener.clone()),
+                    with: Box::new(already.clone()),
                 });
             }
             if self.registered.contains_key(&unbound) {
                 return Err(OverlapError::Overlap {
-                    listener: listener.clone(),
-                    with: unbound,
+                    listener: Box::new(listener.clone()),
+                    with: Box::new(unbound),
                 });
             }
         }

@@ -215,8 +215,10 @@ impl Parser<'_> {
     }
 
     fn begin(&mut self) -> Result<ServerBlock> {
-        let mut block = ServerBlock::default();
-        block.keys = self.addresses()?;
+        let mut block = ServerBlock {
+            keys: self.addresses()?,
+            directives: Vec::new(),
+        };
         if self.eof {
             return Ok(block);
         }

@@ -176,7 +176,12 @@ pub fn parse_only(
 pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
     let mut directives: Vec<Directive> = block.directives;
     directives.sort_by(|a, b| {
-        let rank = |d: &Directive| (order.position(&d.name).unwrap_or(usize::MAX), d.name.clone());
+        let rank = |d: &Directive| {
+            (
+                order.position(&d.name).unwrap_or(usize::MAX),
+                d.name.clone(),
+            )
+        };
         rank(a).cmp(&rank(b))
     });
     let directives: Vec<DirectiveView> = directives
@@ -219,10 +224,7 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
                 open.push((core::mem::take(&mut line), Vec::new()));
                 line_open = false;
             }
-            "}" if !open.is_empty() => {
-                if line_open {
-                    finish(&mut top, &mut open, core::mem::take(&mut line));
-                }
+            "}" if !line_open && !open.is_empty() => {
                 if let Some((outer, block)) = open.pop() {
                     line = outer;
                     line.push(LineItem::Block(block));
@@ -282,10 +284,18 @@ fn bind_addresses(lines: &[Line]) -> Vec<String> {
         .collect()
 }
 
+/// The overlap check. Blocks that use `view` (filtered) are checked first and never
+/// registered, then the others are checked and registered, so the result does not depend on
+/// block order (coredns/coredns#7733, fixed by #8001).
 fn check_overlap(blocks: &[BlockView]) -> Result<(), Error> {
     let mut checker = OverlapChecker::default();
-    for block in blocks {
-        let filtered = block.directives.iter().any(|d| d.name == "view");
+    let is_filtered = |block: &&BlockView| block.directives.iter().any(|d| d.name == "view");
+    let filtered = blocks.iter().filter(is_filtered).map(|b| (b, true));
+    let unfiltered = blocks
+        .iter()
+        .filter(|b| !is_filtered(b))
+        .map(|b| (b, false));
+    for (block, filtered) in filtered.chain(unfiltered) {
         let unbound = [String::new()];
         let hosts: &[String] = if block.listen_hosts.is_empty() {
             &unbound

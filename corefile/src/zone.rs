@@ -234,6 +234,10 @@ pub fn is_fqdn(s: &str) -> bool {
     let Some(body) = s.strip_suffix('.') else {
         return false;
     };
+    if !body.ends_with('\\') {
+        return true;
+    }
+    // Go measures from the byte index of the last rune that is not a backslash.
     let last_other = body
         .char_indices()
         .rev()
@@ -350,11 +354,7 @@ impl Cidr {
                 let count = 1u32 << (prefix - ones);
                 (0..count)
                     .map(|k| {
-                        let base = if prefix == 32 {
-                            net | k
-                        } else {
-                            net | (k << (32 - prefix))
-                        };
+                        let base = net | k.checked_shl(32 - prefix).unwrap_or(0);
                         let octets = base.to_be_bytes();
                         let mut zone = String::new();
                         for octet in octets.iter().take((prefix / 8) as usize).rev() {
@@ -371,11 +371,7 @@ impl Cidr {
                 let count = 1u32 << (prefix - ones);
                 (0..count)
                     .map(|k| {
-                        let base = if prefix == 128 {
-                            net | u128::from(k)
-                        } else {
-                            net | (u128::from(k) << (128 - prefix))
-                        };
+                        let base = net | u128::from(k).checked_shl(128 - prefix).unwrap_or(0);
                         let mut zone = String::new();
                         for n in (0..prefix / 4).rev() {
                             let nibble = (base >> (124 - 4 * n)) & 0xF;
@@ -434,7 +430,10 @@ mod tests {
         let long = "a".repeat(256);
         assert_eq!(err(&long), "specified zone is too long: 256 > 255");
         assert_eq!(err("a..b"), "zone is not a valid domain name: a..b");
-        assert_eq!(err(&"a".repeat(64)), format!("zone is not a valid domain name: {}", "a".repeat(64)));
+        assert_eq!(
+            err(&"a".repeat(64)),
+            format!("zone is not a valid domain name: {}", "a".repeat(64))
+        );
         assert!(normalize_key(&"a".repeat(63), "53").is_ok());
         assert_eq!(err(".a"), "zone is not a valid domain name: .a");
     }

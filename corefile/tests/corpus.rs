@@ -1,5 +1,10 @@
 //! Every corpus Corefile gives exactly its expected CoreDNS view (spec section 9).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 #[path = "../examples/support/view_json.rs"]
 #[allow(dead_code)]
@@ -8,7 +13,10 @@ mod view_json;
 use std::path::{Path, PathBuf};
 
 fn corpus_dir() -> PathBuf {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/corefile"));
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/corpus/corefile"
+    ));
     assert!(
         dir.is_dir(),
         "the shared corpus is missing at {} (CI always has it)",
@@ -72,5 +80,9 @@ fn full_corefiles_match_coredns() {
 
 #[test]
 fn setup_inputs_match_caddy_parse() {
-    report("setup-inputs", check(&corpus_dir().join("setup-inputs"), true), 784);
+    report(
+        "setup-inputs",
+        check(&corpus_dir().join("setup-inputs"), true),
+        784,
+    );
 }

@@ -8,7 +8,7 @@ use corefile::view::{self, BlockView, LineItem};
 use corefile::{Error, lexer};
 
 /// A JSON value; objects keep insertion order.
-pub enum Json {
+pub(crate) enum Json {
     Bool(bool),
     Num(usize),
     Str(String),
@@ -18,7 +18,7 @@ pub enum Json {
 
 impl Json {
     /// Pretty-prints with two-space indentation and a final newline.
-    pub fn to_pretty(&self) -> String {
+    pub(crate) fn to_pretty(&self) -> String {
         let mut out = String::new();
         self.write(&mut out, 0);
         out.push('\n');
@@ -115,7 +115,10 @@ fn block(b: &BlockView, normalized: bool) -> Json {
             Json::Obj(vec![
                 ("name", s(&d.name)),
                 ("tokens", Json::Arr(d.tokens.iter().map(token).collect())),
-                ("lines", Json::Arr(d.lines.iter().map(|l| line_items(l)).collect())),
+                (
+                    "lines",
+                    Json::Arr(d.lines.iter().map(|l| line_items(l)).collect()),
+                ),
             ])
         })
         .collect();
@@ -125,7 +128,10 @@ fn block(b: &BlockView, normalized: bool) -> Json {
             "keys",
             Json::Arr(b.zones.iter().map(|z| s(&z.to_string())).collect()),
         ));
-        fields.push(("raw_keys", Json::Arr(b.raw_keys.iter().map(|k| s(k)).collect())));
+        fields.push((
+            "raw_keys",
+            Json::Arr(b.raw_keys.iter().map(|k| s(k)).collect()),
+        ));
     } else {
         fields.push(("keys", Json::Arr(b.raw_keys.iter().map(|k| s(k)).collect())));
     }
@@ -156,7 +162,7 @@ fn block(b: &BlockView, normalized: bool) -> Json {
 
 /// The view of `input` named `filename`: the full CoreDNS front end, or with `parse_only` the
 /// plain caddy parse of the corpus's `setup-inputs`. Also returns whether it was accepted.
-pub fn view_json(input: &[u8], filename: &str, parse_only: bool) -> (Json, bool) {
+pub(crate) fn view_json(input: &[u8], filename: &str, parse_only: bool) -> (Json, bool) {
     let order = PluginOrder::default();
     let mut fields = vec![("file", s(filename))];
     let mut blocks = Vec::new();
