@@ -6,6 +6,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod emit;
 pub mod env;
 pub mod error;
 pub mod import;
@@ -13,6 +14,7 @@ pub mod lexer;
 pub mod overlap;
 pub mod parser;
 pub mod plugin_order;
+pub mod syntax;
 pub mod view;
 pub mod zone;
 
