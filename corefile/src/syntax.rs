@@ -306,8 +306,7 @@ impl TreeBuilder {
         // Each frame: the entries of an open block and, for nested ones, the line it belongs to.
         let mut frames: Vec<(Vec<Entry>, Option<Line>)> = alloc::vec![(Vec::new(), None)];
         let mut line: Option<Line> = None;
-        loop {
-            let Some(lexeme) = self.peek() else { break };
+        while let Some(lexeme) = self.peek() {
             let starts_line = match (lexeme, &line) {
                 (_, None) => true,
                 (Lex::Token(t), Some(_)) => t.line > self.last_line,
