@@ -6,14 +6,17 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod dispenser;
 pub mod emit;
 pub mod env;
 pub mod error;
+pub mod go;
 pub mod import;
 pub mod lexer;
 pub mod overlap;
 pub mod parser;
 pub mod plugin_order;
+pub mod plugins;
 pub mod syntax;
 pub mod view;
 pub mod zone;
