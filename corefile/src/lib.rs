@@ -1,9 +1,25 @@
-//! CoreDNS Corefile lexer, parser, emitter, zone normalisation and typed plugin configs.
-//!
-//! `#![no_std]` with `alloc`; the default `std` feature only adds conveniences.
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+pub mod dispenser;
+pub mod emit;
+pub mod env;
+pub mod error;
+pub mod go;
+pub mod import;
+pub mod lexer;
+pub mod overlap;
+pub mod parser;
+pub mod plugin_order;
+pub mod plugins;
+pub mod syntax;
+pub mod view;
+pub mod zone;
+
+pub use error::{Error, ParseError, ParseErrorKind};
+pub use view::{CorefileView, load, load_with};

@@ -1,0 +1,481 @@
+//! The Corefile parser, exactly as caddy v1 `caddyfile/parse.go` (spec section 2).
+//!
+//! The token stream is kept as Go's slice-and-cursor, split around the cursor so that an
+//! import splices in place in time proportional to what it imports.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use crate::env::{self, Env};
+use crate::error::{ParseError, ParseErrorKind};
+use crate::import::Resolver;
+use crate::lexer;
+
+/// Snippet expansions allowed in one parse (caddy's `maxSnippetExpansions`).
+pub const MAX_SNIPPET_EXPANSIONS: usize = 10_000;
+/// File imports allowed in one parse.
+pub const MAX_FILE_EXPANSIONS: usize = 100_000;
+/// Tokens allowed after import expansion (a crate cap; CoreDNS has none).
+pub const MAX_TOKENS: usize = 1_000_000;
+
+/// A token as the parser hands it to plugins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    /// The text, environment-substituted except for directive-name tokens.
+    pub text: String,
+    /// 1-based line of its first character in its file.
+    pub line: usize,
+    /// The absolute path of the imported file it came from; `None` for the main input.
+    pub file: Option<Arc<str>>,
+}
+
+impl Token {
+    /// Whether `next` starts on a later line than this token ends (caddy's `isNextOnNewLine`).
+    pub fn is_new_line_before(&self, next: &Token) -> bool {
+        self.file != next.file || self.end_line() < next.line
+    }
+
+    /// Whether `next` is on the line this token ends on (the rule of `NextArg`).
+    pub fn is_same_line_as(&self, next: &Token) -> bool {
+        self.file == next.file && self.end_line() == next.line
+    }
+
+    fn end_line(&self) -> usize {
+        self.line
+            .saturating_add(self.text.bytes().filter(|&b| b == b'\n').count())
+    }
+}
+
+/// One server block: its keys and, per directive name, every token of every occurrence.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerBlock {
+    /// The keys (addresses) as written, environment-substituted, one trailing comma removed.
+    pub keys: Vec<String>,
+    /// Directives in order of first appearance; each name appears once.
+    pub directives: Vec<Directive>,
+}
+
+/// All occurrences of one directive in a block, concatenated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Directive {
+    /// The directive name (environment-substituted).
+    pub name: String,
+    /// Its tokens: each occurrence starts with its (raw) name token.
+    pub tokens: Vec<Token>,
+}
+
+impl ServerBlock {
+    /// The directive called `name`, if the block has it.
+    pub fn directive(&self, name: &str) -> Option<&Directive> {
+        self.directives.iter().find(|d| d.name == name)
+    }
+}
+
+/// What the parser needs from its caller.
+pub struct ParseOptions<'a> {
+    /// The name errors print for the main input (CoreDNS: the `-conf` value, `Corefile`).
+    pub filename: &'a str,
+    /// The accepted directive names; `None` accepts any (caddy's `validDirectives == nil`).
+    pub directives: Option<&'a [&'a str]>,
+    /// Environment variables.
+    pub env: &'a dyn Env,
+    /// File imports.
+    pub resolver: &'a mut dyn Resolver,
+}
+
+impl core::fmt::Debug for ParseOptions<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ParseOptions")
+            .field("filename", &self.filename)
+            .field("directives", &self.directives)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses `input` into server blocks.
+pub fn parse(input: &[u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock>> {
+    let mut after: Vec<Token> = lexer::tokens(input)
+        .map(|t| Token {
+            text: t.text,
+            line: t.line,
+            file: None,
+        })
+        .collect();
+    after.reverse();
+    let mut parser = Parser {
+        before: Vec::new(),
+        cur: None,
+        after,
+        opts: options,
+        snippets: BTreeMap::new(),
+        snippet_expansions: 0,
+        file_expansions: 0,
+        total_tokens: 0,
+        eof: false,
+    };
+    parser.total_tokens = parser.after.len();
+    parser.parse_all()
+}
+
+struct Parser<'a> {
+    /// `tokens[..cursor]`.
+    before: Vec<Token>,
+    /// `tokens[cursor]`; `None` when the cursor is out of range.
+    cur: Option<Token>,
+    /// `tokens[cursor + 1..]`, reversed.
+    after: Vec<Token>,
+    opts: ParseOptions<'a>,
+    snippets: BTreeMap<String, Vec<Token>>,
+    snippet_expansions: usize,
+    file_expansions: usize,
+    total_tokens: usize,
+    eof: bool,
+}
+
+type Result<T> = core::result::Result<T, ParseError>;
+
+impl Parser<'_> {
+    // --- Dispenser primitives -----------------------------------------------------------
+
+    fn next(&mut self) -> bool {
+        let Some(next) = self.after.pop() else {
+            return false;
+        };
+        if let Some(cur) = self.cur.replace(next) {
+            self.before.push(cur);
+        }
+        true
+    }
+
+    fn back(&mut self) {
+        if let Some(cur) = self.cur.take() {
+            self.after.push(cur);
+        }
+        self.cur = self.before.pop();
+    }
+
+    fn next_arg(&mut self) -> bool {
+        match (&self.cur, self.after.last()) {
+            (None, Some(_)) if self.before.is_empty() => self.next(),
+            (Some(cur), Some(next)) if cur.is_same_line_as(next) => self.next(),
+            _ => false,
+        }
+    }
+
+    fn is_new_line(&self) -> bool {
+        match (self.before.last(), &self.cur) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(prev), Some(cur)) => prev.is_new_line_before(cur),
+        }
+    }
+
+    fn val(&self) -> &str {
+        self.cur.as_ref().map_or("", |t| t.text.as_str())
+    }
+
+    fn err(&self, kind: ParseErrorKind) -> ParseError {
+        let (file, line) = match &self.cur {
+            Some(t) => (t.file.as_deref().unwrap_or(self.opts.filename), t.line),
+            None => (self.opts.filename, 0),
+        };
+        ParseError {
+            file: String::from(file),
+            line,
+            kind,
+        }
+    }
+
+    fn syntax_err(&self, expected: char) -> ParseError {
+        self.err(ParseErrorKind::Syntax {
+            found: String::from(self.val()),
+            expected,
+        })
+    }
+
+    fn substitute(&self, text: &str) -> Result<String> {
+        env::substitute(text, self.opts.env)
+            .map(alloc::borrow::Cow::into_owned)
+            .map_err(|e| self.err(ParseErrorKind::EnvLoop(e.token)))
+    }
+
+    // --- parse.go ---------------------------------------------------------------------
+
+    fn parse_all(&mut self) -> Result<Vec<ServerBlock>> {
+        let mut blocks = Vec::new();
+        while self.next() {
+            let block = self.begin()?;
+            if !block.keys.is_empty() {
+                blocks.push(block);
+            }
+        }
+        Ok(blocks)
+    }
+
+    fn begin(&mut self) -> Result<ServerBlock> {
+        let mut block = ServerBlock {
+            keys: self.addresses()?,
+            directives: Vec::new(),
+        };
+        if self.eof {
+            return Ok(block);
+        }
+        if let Some(name) = snippet_name(&block.keys) {
+            let name = String::from(name);
+            if self.snippets.contains_key(&name) {
+                return Err(self.err(ParseErrorKind::SnippetRedeclared(name)));
+            }
+            let tokens = self.snippet_tokens()?;
+            if imports_itself(&tokens, &name, self.opts.env) {
+                return Err(self.err(ParseErrorKind::SnippetDepth));
+            }
+            self.snippets.insert(name, tokens);
+            block.keys.clear();
+            return Ok(block);
+        }
+        self.block_contents(&mut block)?;
+        Ok(block)
+    }
+
+    fn addresses(&mut self) -> Result<Vec<String>> {
+        let mut keys = Vec::new();
+        let mut expecting_another = false;
+        loop {
+            let mut key = self.substitute(self.val())?;
+            if key == "import" && self.is_new_line() {
+                self.do_import()?;
+                continue;
+            }
+            if key == "{" {
+                if expecting_another {
+                    return Err(self.err(ParseErrorKind::ExpectedAnotherAddress));
+                }
+                break;
+            }
+            if !key.is_empty() {
+                expecting_another = key.ends_with(',');
+                if expecting_another {
+                    key.pop();
+                }
+                keys.push(key);
+            }
+            let has_next = self.next();
+            if expecting_another && !has_next {
+                return Err(self.err(ParseErrorKind::UnexpectedEof));
+            }
+            if !has_next {
+                self.eof = true;
+                break;
+            }
+            if !expecting_another && self.is_new_line() {
+                break;
+            }
+        }
+        Ok(keys)
+    }
+
+    fn block_contents(&mut self, block: &mut ServerBlock) -> Result<()> {
+        let braced = self.val() == "{";
+        if !braced {
+            self.back();
+        }
+        self.directives(block)?;
+        if braced && self.val() != "}" {
+            return Err(self.syntax_err('}'));
+        }
+        Ok(())
+    }
+
+    fn directives(&mut self, block: &mut ServerBlock) -> Result<()> {
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        while self.next() {
+            match self.val() {
+                "}" => break,
+                "import" => {
+                    self.do_import()?;
+                    self.back();
+                }
+                _ => self.directive(block, &mut index)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn directive(
+        &mut self,
+        block: &mut ServerBlock,
+        index: &mut BTreeMap<String, usize>,
+    ) -> Result<()> {
+        let name = self.substitute(self.val())?;
+        if let Some(valid) = self.opts.directives
+            && !valid.contains(&name.as_str())
+        {
+            return Err(self.err(ParseErrorKind::UnknownDirective(name)));
+        }
+        let slot = match index.get(&name) {
+            Some(&slot) => slot,
+            None => {
+                index.insert(name.clone(), block.directives.len());
+                block.directives.push(Directive {
+                    name,
+                    tokens: Vec::new(),
+                });
+                block.directives.len().saturating_sub(1)
+            }
+        };
+        let mut tokens = Vec::new();
+        if let Some(cur) = &self.cur {
+            tokens.push(cur.clone());
+        }
+        let mut nesting = 0usize;
+        while self.next() {
+            let new_line = self.is_new_line();
+            match self.val() {
+                "{" => nesting = nesting.saturating_add(1),
+                _ if new_line && nesting == 0 => {
+                    self.back();
+                    break;
+                }
+                "}" if nesting > 0 => nesting -= 1,
+                "}" => return Err(self.err(ParseErrorKind::UnmatchedCloseBrace)),
+                "import" if new_line => {
+                    self.do_import()?;
+                    self.back();
+                    continue;
+                }
+                _ => {}
+            }
+            let text = self.substitute(self.val())?;
+            if let Some(cur) = &self.cur {
+                tokens.push(Token {
+                    text,
+                    line: cur.line,
+                    file: cur.file.clone(),
+                });
+            }
+        }
+        if nesting > 0 {
+            return Err(self.err(ParseErrorKind::UnexpectedEof));
+        }
+        if let Some(directive) = block.directives.get_mut(slot) {
+            directive.tokens.append(&mut tokens);
+        }
+        Ok(())
+    }
+
+    /// Replaces `import PATTERN` (the cursor is on `import`) by the tokens it names and
+    /// leaves the cursor on the first of them.
+    fn do_import(&mut self) -> Result<()> {
+        if !self.next_arg() {
+            return Err(self.err(ParseErrorKind::ImportArgMissing(String::from(self.val()))));
+        }
+        let pattern = self.substitute(self.val())?;
+        if pattern.is_empty() {
+            return Err(self.err(ParseErrorKind::ImportEmptyPath));
+        }
+        if self.next_arg() {
+            return Err(self.err(ParseErrorKind::ImportTooManyArgs));
+        }
+        let imported = match self.snippets.get(&pattern) {
+            Some(tokens) => {
+                if self.snippet_expansions >= MAX_SNIPPET_EXPANSIONS {
+                    return Err(self.err(ParseErrorKind::SnippetDepth));
+                }
+                self.snippet_expansions += 1;
+                tokens.clone()
+            }
+            None => self.import_files(&pattern)?,
+        };
+        self.total_tokens = self.total_tokens.saturating_add(imported.len());
+        if self.total_tokens > MAX_TOKENS {
+            return Err(self.err(ParseErrorKind::TooManyTokens));
+        }
+        // Splice out `import` (the previous token) and the pattern (the current one).
+        self.before.pop();
+        self.cur = None;
+        self.after.extend(imported.into_iter().rev());
+        self.cur = self.after.pop();
+        Ok(())
+    }
+
+    fn import_files(&mut self, pattern: &str) -> Result<Vec<Token>> {
+        if self.file_expansions >= MAX_FILE_EXPANSIONS {
+            return Err(self.err(ParseErrorKind::FileDepth));
+        }
+        self.file_expansions += 1;
+        let from = self
+            .cur
+            .as_ref()
+            .and_then(|t| t.file.as_deref())
+            .unwrap_or(self.opts.filename);
+        let files = self
+            .opts
+            .resolver
+            .resolve(pattern, from)
+            .map_err(|message| self.err(ParseErrorKind::Import(message)))?;
+        let mut tokens = Vec::new();
+        for file in files {
+            let path: Arc<str> = Arc::from(file.path.as_str());
+            tokens.extend(lexer::tokens(&file.contents).map(|t| Token {
+                text: t.text,
+                line: t.line,
+                file: Some(path.clone()),
+            }));
+            if tokens.len() > MAX_TOKENS {
+                return Err(self.err(ParseErrorKind::TooManyTokens));
+            }
+        }
+        Ok(tokens)
+    }
+
+    fn snippet_tokens(&mut self) -> Result<Vec<Token>> {
+        if self.val() != "{" {
+            return Err(self.syntax_err('{'));
+        }
+        let mut depth = 1usize;
+        let mut tokens = Vec::new();
+        while self.next() {
+            match self.val() {
+                "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                "{" => depth = depth.saturating_add(1),
+                _ => {}
+            }
+            if let Some(cur) = &self.cur {
+                tokens.push(cur.clone());
+            }
+        }
+        if depth != 0 {
+            return Err(self.syntax_err('}'));
+        }
+        Ok(tokens)
+    }
+}
+
+/// The snippet name of a block whose only key is `(name)`.
+fn snippet_name(keys: &[String]) -> Option<&str> {
+    match keys {
+        [key] => key.strip_prefix('(').and_then(|k| k.strip_suffix(')')),
+        _ => None,
+    }
+}
+
+/// caddy's guard: a snippet body with `import NAME` of itself at a line start.
+fn imports_itself(tokens: &[Token], name: &str, env: &dyn Env) -> bool {
+    tokens.windows(2).enumerate().any(|(i, pair)| {
+        let [import, arg] = pair else { return false };
+        let at_line_start = i == 0
+            || tokens
+                .get(i - 1)
+                .is_some_and(|prev| prev.file != import.file || prev.line != import.line);
+        import.text == "import"
+            && at_line_start
+            && env::substitute(&arg.text, env).is_ok_and(|p| p == name)
+    })
+}

@@ -1,0 +1,316 @@
+//! The CoreDNS view (spec sections 4 and 8): what CoreDNS's front end makes of a Corefile.
+//!
+//! Parse with the plugin.cfg directive list, fall back to the default Corefile when no server
+//! block is left, normalize every key into zone addresses, then run the overlap check.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::net::IpAddr;
+
+use crate::env::{Env, NoEnv};
+use crate::error::{Error, ParseError};
+use crate::import::{NoFiles, Resolver};
+use crate::overlap::{Listener, OverlapChecker};
+use crate::parser::{self, Directive, ParseOptions, ServerBlock, Token};
+use crate::plugin_order::PluginOrder;
+use crate::zone::{self, ZoneAddr};
+
+/// The Corefile CoreDNS uses when the input has no server block (`PORT` is the DNS port).
+pub fn default_corefile(dns_port: &str) -> String {
+    alloc::format!(".:{dns_port} {{\n    whoami\n    log\n}}\n")
+}
+
+/// How to load a Corefile.
+pub struct Options<'a> {
+    /// The name errors print for the input (CoreDNS: the `-conf` value; `Corefile`).
+    pub filename: &'a str,
+    /// The directive list and execution order.
+    pub order: PluginOrder,
+    /// The default DNS port (`-dns.port`), `53`.
+    pub dns_port: &'a str,
+    /// Environment variables for `{$NAME}` / `{%NAME%}`.
+    pub env: &'a dyn Env,
+    /// Resolves `import` of files.
+    pub resolver: &'a mut dyn Resolver,
+}
+
+impl core::fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Options")
+            .field("filename", &self.filename)
+            .field("order", &self.order.version)
+            .field("dns_port", &self.dns_port)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The CoreDNS view of a Corefile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CorefileView {
+    /// The input had no server block, so the default Corefile was used.
+    pub used_default_input: bool,
+    /// The server blocks, in source order.
+    pub blocks: Vec<BlockView>,
+}
+
+/// One server block as CoreDNS sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockView {
+    /// The keys as the parser returned them.
+    pub raw_keys: Vec<String>,
+    /// One zone address per key (a CIDR key may give several), in key order; empty in
+    /// parse-only mode.
+    pub zones: Vec<ZoneAddr>,
+    /// Directives in execution order.
+    pub directives: Vec<DirectiveView>,
+    /// The literal IP addresses of `bind` (minus `except`), used by the overlap check.
+    pub listen_hosts: Vec<String>,
+}
+
+/// One directive of a block: its tokens and the Dispenser's line structure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectiveView {
+    /// The directive name.
+    pub name: String,
+    /// Every token of every occurrence, in source order.
+    pub tokens: Vec<Token>,
+    /// The occurrences as lines: `[name, arg, ..., [nested lines], ...]`.
+    pub lines: Vec<Line>,
+}
+
+/// A line: words and nested blocks.
+pub type Line = Vec<LineItem>;
+
+/// One item of a [`Line`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineItem {
+    /// A token's text.
+    Word(String),
+    /// A `{ ... }` block, as its lines.
+    Block(Vec<Line>),
+}
+
+/// Loads a Corefile as CoreDNS v1.14.7 does with no environment and no files.
+pub fn load(input: &[u8]) -> Result<CorefileView, Error> {
+    load_with(
+        input,
+        Options {
+            filename: "Corefile",
+            order: PluginOrder::default(),
+            dns_port: "53",
+            env: &NoEnv,
+            resolver: &mut NoFiles,
+        },
+    )
+}
+
+/// Loads a Corefile through the whole CoreDNS front end.
+pub fn load_with(input: &[u8], options: Options<'_>) -> Result<CorefileView, Error> {
+    let Options {
+        filename,
+        order,
+        dns_port,
+        env,
+        resolver,
+    } = options;
+    let mut blocks = parser::parse(
+        input,
+        ParseOptions {
+            filename,
+            directives: Some(order.names),
+            env,
+            resolver,
+        },
+    )?;
+    let used_default_input = blocks.is_empty();
+    if used_default_input {
+        blocks = parser::parse(
+            default_corefile(dns_port).as_bytes(),
+            ParseOptions {
+                filename: "Corefile",
+                directives: Some(order.names),
+                env: &NoEnv,
+                resolver: &mut NoFiles,
+            },
+        )?;
+    }
+    let mut views = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let mut zones = Vec::new();
+        for key in &block.keys {
+            zones.extend(zone::normalize_key(key, dns_port).map_err(Error::Normalize)?);
+        }
+        let mut view = block_view(block, &order);
+        view.zones = zones;
+        views.push(view);
+    }
+    check_overlap(&views)?;
+    Ok(CorefileView {
+        used_default_input,
+        blocks: views,
+    })
+}
+
+/// Parses like caddy with no directive list and no CoreDNS stages (the corpus's
+/// `setup-inputs` mode): keys stay raw and unknown directives sort alphabetically after the
+/// known ones.
+pub fn parse_only(
+    input: &[u8],
+    filename: &str,
+    order: &PluginOrder,
+) -> Result<Vec<BlockView>, ParseError> {
+    let blocks = parser::parse(
+        input,
+        ParseOptions {
+            filename,
+            directives: None,
+            env: &NoEnv,
+            resolver: &mut NoFiles,
+        },
+    )?;
+    Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
+}
+
+/// A block's view without normalization: directives in execution order, lines and `bind`
+/// addresses computed, no zones.
+pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
+    let mut directives: Vec<Directive> = block.directives;
+    directives.sort_by(|a, b| {
+        let rank = |d: &Directive| {
+            (
+                order.position(&d.name).unwrap_or(usize::MAX),
+                d.name.clone(),
+            )
+        };
+        rank(a).cmp(&rank(b))
+    });
+    let directives: Vec<DirectiveView> = directives
+        .into_iter()
+        .map(|d| DirectiveView {
+            lines: lines(&d.tokens),
+            name: d.name,
+            tokens: d.tokens,
+        })
+        .collect();
+    let listen_hosts = directives
+        .iter()
+        .find(|d| d.name == "bind")
+        .map(|d| bind_addresses(&d.lines))
+        .unwrap_or_default();
+    BlockView {
+        raw_keys: block.keys,
+        zones: Vec::new(),
+        directives,
+        listen_hosts,
+    }
+}
+
+/// Builds the Dispenser line structure of a token list, without recursion.
+pub fn lines(tokens: &[Token]) -> Vec<Line> {
+    let mut top: Vec<Line> = Vec::new();
+    let mut open: Vec<(Line, Vec<Line>)> = Vec::new();
+    let mut line: Line = Vec::new();
+    let mut line_open = false;
+    let mut prev: Option<&Token> = None;
+    for token in tokens {
+        let same_line = line_open && prev.is_some_and(|p| p.is_same_line_as(token));
+        prev = Some(token);
+        if line_open && !same_line {
+            finish(&mut top, &mut open, core::mem::take(&mut line));
+            line_open = false;
+        }
+        match token.text.as_str() {
+            "{" => {
+                open.push((core::mem::take(&mut line), Vec::new()));
+                line_open = false;
+            }
+            "}" if !line_open && !open.is_empty() => {
+                if let Some((outer, block)) = open.pop() {
+                    line = outer;
+                    line.push(LineItem::Block(block));
+                }
+                line_open = true;
+            }
+            text => {
+                line.push(LineItem::Word(String::from(text)));
+                line_open = true;
+            }
+        }
+    }
+    if line_open {
+        finish(&mut top, &mut open, core::mem::take(&mut line));
+    }
+    while let Some((mut outer, block)) = open.pop() {
+        outer.push(LineItem::Block(block));
+        finish(&mut top, &mut open, outer);
+    }
+    top
+}
+
+fn finish(top: &mut Vec<Line>, open: &mut [(Line, Vec<Line>)], line: Line) {
+    match open.last_mut() {
+        Some((_, block)) => block.push(line),
+        None => top.push(line),
+    }
+}
+
+/// The literal IP arguments of every `bind` line, minus the `except` list.
+fn bind_addresses(lines: &[Line]) -> Vec<String> {
+    let mut addresses = Vec::new();
+    let mut except = Vec::new();
+    for line in lines {
+        for item in line.iter().skip(1) {
+            match item {
+                LineItem::Word(word) => addresses.push(word.as_str()),
+                LineItem::Block(block) => {
+                    for option in block {
+                        if let [LineItem::Word(first), rest @ ..] = option.as_slice()
+                            && first == "except"
+                        {
+                            except.extend(rest.iter().filter_map(|i| match i {
+                                LineItem::Word(w) => Some(w.as_str()),
+                                LineItem::Block(_) => None,
+                            }));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    addresses
+        .into_iter()
+        .filter(|a| a.parse::<IpAddr>().is_ok() && !except.contains(a))
+        .map(String::from)
+        .collect()
+}
+
+/// The overlap check. Blocks that use `view` (filtered) are checked first and never
+/// registered, then the others are checked and registered, so the result does not depend on
+/// block order (coredns/coredns#7733, fixed by #8001).
+fn check_overlap(blocks: &[BlockView]) -> Result<(), Error> {
+    let mut checker = OverlapChecker::default();
+    let is_filtered = |block: &&BlockView| block.directives.iter().any(|d| d.name == "view");
+    let filtered = blocks.iter().filter(is_filtered).map(|b| (b, true));
+    let unfiltered = blocks
+        .iter()
+        .filter(|b| !is_filtered(b))
+        .map(|b| (b, false));
+    for (block, filtered) in filtered.chain(unfiltered) {
+        let unbound = [String::new()];
+        let hosts: &[String] = if block.listen_hosts.is_empty() {
+            &unbound
+        } else {
+            &block.listen_hosts
+        };
+        for zone in &block.zones {
+            for host in hosts {
+                let listener = Listener {
+                    zone: zone.clone(),
+                    address: host.clone(),
+                };
+                checker.add(listener, filtered).map_err(Error::Overlap)?;
+            }
+        }
+    }
+    Ok(())
+}
