@@ -222,3 +222,61 @@ impl fmt::Display for RestoreError {
 }
 
 impl core::error::Error for RestoreError {}
+
+/// Why a packet could not be traced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// Chains call each other deeper than the limit (a jump loop, or absurd nesting).
+    TooDeep {
+        /// The chain being entered.
+        chain: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// The trace needed more rule evaluations than its budget (too many random branches).
+    BudgetExhausted {
+        /// The budget, in rule evaluations.
+        budget: usize,
+    },
+    /// A rule jumps to a chain that does not exist.
+    NoSuchChain {
+        /// The chain holding the rule.
+        chain: String,
+        /// The missing target chain.
+        target: String,
+    },
+    /// A match or target the evaluator cannot decide (an unknown module or target).
+    Unsupported {
+        /// The chain holding the rule.
+        chain: String,
+        /// 1-based position of the rule in its chain.
+        rule: usize,
+        /// The module, option or target.
+        what: String,
+    },
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooDeep { chain, limit } => write!(
+                f,
+                "entering `{chain}` exceeds {limit} nested chains; check for a jump loop"
+            ),
+            Self::BudgetExhausted { budget } => write!(
+                f,
+                "gave up after {budget} rule evaluations; the ruleset branches too much"
+            ),
+            Self::NoSuchChain { chain, target } => {
+                write!(f, "a rule in `{chain}` jumps to missing chain `{target}`")
+            }
+            Self::Unsupported { chain, rule, what } => write!(
+                f,
+                "rule {rule} of `{chain}` uses `{what}`, which the evaluator cannot decide"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for TraceError {}

@@ -17,3 +17,6 @@ pub use error::{ParseError, ParseErrorKind, Position, RestoreError};
 pub use model::{
     Command, Line, MatchOption, Module, RestoreFile, Rule, Spec, Table, TableSection, Target,
 };
+pub mod eval;
+pub mod kube;
+pub mod probability;

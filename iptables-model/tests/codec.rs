@@ -1,4 +1,5 @@
 //! The save/restore codec against every text file of the shared corpus.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
