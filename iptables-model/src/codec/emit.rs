@@ -1,0 +1,362 @@
+//! Writing the model back as restore text.
+
+use core::fmt::{self, Display, Formatter, Write};
+
+use crate::model::{
+    ChainLine, Command, Line, MarkAction, MatchOption, Policy, RecentOption, RestoreFile, Rule,
+    Spec, TableSection, Target,
+};
+
+/// Quoting convention of the written text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Style {
+    /// Quote a word only when it must be (blanks, quotes, backslashes, empty), as kube-proxy
+    /// writes its restore input: `--comment ns1/svc1:p80` but `--comment "a b"`.
+    #[default]
+    Restore,
+    /// As `iptables-save` prints: comments are always double-quoted.
+    Save,
+}
+
+/// A value written in a given [`Style`] (`Display`).
+#[derive(Clone, Copy, Debug)]
+pub struct Styled<'a, T>(pub &'a T, pub Style);
+
+fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
+    let needs = text.is_empty()
+        || text
+            .bytes()
+            .any(|b| matches!(b, b' ' | b'\t' | b'"' | b'\\' | b'\'' | b'\n' | b'\r'));
+    if !needs && !force_quotes {
+        return f.write_str(text);
+    }
+    f.write_char('"')?;
+    for c in text.chars() {
+        if c == '"' || c == '\\' {
+            f.write_char('\\')?;
+        }
+        f.write_char(c)?;
+    }
+    f.write_char('"')
+}
+
+fn bang(f: &mut dyn Write, negated: bool) -> fmt::Result {
+    if negated { f.write_str(" !") } else { Ok(()) }
+}
+
+fn list<T: Copy>(f: &mut dyn Write, items: &[T], name: impl Fn(T) -> &'static str) -> fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_char(',')?;
+        }
+        f.write_str(name(*item))?;
+    }
+    Ok(())
+}
+
+fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result {
+    let name = option.name();
+    match option {
+        MatchOption::Comment(text) => {
+            write!(f, " {name} ")?;
+            word(f, text, style == Style::Save)
+        }
+        MatchOption::SourcePort { negated, ports }
+        | MatchOption::DestinationPort { negated, ports } => {
+            bang(f, *negated)?;
+            write!(f, " {name} {ports}")
+        }
+        MatchOption::CtState { negated, states } => {
+            bang(f, *negated)?;
+            write!(f, " {name} ")?;
+            list(f, states, |s| s.name())
+        }
+        MatchOption::Mark { negated, mark } => {
+            bang(f, *negated)?;
+            write!(f, " {name} {mark}")
+        }
+        MatchOption::StatisticMode(mode) => {
+            write!(
+                f,
+                " {name} {}",
+                match mode {
+                    crate::model::StatisticMode::Random => "random",
+                    crate::model::StatisticMode::Nth => "nth",
+                }
+            )
+        }
+        MatchOption::Probability {
+            negated,
+            probability,
+        } => {
+            bang(f, *negated)?;
+            write!(f, " {name} {}", probability.as_str())
+        }
+        MatchOption::Every { negated, every } => {
+            bang(f, *negated)?;
+            write!(f, " {name} {every}")
+        }
+        MatchOption::Packet(n) => write!(f, " {name} {n}"),
+        MatchOption::Recent { negated, option } => {
+            bang(f, *negated)?;
+            write!(f, " {name}")?;
+            match option {
+                RecentOption::Name(list) => {
+                    f.write_char(' ')?;
+                    word(f, list, false)
+                }
+                RecentOption::Seconds(n) | RecentOption::HitCount(n) => write!(f, " {n}"),
+                RecentOption::Mask(m) => write!(f, " {m}"),
+                _ => Ok(()),
+            }
+        }
+        MatchOption::SrcType { negated, types } | MatchOption::DstType { negated, types } => {
+            bang(f, *negated)?;
+            write!(f, " {name} ")?;
+            list(f, types, |t| t.name())
+        }
+        MatchOption::LimitIfaceIn | MatchOption::LimitIfaceOut => write!(f, " {name}"),
+        MatchOption::Multiport { negated, ports, .. } => {
+            bang(f, *negated)?;
+            write!(f, " {name} ")?;
+            for (i, p) in ports.iter().enumerate() {
+                write!(f, "{}{p}", if i > 0 { "," } else { "" })?;
+            }
+            Ok(())
+        }
+        MatchOption::NfacctName(n) => {
+            write!(f, " {name} ")?;
+            word(f, n, false)
+        }
+        MatchOption::Unknown { negated, args, .. } => {
+            bang(f, *negated)?;
+            write!(f, " {name}")?;
+            args.iter().try_for_each(|a| {
+                f.write_char(' ')?;
+                word(f, a, false)
+            })
+        }
+    }
+}
+
+fn target(f: &mut dyn Write, target: &Target) -> fmt::Result {
+    let flag =
+        |f: &mut dyn Write, on: bool, text: &str| if on { write!(f, " {text}") } else { Ok(()) };
+    match target {
+        Target::Goto(chain) => return write!(f, " -g {chain}"),
+        other => write!(f, " -j {}", other.name())?,
+    }
+    match target {
+        Target::Reject { with: Some(with) } => write!(f, " --reject-with {with}"),
+        Target::Dnat {
+            to,
+            random,
+            persistent,
+        } => {
+            if let Some(to) = to {
+                write!(f, " --to-destination {to}")?;
+            }
+            flag(f, *random, "--random")?;
+            flag(f, *persistent, "--persistent")
+        }
+        Target::Snat {
+            to,
+            random,
+            random_fully,
+            persistent,
+        } => {
+            if let Some(to) = to {
+                write!(f, " --to-source {to}")?;
+            }
+            flag(f, *random, "--random")?;
+            flag(f, *random_fully, "--random-fully")?;
+            flag(f, *persistent, "--persistent")
+        }
+        Target::Masquerade {
+            to_ports,
+            random,
+            random_fully,
+        } => {
+            if let Some(ports) = to_ports {
+                write!(f, " --to-ports {ports}")?;
+            }
+            flag(f, *random, "--random")?;
+            flag(f, *random_fully, "--random-fully")
+        }
+        Target::Mark(action) => match *action {
+            MarkAction::SetXmark { value, mask } => write!(
+                f,
+                " --set-xmark {}",
+                crate::model::MarkValue { value, mask }
+            ),
+            MarkAction::SetMark { value, mask } => {
+                write!(f, " --set-mark {}", crate::model::MarkValue { value, mask })
+            }
+            MarkAction::OrMark(v) => write!(f, " --or-mark {v:#x}"),
+            MarkAction::XorMark(v) => write!(f, " --xor-mark {v:#x}"),
+            MarkAction::AndMark(v) => write!(f, " --and-mark {v:#x}"),
+        },
+        Target::Other { args, .. } => args.iter().try_for_each(|a| {
+            f.write_char(' ')?;
+            word(f, a, false)
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Writes the rule's words, each preceded by a space (what follows `-A CHAIN`).
+fn rule(f: &mut dyn Write, rule: &Rule, style: Style) -> fmt::Result {
+    for spec in &rule.specs {
+        match spec {
+            Spec::Protocol { negated, protocol } => {
+                bang(f, *negated)?;
+                write!(f, " -p {protocol}")?;
+            }
+            Spec::Source { negated, address } => {
+                bang(f, *negated)?;
+                write!(f, " -s {address}")?;
+            }
+            Spec::Destination { negated, address } => {
+                bang(f, *negated)?;
+                write!(f, " -d {address}")?;
+            }
+            Spec::InInterface { negated, name } | Spec::OutInterface { negated, name } => {
+                bang(f, *negated)?;
+                f.write_str(if matches!(spec, Spec::InInterface { .. }) {
+                    " -i "
+                } else {
+                    " -o "
+                })?;
+                word(f, name, false)?;
+            }
+            Spec::Fragment { negated } => {
+                bang(f, *negated)?;
+                f.write_str(" -f")?;
+            }
+            Spec::Module(m) => {
+                f.write_str(" -m ")?;
+                word(f, m.name(), false)?;
+            }
+            Spec::Option(o) => option(f, o, style)?,
+        }
+    }
+    match &rule.target {
+        Some(t) => target(f, t),
+        None => Ok(()),
+    }
+}
+
+impl Display for Styled<'_, Rule> {
+    /// The rule's words without a leading space: `-m tcp -p tcp --dport 80 -j ACCEPT`.
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let mut text = alloc::string::String::new();
+        rule(&mut text, self.0, self.1)?;
+        f.write_str(text.strip_prefix(' ').unwrap_or(&text))
+    }
+}
+
+impl Display for Rule {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        Styled(self, Style::Restore).fmt(f)
+    }
+}
+
+fn counters_prefix(f: &mut dyn Write, r: &Rule) -> fmt::Result {
+    match r.counters {
+        Some(c) => write!(f, "[{}:{}] ", c.packets, c.bytes),
+        None => Ok(()),
+    }
+}
+
+fn command(f: &mut dyn Write, command: &Command, style: Style) -> fmt::Result {
+    match command {
+        Command::Append { chain, rule: r } => {
+            counters_prefix(f, r)?;
+            write!(f, "-A {chain}")?;
+            rule(f, r, style)
+        }
+        Command::Insert {
+            chain,
+            position,
+            rule: r,
+        } => {
+            counters_prefix(f, r)?;
+            write!(f, "-I {chain}")?;
+            if let Some(p) = position {
+                write!(f, " {p}")?;
+            }
+            rule(f, r, style)
+        }
+        Command::Delete { chain, rule: r } => {
+            write!(f, "-D {chain}")?;
+            rule(f, r, style)
+        }
+        Command::DeleteAt { chain, position } => write!(f, "-D {chain} {position}"),
+        Command::NewChain(chain) => write!(f, "-N {chain}"),
+        Command::DeleteChain(chain) => write!(
+            f,
+            "-X{}{}",
+            if chain.is_some() { " " } else { "" },
+            chain.as_deref().unwrap_or("")
+        ),
+        Command::Flush(chain) => write!(
+            f,
+            "-F{}{}",
+            if chain.is_some() { " " } else { "" },
+            chain.as_deref().unwrap_or("")
+        ),
+    }
+}
+
+impl Display for ChainLine {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let policy = match self.policy {
+            Some(Policy::Accept) => "ACCEPT",
+            Some(Policy::Drop) => "DROP",
+            None => "-",
+        };
+        write!(f, ":{} {policy}", self.name)?;
+        match self.counters {
+            Some(c) => write!(f, " [{}:{}]", c.packets, c.bytes),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Display for Styled<'_, TableSection> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        writeln!(f, "*{}", self.0.table.name())?;
+        for line in &self.0.lines {
+            match line {
+                Line::Chain(c) => writeln!(f, "{c}")?,
+                Line::Command(c) => {
+                    command(f, c, self.1)?;
+                    f.write_char('\n')?;
+                }
+            }
+        }
+        f.write_str("COMMIT\n")
+    }
+}
+
+impl Display for Styled<'_, RestoreFile> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        self.0
+            .tables
+            .iter()
+            .try_for_each(|t| Styled(t, self.1).fmt(f))
+    }
+}
+
+impl Display for TableSection {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        Styled(self, Style::Restore).fmt(f)
+    }
+}
+
+impl Display for RestoreFile {
+    /// The restore text, quoting only where needed (kube-proxy's spelling).
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        Styled(self, Style::Restore).fmt(f)
+    }
+}

@@ -1,0 +1,436 @@
+//! Parsing iptables-save / iptables-restore text into a [`RestoreFile`].
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::lex::{Word, words};
+use super::options::{
+    Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
+};
+use crate::addr::Cidr;
+use crate::error::{ParseError, ParseErrorKind, Position};
+use crate::model::target::OPTIONLESS_EXTENSIONS;
+use crate::model::{
+    ChainLine, Command, Counters, Line, MatchOption, Module, Policy, RestoreFile, Rule, Spec,
+    Table, TableSection, Target,
+};
+
+/// Leniency switches; the default is strict, as `iptables-restore` is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParseOptions {
+    /// Join bare words that follow `--comment VALUE` into the comment, as kube-proxy's unit
+    /// tests write `--comment kubernetes service portals` without quotes.
+    pub join_unquoted_comment_words: bool,
+}
+
+impl ParseOptions {
+    /// The lenient reading of kube-proxy's unit-test rulesets.
+    pub const fn kube_proxy_tests() -> Self {
+        Self {
+            join_unquoted_comment_words: true,
+        }
+    }
+}
+
+/// Parses a whole iptables-save / iptables-restore document.
+pub fn parse(text: &str) -> Result<RestoreFile, ParseError> {
+    parse_with(text, ParseOptions::default())
+}
+
+/// Parses with explicit [`ParseOptions`].
+pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile, ParseError> {
+    let mut file = RestoreFile::default();
+    let mut open: Option<(TableSection, usize)> = None;
+    let mut buffer = Vec::new();
+    let mut line_no = 0;
+    for raw in text.split('\n') {
+        line_no += 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let at = |(column, kind): Failure| ParseError {
+            position: Position {
+                line: line_no,
+                column,
+            },
+            kind,
+        };
+        let trimmed = line.trim_start_matches([' ', '\t']);
+        let indent = line.len() - trimmed.len();
+        if trimmed.trim_end().is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('*') {
+            if open.is_some() {
+                return Err(at((1, ParseErrorKind::MissingCommit)));
+            }
+            let table = Table::from_name(name.trim_end()).ok_or_else(|| {
+                at((
+                    2 + indent,
+                    ParseErrorKind::UnknownTable(name.trim_end().into()),
+                ))
+            })?;
+            open = Some((TableSection::new(table), line_no));
+            continue;
+        }
+        let Some((section, _)) = open.as_mut() else {
+            return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
+        };
+        if trimmed.trim_end() == "COMMIT" {
+            if let Some((section, _)) = open.take() {
+                file.tables.push(section);
+            }
+            continue;
+        }
+        words(line, &mut buffer).map_err(at)?;
+        let line = parse_line(&buffer, options).map_err(at)?;
+        section.lines.push(line);
+    }
+    match open {
+        Some((_, start)) => Err(ParseError {
+            position: Position {
+                line: start,
+                column: 1,
+            },
+            kind: ParseErrorKind::MissingCommit,
+        }),
+        None => Ok(file),
+    }
+}
+
+/// Parses the words of a rule (what follows `-A CHAIN`), for example
+/// `-m tcp -p tcp --dport 80 -j ACCEPT`.
+pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
+    let mut buffer = Vec::new();
+    let at = |(column, kind): Failure| ParseError {
+        position: Position { line: 1, column },
+        kind,
+    };
+    words(text, &mut buffer).map_err(at)?;
+    let mut cur = Cursor {
+        words: &buffer,
+        pos: 0,
+    };
+    rule(&mut cur, None, ParseOptions::default()).map_err(at)
+}
+
+fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
+    let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
+    let name = &*word.text;
+    if name.is_empty() || name.chars().count() > 28 || name.starts_with(['-', '!']) {
+        return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
+    }
+    Ok(name.into())
+}
+
+fn counters(text: &str) -> Option<Counters> {
+    let (packets, bytes) = text.strip_prefix('[')?.strip_suffix(']')?.split_once(':')?;
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    Some(Counters {
+        packets: number(packets)?,
+        bytes: number(bytes)?,
+    })
+}
+
+fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failure> {
+    let mut cur = Cursor {
+        words: buffer,
+        pos: 0,
+    };
+    let first = cur
+        .next()
+        .ok_or((1, ParseErrorKind::UnknownLine(String::new())))?;
+    if let Some(name) = first.text.strip_prefix(':') {
+        let name = chain_name(
+            Some(&Word {
+                text: name.into(),
+                column: first.column + 1,
+            }),
+            first.column,
+        )?;
+        let policy = match cur.next() {
+            None => None,
+            Some(w) => match &*w.text {
+                "-" => None,
+                "ACCEPT" => Some(Policy::Accept),
+                "DROP" => Some(Policy::Drop),
+                other => return Err((w.column, ParseErrorKind::InvalidPolicy(other.into()))),
+            },
+        };
+        let counters = match cur.next() {
+            None => None,
+            Some(w) => Some(counters(&w.text).ok_or_else(|| {
+                (
+                    w.column,
+                    ParseErrorKind::InvalidCounters(w.text.to_string()),
+                )
+            })?),
+        };
+        if let Some(extra) = cur.next() {
+            return Err((
+                extra.column,
+                ParseErrorKind::UnexpectedWord(extra.text.to_string()),
+            ));
+        }
+        return Ok(Line::Chain(ChainLine {
+            name,
+            policy,
+            counters,
+        }));
+    }
+    let (prefix, command) = if first.text.starts_with('[') {
+        let c = counters(&first.text).ok_or_else(|| {
+            (
+                first.column,
+                ParseErrorKind::InvalidCounters(first.text.to_string()),
+            )
+        })?;
+        (
+            Some(c),
+            cur.next().ok_or((
+                first.column,
+                ParseErrorKind::UnknownLine(first.text.to_string()),
+            ))?,
+        )
+    } else {
+        (None, first)
+    };
+    let column = command.column;
+    let command = match &*command.text {
+        "-A" | "--append" => Command::Append {
+            chain: chain_name(cur.next(), column)?,
+            rule: rule(&mut cur, prefix, options)?,
+        },
+        "-I" | "--insert" => {
+            let chain = chain_name(cur.next(), column)?;
+            let position = match cur.peek().and_then(|w| {
+                parse_u32(&w.text).filter(|_| w.text.bytes().all(|b| b.is_ascii_digit()))
+            }) {
+                Some(n) => {
+                    cur.pos += 1;
+                    Some(n)
+                }
+                None => None,
+            };
+            Command::Insert {
+                chain,
+                position,
+                rule: rule(&mut cur, prefix, options)?,
+            }
+        }
+        "-D" | "--delete" => {
+            let chain = chain_name(cur.next(), column)?;
+            match cur.peek().map(|w| (w, w.text.parse::<u32>())) {
+                Some((w, Ok(position))) if cur.words.len() == cur.pos + 1 => {
+                    if position == 0 {
+                        return Err((
+                            w.column,
+                            ParseErrorKind::InvalidValue {
+                                option: "-D".into(),
+                                value: "0".into(),
+                            },
+                        ));
+                    }
+                    Command::DeleteAt { chain, position }
+                }
+                _ => Command::Delete {
+                    chain,
+                    rule: rule(&mut cur, prefix, options)?,
+                },
+            }
+        }
+        "-N" | "--new-chain" => Command::NewChain(chain_name(cur.next(), column)?),
+        "-X" | "--delete-chain" => Command::DeleteChain(
+            cur.peek()
+                .map(|_| chain_name(cur.next(), column))
+                .transpose()?,
+        ),
+        "-F" | "--flush" => Command::Flush(
+            cur.peek()
+                .map(|_| chain_name(cur.next(), column))
+                .transpose()?,
+        ),
+        other => return Err((column, ParseErrorKind::UnknownLine(other.into()))),
+    };
+    if let Some(extra) = cur.next() {
+        return Err((
+            extra.column,
+            ParseErrorKind::UnexpectedWord(extra.text.to_string()),
+        ));
+    }
+    Ok(Line::Command(command))
+}
+
+/// Parses rule words up to the end of the line.
+fn rule(
+    cur: &mut Cursor<'_, '_>,
+    counters: Option<Counters>,
+    options: ParseOptions,
+) -> Result<Rule, Failure> {
+    let mut rule = Rule {
+        counters,
+        specs: Vec::new(),
+        target: None,
+    };
+    let mut modules: Vec<Module> = Vec::new();
+    let mut negated: Option<usize> = None;
+    let mut target_needs_option = false;
+    while let Some(word) = cur.next() {
+        let column = word.column;
+        let neg = negated.is_some();
+        let text = &*word.text;
+        let spec = match text {
+            "!" => {
+                if neg {
+                    return Err((column, ParseErrorKind::MisplacedNegation));
+                }
+                negated = Some(column);
+                continue;
+            }
+            "-p" | "--protocol" => {
+                if rule.protocol().is_some() {
+                    return Err((column, ParseErrorKind::DuplicateOption("-p".into())));
+                }
+                Spec::Protocol {
+                    negated: neg,
+                    protocol: cur.value(text, column)?.text.to_ascii_lowercase(),
+                }
+            }
+            "-s" | "--source" | "--src" | "-d" | "--destination" | "--dst" => {
+                let value = cur.value(text, column)?;
+                let address: Cidr = value.text.parse().map_err(|_| {
+                    (
+                        value.column,
+                        ParseErrorKind::InvalidValue {
+                            option: text.into(),
+                            value: value.text.to_string(),
+                        },
+                    )
+                })?;
+                if text.starts_with("-s") || text.starts_with("--s") {
+                    Spec::Source {
+                        negated: neg,
+                        address,
+                    }
+                } else {
+                    Spec::Destination {
+                        negated: neg,
+                        address,
+                    }
+                }
+            }
+            "-i" | "--in-interface" | "-o" | "--out-interface" => {
+                let name = cur.value(text, column)?.text.to_string();
+                if text.contains('i') && !text.contains("out") {
+                    Spec::InInterface { negated: neg, name }
+                } else {
+                    Spec::OutInterface { negated: neg, name }
+                }
+            }
+            "-f" | "--fragment" => Spec::Fragment { negated: neg },
+            "-m" | "--match" => {
+                if neg {
+                    return Err((column, ParseErrorKind::MisplacedNegation));
+                }
+                let module = Module::from_name(&cur.value(text, column)?.text);
+                modules.push(module.clone());
+                Spec::Module(module)
+            }
+            "-c" | "--set-counters" => {
+                let packets = cur.value(text, column)?;
+                let bytes = cur.value(text, column)?;
+                let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
+                rule.counters = Some(self::counters(&both).ok_or((
+                    packets.column,
+                    ParseErrorKind::InvalidCounters(both.clone()),
+                ))?);
+                continue;
+            }
+            "-j" | "--jump" | "-g" | "--goto" => {
+                if neg {
+                    return Err((column, ParseErrorKind::MisplacedNegation));
+                }
+                if rule.target.is_some() {
+                    return Err((column, ParseErrorKind::DuplicateTarget));
+                }
+                let name = cur.value(text, column)?;
+                let target_name = chain_name(Some(name), column)?;
+                let goto = text == "-g" || text == "--goto";
+                let next_is_option = cur
+                    .peek()
+                    .is_some_and(|w| w.text.starts_with("--") && !is_general(&w.text));
+                rule.target = Some(match target_for(&target_name) {
+                    _ if goto => Target::Goto(target_name),
+                    Some(t) => {
+                        target_needs_option = matches!(t, Target::Mark(_));
+                        t
+                    }
+                    None if next_is_option
+                        || OPTIONLESS_EXTENSIONS.contains(&target_name.as_str()) =>
+                    {
+                        Target::Other {
+                            name: target_name,
+                            args: Vec::new(),
+                        }
+                    }
+                    None => Target::Jump(target_name),
+                });
+                continue;
+            }
+            option if option.starts_with("--") => {
+                if !neg
+                    && let Some(target) = rule.target.as_mut()
+                    && target_option(target, option, column, cur)?
+                {
+                    target_needs_option = false;
+                    continue;
+                }
+                let known = modules.iter().any(|m| m.accepts(option));
+                let implicit = matches!(rule.protocol(), Some("tcp" | "udp" | "sctp"))
+                    && matches!(
+                        option,
+                        "--dport" | "--sport" | "--destination-port" | "--source-port"
+                    );
+                if !known && !implicit && modules.is_empty() {
+                    return Err((column, ParseErrorKind::UnknownOption(option.into())));
+                }
+                let parsed = if known || implicit {
+                    match_option(option, neg, column, cur)?
+                } else {
+                    MatchOption::Unknown {
+                        negated: neg,
+                        name: option.into(),
+                        args: super::options::verbatim_args(cur),
+                    }
+                };
+                Spec::Option(parsed)
+            }
+            other => {
+                if options.join_unquoted_comment_words
+                    && !neg
+                    && let Some(Spec::Option(MatchOption::Comment(comment))) = rule.specs.last_mut()
+                {
+                    comment.push(' ');
+                    comment.push_str(other);
+                    continue;
+                }
+                return Err((column, ParseErrorKind::UnexpectedWord(other.into())));
+            }
+        };
+        negated = None;
+        rule.specs.push(spec);
+    }
+    if let Some(column) = negated {
+        return Err((column, ParseErrorKind::MisplacedNegation));
+    }
+    if target_needs_option {
+        return Err((
+            cur.end_column(),
+            ParseErrorKind::MissingValue("--set-xmark".into()),
+        ));
+    }
+    Ok(rule)
+}

@@ -1,0 +1,752 @@
+//! kube-proxy's `syncProxyRules`: Services and EndpointSlices in, restore input out (spec §2-§3,
+//! §11 for partial syncs).
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::endpoints::{Ep, categorize, collect};
+use super::input::{EndpointSlice, ProxyOptions, Service, ServicePort, ServiceType, TrafficPolicy};
+use super::naming::{ServiceChains, endpoint_chain, is_service_chain, service_port_name};
+use super::rules::{
+    addrtype_local, ctstate, destination, has_mark, jump, mark_target, nfacct, protocol, random,
+    recent, service_ip, source,
+};
+use crate::addr::{Cidr, parse_ip_lenient};
+use crate::model::{
+    Command, CtState, Line, MarkAction, Probability, RestoreFile, Rule, Table, TableSection, Target,
+};
+use crate::probability::compute_probability;
+
+/// Whether the service `(namespace, name)` changed since the last successful sync.
+pub type ChangedFn<'a> = &'a dyn Fn(&str, &str) -> bool;
+
+/// What a sync may assume about the kernel and which services it must rewrite.
+#[derive(Clone, Copy)]
+pub struct SyncRequest<'a> {
+    /// The nat chains that exist in the kernel now; service chains among them that the new
+    /// state does not use are flushed and deleted (`:CHAIN` + `-X CHAIN`).
+    pub existing_chains: &'a BTreeSet<String>,
+    /// `None` for a full sync; for a partial sync (KEP-3453), whether the service
+    /// `(namespace, name)` changed since the last successful sync: only those services' own
+    /// chains (SVC, SVL, EXT, FW, SEP) are written.
+    pub changed: Option<ChangedFn<'a>>,
+}
+
+impl core::fmt::Debug for SyncRequest<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SyncRequest")
+            .field("existing_chains", &self.existing_chains)
+            .field("partial", &self.changed.is_some())
+            .finish()
+    }
+}
+
+/// The result of a sync.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generated {
+    /// The iptables-restore input (filter, then nat), in kube-proxy's emission order.
+    pub restore: RestoreFile,
+    /// Every nat chain the new state uses (written or not); after a successful restore the
+    /// kernel holds these plus the untouched fixed chains.
+    pub active_chains: BTreeSet<String>,
+}
+
+/// Rules under construction: chain declarations first, then commands, per table.
+#[derive(Default)]
+struct Tables {
+    filter_chains: Vec<Line>,
+    filter_rules: Vec<Line>,
+    nat_chains: Vec<Line>,
+    nat_rules: Vec<Line>,
+}
+
+fn declare(lines: &mut Vec<Line>, name: &str) {
+    let mut section = TableSection::new(Table::Nat);
+    section.declare(name);
+    lines.append(&mut section.lines);
+}
+
+fn append(lines: &mut Vec<Line>, chain: &str, rule: Rule) {
+    lines.push(Line::Command(Command::Append {
+        chain: chain.into(),
+        rule,
+    }));
+}
+
+const FILTER_CHAINS: [&str; 5] = [
+    "KUBE-SERVICES",
+    "KUBE-EXTERNAL-SERVICES",
+    "KUBE-FORWARD",
+    "KUBE-NODEPORTS",
+    "KUBE-PROXY-FIREWALL",
+];
+const NAT_CHAINS: [&str; 4] = [
+    "KUBE-SERVICES",
+    "KUBE-NODEPORTS",
+    "KUBE-POSTROUTING",
+    "KUBE-MARK-MASQ",
+];
+const LAST_RULE: &str =
+    "kubernetes service nodeports; NOTE: this must be the last rule in this chain";
+
+fn family_ip(text: &str, options: &ProxyOptions) -> Option<IpAddr> {
+    parse_ip_lenient(text).filter(|ip| ip.is_ipv6() == options.ipv6)
+}
+
+/// Generates the restore input for `services` and `slices` (spec §3).
+pub fn generate(
+    options: &ProxyOptions,
+    services: &[Service],
+    slices: &[EndpointSlice],
+    request: SyncRequest<'_>,
+) -> Generated {
+    let mut by_service: BTreeMap<(&str, &str), Vec<&EndpointSlice>> = BTreeMap::new();
+    for slice in slices {
+        by_service
+            .entry((slice.namespace.as_str(), slice.service.as_str()))
+            .or_default()
+            .push(slice);
+    }
+    let mut ports: Vec<(&Service, &ServicePort, IpAddr)> = Vec::new();
+    for service in services
+        .iter()
+        .filter(|s| s.service_type != ServiceType::ExternalName)
+    {
+        let Some(cluster_ip) = family_ip(&service.cluster_ip, options) else {
+            continue;
+        };
+        ports.extend(service.ports.iter().map(|p| (service, p, cluster_ip)));
+    }
+    ports.sort_by(|a, b| {
+        (&a.0.namespace, &a.0.name, &a.1.name).cmp(&(&b.0.namespace, &b.0.name, &b.1.name))
+    });
+    let endpoints: Vec<Vec<Ep>> = ports
+        .iter()
+        .map(|(s, p, _)| {
+            collect(
+                by_service
+                    .get(&(s.namespace.as_str(), s.name.as_str()))
+                    .map_or(&[][..], |v| v),
+                p,
+                options,
+            )
+        })
+        .collect();
+    let large = endpoints.iter().map(Vec::len).sum::<usize>() > options.large_cluster_endpoints;
+
+    let mut out = Tables::default();
+    let mut active = BTreeSet::new();
+    fixed_rules_head(options, &mut out);
+    for ((service, port, cluster_ip), eps) in ports.iter().zip(&endpoints) {
+        let write_own = request
+            .changed
+            .is_none_or(|changed| changed(&service.namespace, &service.name));
+        let ctx = PortContext {
+            options,
+            service,
+            port,
+            cluster_ip: *cluster_ip,
+            large,
+        };
+        ctx.emit(eps, &mut out, &mut active, write_own);
+    }
+    for stale in request
+        .existing_chains
+        .iter()
+        .filter(|c| is_service_chain(c) && !active.contains(*c))
+    {
+        declare(&mut out.nat_chains, stale);
+        out.nat_rules
+            .push(Line::Command(Command::DeleteChain(Some(stale.clone()))));
+    }
+    fixed_rules_tail(options, &mut out);
+
+    let mut filter = TableSection::new(Table::Filter);
+    filter.lines = out.filter_chains;
+    filter.lines.append(&mut out.filter_rules);
+    let mut nat = TableSection::new(Table::Nat);
+    nat.lines = out.nat_chains;
+    nat.lines.append(&mut out.nat_rules);
+    Generated {
+        restore: RestoreFile {
+            tables: alloc::vec![filter, nat],
+        },
+        active_chains: active,
+    }
+}
+
+/// Chains and rules that do not depend on services and come before them.
+fn fixed_rules_head(options: &ProxyOptions, out: &mut Tables) {
+    FILTER_CHAINS
+        .iter()
+        .for_each(|c| declare(&mut out.filter_chains, c));
+    NAT_CHAINS
+        .iter()
+        .for_each(|c| declare(&mut out.nat_chains, c));
+    let mark = options.masquerade_mark;
+    append(
+        &mut out.nat_rules,
+        "KUBE-POSTROUTING",
+        has_mark(Rule::new(), true, mark).target(Target::Return),
+    );
+    append(
+        &mut out.nat_rules,
+        "KUBE-POSTROUTING",
+        Rule::new().target(mark_target(MarkAction::XorMark(mark))),
+    );
+    let masquerade = Target::Masquerade {
+        to_ports: None,
+        random: false,
+        random_fully: options.random_fully,
+    };
+    append(
+        &mut out.nat_rules,
+        "KUBE-POSTROUTING",
+        Rule::new()
+            .comment("kubernetes service traffic requiring SNAT")
+            .target(masquerade),
+    );
+    append(
+        &mut out.nat_rules,
+        "KUBE-MARK-MASQ",
+        Rule::new().target(mark_target(MarkAction::OrMark(mark))),
+    );
+    if !options.ipv6 && options.localhost_node_ports {
+        declare(&mut out.filter_chains, "KUBE-FIREWALL");
+        let loopback = Cidr {
+            addr: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 0)),
+            prefix: Some(8),
+        };
+        let rule = source(
+            destination(
+                Rule::new().comment("block incoming localnet connections"),
+                loopback,
+            ),
+            true,
+            loopback,
+        );
+        let rule = ctstate(
+            rule,
+            true,
+            &[CtState::Related, CtState::Established, CtState::Dnat],
+        )
+        .target(Target::Drop);
+        append(&mut out.filter_rules, "KUBE-FIREWALL", rule);
+    }
+}
+
+/// Rules that come after the services: the NodePort dispatch and KUBE-FORWARD.
+fn fixed_rules_tail(options: &ProxyOptions, out: &mut Tables) {
+    let last = Rule::new().comment(LAST_RULE);
+    match &options.node_port_addresses {
+        None => {
+            let mut rule = addrtype_local(last, false, false);
+            if options.ipv6 {
+                rule = destination_negated(
+                    rule,
+                    Cidr {
+                        addr: IpAddr::V6(Ipv6Addr::LOCALHOST),
+                        prefix: Some(128),
+                    },
+                );
+            } else if !options.localhost_node_ports {
+                rule = destination_negated(
+                    rule,
+                    Cidr {
+                        addr: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 0)),
+                        prefix: Some(8),
+                    },
+                );
+            }
+            append(
+                &mut out.nat_rules,
+                "KUBE-SERVICES",
+                rule.target(jump("KUBE-NODEPORTS")),
+            );
+        }
+        Some(cidrs) => {
+            for ip in node_port_ips(options, cidrs) {
+                append(
+                    &mut out.nat_rules,
+                    "KUBE-SERVICES",
+                    destination(last.clone(), Cidr::host(ip)).target(jump("KUBE-NODEPORTS")),
+                );
+            }
+        }
+    }
+    if !options.conntrack_tcp_liberal {
+        let mut rule = ctstate(Rule::new(), false, &[CtState::Invalid]);
+        if options.nfacct {
+            rule = nfacct(rule, "ct_state_invalid_dropped_pkts");
+        }
+        append(
+            &mut out.filter_rules,
+            "KUBE-FORWARD",
+            rule.target(Target::Drop),
+        );
+    }
+    let forward = has_mark(
+        Rule::new().comment("kubernetes forwarding rules"),
+        false,
+        options.masquerade_mark,
+    );
+    append(
+        &mut out.filter_rules,
+        "KUBE-FORWARD",
+        forward.target(Target::Accept),
+    );
+    let conntrack = ctstate(
+        Rule::new().comment("kubernetes forwarding conntrack rule"),
+        false,
+        &[CtState::Related, CtState::Established],
+    );
+    append(
+        &mut out.filter_rules,
+        "KUBE-FORWARD",
+        conntrack.target(Target::Accept),
+    );
+}
+
+fn destination_negated(rule: Rule, address: Cidr) -> Rule {
+    rule.with(crate::model::Spec::Destination {
+        negated: true,
+        address,
+    })
+}
+
+/// The node addresses NodePorts listen on with `--nodeport-addresses`: interface addresses of
+/// the proxier's family inside one of the CIDRs; loopback only for IPv4 with localhost NodePorts.
+fn node_port_ips<'a>(
+    options: &'a ProxyOptions,
+    cidrs: &'a [Cidr],
+) -> impl Iterator<Item = IpAddr> + 'a {
+    options
+        .interface_addresses
+        .iter()
+        .copied()
+        .filter(move |ip| {
+            ip.is_ipv6() == options.ipv6
+                && cidrs.iter().any(|c| c.contains(*ip))
+                && !(ip.is_loopback() && (options.ipv6 || !options.localhost_node_ports))
+        })
+}
+
+/// Everything needed to write one service port.
+struct PortContext<'a> {
+    options: &'a ProxyOptions,
+    service: &'a Service,
+    port: &'a ServicePort,
+    cluster_ip: IpAddr,
+    large: bool,
+}
+
+impl PortContext<'_> {
+    /// A comment, omitted in large-cluster mode for the per-endpoint rules (spec §3 step 11).
+    fn endpoint_comment(&self, rule: Rule, text: impl FnOnce() -> String) -> Rule {
+        if self.large {
+            rule
+        } else {
+            rule.comment(text())
+        }
+    }
+
+    #[allow(clippy::too_many_lines)] // one step of spec §3 per block, in order
+    fn emit(&self, eps: &[Ep], out: &mut Tables, active: &mut BTreeSet<String>, write_own: bool) {
+        let (options, service, port) = (self.options, self.service, self.port);
+        let spn = service_port_name(&service.namespace, &service.name, &port.name);
+        let chains = ServiceChains::new(&spn, port.protocol);
+        let proto = port.protocol;
+        let lb = service.service_type == ServiceType::LoadBalancer;
+        let node_port = if matches!(
+            service.service_type,
+            ServiceType::NodePort | ServiceType::LoadBalancer
+        ) {
+            port.node_port
+        } else {
+            0
+        };
+        let external_ips: Vec<IpAddr> = service
+            .external_ips
+            .iter()
+            .filter_map(|ip| family_ip(ip, options))
+            .collect();
+        let lb_ips: Vec<IpAddr> = if lb {
+            service
+                .load_balancer_ips
+                .iter()
+                .filter_map(|ip| family_ip(ip, options))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let ranges: Vec<Cidr> = service
+            .load_balancer_source_ranges
+            .iter()
+            .filter_map(|r| Cidr::parse_lenient(r))
+            .filter(|c| c.addr.is_ipv6() == options.ipv6)
+            .collect();
+        let etp_local = service.external_traffic_policy == TrafficPolicy::Local
+            && (matches!(
+                service.service_type,
+                ServiceType::NodePort | ServiceType::LoadBalancer
+            ) || !external_ips.is_empty());
+        let itp_local = service.internal_traffic_policy == TrafficPolicy::Local;
+        let externally_accessible =
+            node_port != 0 || !external_ips.is_empty() || !lb_ips.is_empty();
+        // kube-proxy's UsesClusterEndpoints: even with eTP=Local, an externally reachable port
+        // needs the cluster chain for the short-circuit rules of KUBE-EXT.
+        let uses_cluster = !itp_local || externally_accessible;
+        let uses_local = itp_local || (externally_accessible && etp_local);
+        let cat = categorize(eps, uses_cluster, uses_local);
+
+        let (internal_chain, has_internal) = if itp_local {
+            (&chains.svl, !cat.local.is_empty())
+        } else {
+            (&chains.svc, cat.any)
+        };
+        let (external_policy_chain, has_external) = if etp_local {
+            (&chains.svl, !cat.local.is_empty())
+        } else {
+            (&chains.svc, cat.any)
+        };
+        let uses_fw = cat.any && !lb_ips.is_empty() && !ranges.is_empty();
+        let lb_chain = if uses_fw { &chains.fw } else { &chains.ext };
+        let (no_internal, no_external) = if cat.any {
+            (
+                (Target::Drop, format!("{spn} has no local endpoints")),
+                (Target::Drop, format!("{spn} has no local endpoints")),
+            )
+        } else {
+            (
+                (
+                    Target::Reject { with: None },
+                    format!("{spn} has no endpoints"),
+                ),
+                (
+                    Target::Reject { with: None },
+                    format!("{spn} has no endpoints"),
+                ),
+            )
+        };
+
+        // 1. ClusterIP.
+        if has_internal {
+            let rule = service_ip(
+                format!("{spn} cluster IP"),
+                proto,
+                Some(self.cluster_ip),
+                port.port,
+            );
+            append(
+                &mut out.nat_rules,
+                "KUBE-SERVICES",
+                rule.target(jump(internal_chain)),
+            );
+        } else {
+            let rule = service_ip(
+                no_internal.1.clone(),
+                proto,
+                Some(self.cluster_ip),
+                port.port,
+            );
+            append(
+                &mut out.filter_rules,
+                "KUBE-SERVICES",
+                rule.target(no_internal.0.clone()),
+            );
+        }
+        // 2. External IPs.
+        for ip in &external_ips {
+            if cat.any {
+                let rule = service_ip(format!("{spn} external IP"), proto, Some(*ip), port.port);
+                append(
+                    &mut out.nat_rules,
+                    "KUBE-SERVICES",
+                    rule.target(jump(&chains.ext)),
+                );
+            }
+            if !has_external {
+                let rule = service_ip(no_external.1.clone(), proto, Some(*ip), port.port);
+                append(
+                    &mut out.filter_rules,
+                    "KUBE-EXTERNAL-SERVICES",
+                    rule.target(no_external.0.clone()),
+                );
+            }
+        }
+        // 3. Load-balancer IPs.
+        for ip in &lb_ips {
+            if cat.any {
+                let rule = service_ip(
+                    format!("{spn} loadbalancer IP"),
+                    proto,
+                    Some(*ip),
+                    port.port,
+                );
+                append(
+                    &mut out.nat_rules,
+                    "KUBE-SERVICES",
+                    rule.target(jump(lb_chain)),
+                );
+            }
+            if uses_fw {
+                let rule = service_ip(
+                    format!("{spn} traffic not accepted by {}", chains.fw),
+                    proto,
+                    Some(*ip),
+                    port.port,
+                );
+                append(
+                    &mut out.filter_rules,
+                    "KUBE-PROXY-FIREWALL",
+                    rule.target(Target::Drop),
+                );
+            }
+        }
+        if !has_external {
+            for ip in &lb_ips {
+                let rule = service_ip(no_external.1.clone(), proto, Some(*ip), port.port);
+                append(
+                    &mut out.filter_rules,
+                    "KUBE-EXTERNAL-SERVICES",
+                    rule.target(no_external.0.clone()),
+                );
+            }
+        }
+        // 4. NodePort.
+        if node_port != 0 {
+            if cat.any {
+                if options.localhost_node_ports && !options.ipv6 && options.nfacct {
+                    let loopback = Cidr {
+                        addr: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 0)),
+                        prefix: Some(8),
+                    };
+                    let rule = super::rules::dport(
+                        destination(protocol(Rule::new().comment(spn.clone()), proto), loopback),
+                        node_port,
+                    );
+                    append(
+                        &mut out.nat_rules,
+                        "KUBE-NODEPORTS",
+                        nfacct(rule, "localhost_nps_accepted_pkts").target(jump(&chains.ext)),
+                    );
+                }
+                let rule = service_ip(spn.clone(), proto, None, node_port);
+                append(
+                    &mut out.nat_rules,
+                    "KUBE-NODEPORTS",
+                    rule.target(jump(&chains.ext)),
+                );
+            }
+            if !has_external {
+                let rule = addrtype_local(Rule::new().comment(no_external.1.clone()), false, false);
+                let rule = super::rules::dport(protocol(rule, proto), node_port);
+                append(
+                    &mut out.filter_rules,
+                    "KUBE-EXTERNAL-SERVICES",
+                    rule.target(no_external.0.clone()),
+                );
+            }
+        }
+        // 5. Health-check NodePort.
+        if lb && etp_local && service.health_check_node_port != 0 {
+            let rule = service_ip(
+                format!("{spn} health check node port"),
+                super::input::Protocol::Tcp,
+                None,
+                service.health_check_node_port,
+            );
+            append(
+                &mut out.filter_rules,
+                "KUBE-NODEPORTS",
+                rule.target(Target::Accept),
+            );
+        }
+
+        // The service's own chains (steps 6-10), written in full syncs and when it changed.
+        let uses_ext_chain = cat.any && externally_accessible;
+        let uses_cluster_chain = uses_cluster && !cat.cluster.is_empty();
+        let uses_local_chain = uses_local && !cat.local.is_empty();
+        let sep_chains: Vec<String> = cat
+            .all
+            .iter()
+            .map(|e| endpoint_chain(&spn, proto, &e.host_port))
+            .collect();
+        for (used, name) in [
+            (uses_ext_chain, &chains.ext),
+            (uses_fw, &chains.fw),
+            (uses_cluster_chain, &chains.svc),
+            (uses_local_chain, &chains.svl),
+        ] {
+            if used {
+                active.insert(name.clone());
+            }
+        }
+        active.extend(sep_chains.iter().cloned());
+        if !write_own {
+            return;
+        }
+        let chain_rules = &mut out.nat_rules;
+        // 6. Masquerade rule of the internal chain.
+        if has_internal && (options.masquerade_all || options.pod_cidr.is_some()) {
+            let rule = service_ip(
+                format!("{spn} cluster IP"),
+                proto,
+                Some(self.cluster_ip),
+                port.port,
+            );
+            let rule = match (options.masquerade_all, options.pod_cidr) {
+                (false, Some(pod_cidr)) => source(rule, true, pod_cidr),
+                _ => rule,
+            };
+            append(
+                chain_rules,
+                internal_chain,
+                rule.target(jump("KUBE-MARK-MASQ")),
+            );
+        }
+        // 7. KUBE-EXT.
+        if uses_ext_chain {
+            declare(&mut out.nat_chains, &chains.ext);
+            if etp_local {
+                if let Some(pod_cidr) = options.pod_cidr {
+                    let rule = source(
+                        Rule::new().comment(format!("pod traffic for {spn} external destinations")),
+                        false,
+                        pod_cidr,
+                    );
+                    append(chain_rules, &chains.ext, rule.target(jump(&chains.svc)));
+                }
+                let rule = addrtype_local(
+                    Rule::new().comment(format!(
+                        "masquerade LOCAL traffic for {spn} external destinations"
+                    )),
+                    true,
+                    false,
+                );
+                append(
+                    chain_rules,
+                    &chains.ext,
+                    rule.target(jump("KUBE-MARK-MASQ")),
+                );
+                let rule = addrtype_local(
+                    Rule::new().comment(format!(
+                        "route LOCAL traffic for {spn} external destinations"
+                    )),
+                    true,
+                    false,
+                );
+                append(chain_rules, &chains.ext, rule.target(jump(&chains.svc)));
+            } else {
+                let rule = Rule::new().comment(format!(
+                    "masquerade traffic for {spn} external destinations"
+                ));
+                append(
+                    chain_rules,
+                    &chains.ext,
+                    rule.target(jump("KUBE-MARK-MASQ")),
+                );
+            }
+            if has_external {
+                append(
+                    chain_rules,
+                    &chains.ext,
+                    Rule::new().target(jump(external_policy_chain)),
+                );
+            }
+        }
+        // 8. KUBE-FW.
+        if uses_fw {
+            declare(&mut out.nat_chains, &chains.fw);
+            for range in &ranges {
+                let rule = source(
+                    Rule::new().comment(format!("{spn} loadbalancer IP")),
+                    false,
+                    *range,
+                );
+                append(chain_rules, &chains.fw, rule.target(jump(&chains.ext)));
+            }
+            if ranges.iter().any(|r| r.contains(options.node_ip)) {
+                for ip in &lb_ips {
+                    let rule = source(
+                        Rule::new().comment(format!("{spn} loadbalancer IP")),
+                        false,
+                        Cidr::host(*ip),
+                    );
+                    append(chain_rules, &chains.fw, rule.target(jump(&chains.ext)));
+                }
+            }
+            append(
+                chain_rules,
+                &chains.fw,
+                Rule::new().comment(format!(
+                    "other traffic to {spn} will be dropped by KUBE-PROXY-FIREWALL"
+                )),
+            );
+        }
+        // 9. SVC / SVL → SEP.
+        let sep_of = |ep: &Ep| {
+            cat.all
+                .iter()
+                .position(|e| e.host_port == ep.host_port)
+                .and_then(|i| sep_chains.get(i))
+        };
+        for (used, chain, list) in [
+            (uses_cluster_chain, &chains.svc, &cat.cluster),
+            (uses_local_chain, &chains.svl, &cat.local),
+        ] {
+            if !used {
+                continue;
+            }
+            declare(&mut out.nat_chains, chain);
+            if let Some(timeout) = service.client_ip_affinity {
+                for ep in list.iter() {
+                    let Some(sep) = sep_of(ep) else { continue };
+                    let rule =
+                        self.endpoint_comment(Rule::new(), || format!("{spn} -> {}", ep.host_port));
+                    append(
+                        chain_rules,
+                        chain,
+                        recent(rule, sep, Some(timeout)).target(jump(sep)),
+                    );
+                }
+            }
+            let n = list.len();
+            for (i, ep) in list.iter().enumerate() {
+                let Some(sep) = sep_of(ep) else { continue };
+                let mut rule =
+                    self.endpoint_comment(Rule::new(), || format!("{spn} -> {}", ep.host_port));
+                if let Some(p) = (i + 1 < n)
+                    .then(|| Probability::new(&compute_probability((n - i) as u64)))
+                    .flatten()
+                {
+                    rule = random(rule, p);
+                }
+                append(chain_rules, chain, rule.target(jump(sep)));
+            }
+        }
+        // 10. SEP chains.
+        for (ep, sep) in cat.all.iter().zip(&sep_chains) {
+            declare(&mut out.nat_chains, sep);
+            let hairpin = source(
+                self.endpoint_comment(Rule::new(), || spn.clone()),
+                false,
+                Cidr::host(ep.ip),
+            );
+            append(chain_rules, sep, hairpin.target(jump("KUBE-MARK-MASQ")));
+            let mut dnat = self.endpoint_comment(Rule::new(), || spn.clone());
+            if service.client_ip_affinity.is_some() {
+                dnat = recent(dnat, sep, None);
+            }
+            let dnat = protocol(dnat, proto).target(Target::Dnat {
+                to: Some(ep.host_port.clone()),
+                random: false,
+                persistent: false,
+            });
+            append(chain_rules, sep, dnat);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! A proxier that remembers what the kernel holds and writes partial syncs (KEP-3453, spec §11).
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::generate::{Generated, SyncRequest, generate};
+use super::input::{EndpointSlice, ProxyOptions, Service};
+use crate::model::{Command, Line, Table};
+
+/// What one service looked like: the Service (absent once deleted) and its slices.
+type ServiceState = (Option<Service>, Vec<EndpointSlice>);
+
+/// Services by `(namespace, name)`.
+type ByService = BTreeMap<(String, String), ServiceState>;
+
+/// The input of one sync by `(namespace, name)`.
+type CurrentView<'a> = BTreeMap<(&'a str, &'a str), (Option<&'a Service>, Vec<&'a EndpointSlice>)>;
+
+/// kube-proxy's sync loop state, without the I/O: [`Proxier::sync`] plans a restore, the
+/// caller runs `iptables-restore` and reports back with [`Proxier::restored`] or
+/// [`Proxier::restore_failed`].
+///
+/// The first sync, and the one after a failure, is full; the others are partial: they
+/// rewrite only the chains of services whose Service or EndpointSlices changed since the last
+/// successful restore, and delete the chains nothing uses any more.
+#[derive(Clone, Debug)]
+pub struct Proxier {
+    options: ProxyOptions,
+    /// nat chains present in the kernel after the last successful restore.
+    existing: BTreeSet<String>,
+    /// Each service as of the last successful restore.
+    synced: ByService,
+    /// The plan of the last `sync`, applied by `restored`.
+    pending: Option<(Generated, ByService)>,
+    full_next: bool,
+}
+
+impl Proxier {
+    /// A proxier whose first sync is full.
+    pub const fn new(options: ProxyOptions) -> Self {
+        Self {
+            options,
+            existing: BTreeSet::new(),
+            synced: BTreeMap::new(),
+            pending: None,
+            full_next: true,
+        }
+    }
+
+    /// The options.
+    pub const fn options(&self) -> &ProxyOptions {
+        &self.options
+    }
+
+    /// Makes the next sync a full one (node labels changed, canary gone, periodic resync).
+    pub const fn force_full_sync(&mut self) {
+        self.full_next = true;
+    }
+
+    /// Plans the restore input that brings the kernel to `services` + `slices`.
+    pub fn sync(&mut self, services: &[Service], slices: &[EndpointSlice]) -> &Generated {
+        let mut current: CurrentView<'_> = BTreeMap::new();
+        for service in services {
+            current
+                .entry((&service.namespace, &service.name))
+                .or_default()
+                .0 = Some(service);
+        }
+        for slice in slices {
+            current
+                .entry((&slice.namespace, &slice.service))
+                .or_default()
+                .1
+                .push(slice);
+        }
+        let mut changed: ByService = BTreeMap::new();
+        for ((namespace, name), (service, slices)) in &current {
+            let same = self
+                .synced
+                .get(&((*namespace).into(), (*name).into()))
+                .is_some_and(|(s, sl)| {
+                    s.as_ref() == *service
+                        && sl.len() == slices.len()
+                        && sl.iter().zip(slices).all(|(a, b)| a == *b)
+                });
+            if !same {
+                let state = (
+                    service.cloned(),
+                    slices.iter().map(|s| (*s).clone()).collect(),
+                );
+                changed.insert(((*namespace).into(), (*name).into()), state);
+            }
+        }
+        for key in self.synced.keys() {
+            if !current.contains_key(&(key.0.as_str(), key.1.as_str())) {
+                changed.insert(key.clone(), (None, Vec::new()));
+            }
+        }
+        let keys: BTreeSet<(&str, &str)> = changed
+            .keys()
+            .map(|(ns, n)| (ns.as_str(), n.as_str()))
+            .collect();
+        let is_changed = |namespace: &str, name: &str| keys.contains(&(namespace, name));
+        let request = SyncRequest {
+            existing_chains: &self.existing,
+            changed: if self.full_next {
+                None
+            } else {
+                Some(&is_changed)
+            },
+        };
+        let generated = generate(&self.options, services, slices, request);
+        &self.pending.insert((generated, changed)).0
+    }
+
+    /// The last planned restore succeeded: remember the chains the kernel now has.
+    pub fn restored(&mut self) {
+        let Some((generated, changed)) = self.pending.take() else {
+            return;
+        };
+        if let Some(nat) = generated.restore.table(Table::Nat) {
+            self.existing.extend(nat.chains().map(|c| c.name.clone()));
+            for line in &nat.lines {
+                if let Line::Command(Command::DeleteChain(Some(chain))) = line {
+                    self.existing.remove(chain);
+                }
+            }
+        }
+        for (key, state) in changed {
+            if state.0.is_none() && state.1.is_empty() {
+                self.synced.remove(&key);
+            } else {
+                self.synced.insert(key, state);
+            }
+        }
+        self.full_next = false;
+    }
+
+    /// The last planned restore failed: the next sync is full.
+    pub fn restore_failed(&mut self) {
+        self.pending = None;
+        self.full_next = true;
+    }
+}

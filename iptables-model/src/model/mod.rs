@@ -1,0 +1,14 @@
+//! iptables as data: the restore document, tables, chains, rules, matches and targets.
+
+mod document;
+mod matches;
+mod rule;
+pub(crate) mod target;
+
+pub use document::{ChainLine, Command, Counters, Line, Policy, RestoreFile, Table, TableSection};
+pub use matches::{
+    AddrType, CtState, MarkValue, MatchOption, Module, MultiportKind, PortRange, Probability,
+    RecentOption, StatisticMode,
+};
+pub use rule::{Rule, Spec};
+pub use target::{MarkAction, Target};

@@ -1,0 +1,168 @@
+//! Rule targets (`-j` / `-g`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// How `-j MARK` changes the packet mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MarkAction {
+    /// `--set-xmark VALUE/MASK`: `mark = (mark & !mask) ^ value` (the form `iptables-save` prints).
+    SetXmark {
+        /// Value.
+        value: u32,
+        /// Mask (`None` when written without one, meaning all ones).
+        mask: Option<u32>,
+    },
+    /// `--set-mark VALUE[/MASK]`: `mark = (mark & !mask) | value`.
+    SetMark {
+        /// Value.
+        value: u32,
+        /// Mask (`None` when written without one, meaning all ones).
+        mask: Option<u32>,
+    },
+    /// `--or-mark BITS`.
+    OrMark(u32),
+    /// `--xor-mark BITS`.
+    XorMark(u32),
+    /// `--and-mark BITS`.
+    AndMark(u32),
+}
+
+impl MarkAction {
+    /// The equivalent `--set-xmark VALUE/MASK` pair, as `iptables-save` prints it.
+    pub const fn as_xmark(self) -> (u32, u32) {
+        match self {
+            Self::SetXmark { value, mask } => (
+                value,
+                match mask {
+                    Some(m) => m,
+                    None => u32::MAX,
+                },
+            ),
+            Self::SetMark { value, mask } => (
+                value,
+                value
+                    | match mask {
+                        Some(m) => m,
+                        None => u32::MAX,
+                    },
+            ),
+            Self::OrMark(bits) => (bits, bits),
+            Self::XorMark(bits) => (bits, 0),
+            Self::AndMark(bits) => (0, !bits),
+        }
+    }
+
+    /// The mark after applying this action to `mark`.
+    pub const fn apply(self, mark: u32) -> u32 {
+        let (value, mask) = self.as_xmark();
+        (mark & !mask) ^ value
+    }
+}
+
+/// What a matching rule does.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// `-j ACCEPT`.
+    Accept,
+    /// `-j DROP`.
+    Drop,
+    /// `-j RETURN`.
+    Return,
+    /// `-j CHAIN`: call a user chain.
+    Jump(String),
+    /// `-g CHAIN`: continue in a user chain without returning here.
+    Goto(String),
+    /// `-j REJECT [--reject-with TYPE]`.
+    Reject {
+        /// The ICMP type, when written.
+        with: Option<String>,
+    },
+    /// `-j DNAT --to-destination ADDR[:PORT]`.
+    Dnat {
+        /// The destination, as written (`10.180.0.1:80`, `[fd00::1]:80`).
+        to: Option<String>,
+        /// `--random`.
+        random: bool,
+        /// `--persistent`.
+        persistent: bool,
+    },
+    /// `-j SNAT --to-source ADDR[:PORT]`.
+    Snat {
+        /// The source, as written.
+        to: Option<String>,
+        /// `--random`.
+        random: bool,
+        /// `--random-fully`.
+        random_fully: bool,
+        /// `--persistent`.
+        persistent: bool,
+    },
+    /// `-j MASQUERADE`.
+    Masquerade {
+        /// `--to-ports`, as written.
+        to_ports: Option<String>,
+        /// `--random`.
+        random: bool,
+        /// `--random-fully`.
+        random_fully: bool,
+    },
+    /// `-j MARK ...`.
+    Mark(MarkAction),
+    /// `-j NOTRACK`.
+    Notrack,
+    /// Any other target extension, kept verbatim (`-j LOG --log-prefix x`).
+    Other {
+        /// The target name.
+        name: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+}
+
+/// Target extensions that take no options and so could be mistaken for chain names.
+pub(crate) const OPTIONLESS_EXTENSIONS: &[&str] = &[
+    "LOG",
+    "NFLOG",
+    "TRACE",
+    "CT",
+    "CONNMARK",
+    "NFQUEUE",
+    "QUEUE",
+    "AUDIT",
+    "CHECKSUM",
+    "CLASSIFY",
+    "REDIRECT",
+    "NETMAP",
+    "TCPMSS",
+    "SECMARK",
+    "CONNSECMARK",
+    "SYNPROXY",
+];
+
+impl Target {
+    /// The name written after `-j`/`-g`.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Accept => "ACCEPT",
+            Self::Drop => "DROP",
+            Self::Return => "RETURN",
+            Self::Jump(c) | Self::Goto(c) => c,
+            Self::Reject { .. } => "REJECT",
+            Self::Dnat { .. } => "DNAT",
+            Self::Snat { .. } => "SNAT",
+            Self::Masquerade { .. } => "MASQUERADE",
+            Self::Mark(_) => "MARK",
+            Self::Notrack => "NOTRACK",
+            Self::Other { name, .. } => name,
+        }
+    }
+
+    /// The user chain this target calls (`-j CHAIN` or `-g CHAIN`).
+    pub fn chain(&self) -> Option<&str> {
+        match self {
+            Self::Jump(c) | Self::Goto(c) => Some(c),
+            _ => None,
+        }
+    }
+}
