@@ -6,8 +6,13 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod crossplane;
 mod emit;
 mod error;
+#[cfg(feature = "std")]
+mod fs;
+mod glob;
+mod include;
 mod lexer;
 mod lua;
 mod parser;
@@ -17,6 +22,10 @@ mod trivia;
 mod word;
 
 pub use error::{EmitError, Error, ErrorKind};
+#[cfg(feature = "std")]
+pub use fs::FsResolver;
+pub use glob::{is_glob, matches_component};
+pub use include::{File, Files, Include, Resolver};
 pub use lua::{LUA_NGINX_MODULE, LuaBlocks};
 pub use parser::{MAX_DEPTH, Options, parse, parse_with};
 pub use tree::{Arg, Block, Config, Directive, End, LuaBody};

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// `../shared/corpus/nginx`, beside the repository. CI always has it: a missing corpus fails.
-pub fn corpus() -> PathBuf {
+pub(crate) fn corpus() -> PathBuf {
     let dir = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../shared/corpus/nginx"
@@ -18,7 +18,7 @@ pub fn corpus() -> PathBuf {
 }
 
 /// Every main config of the corpus: nginx-tests' `nginx.conf`s and crossplane's fixtures.
-pub fn main_configs() -> Vec<PathBuf> {
+pub(crate) fn main_configs() -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(corpus().join("nginx-tests")).unwrap() {
         let path = entry.unwrap().path().join("nginx.conf");
@@ -32,7 +32,7 @@ pub fn main_configs() -> Vec<PathBuf> {
 }
 
 /// Every `.conf` file of the corpus, includes and crossplane's fixtures too.
-pub fn all_conf_files() -> Vec<PathBuf> {
+pub(crate) fn all_conf_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();

@@ -6,6 +6,7 @@
     clippy::indexing_slicing,
     clippy::panic
 )]
+#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 
