@@ -68,3 +68,23 @@ fn every_corpus_file_round_trips_losslessly() {
     }
     assert!(checked >= 492 + 10 + 20, "only {checked} files checked");
 }
+
+/// nginx 1.22.1's `-t` verdicts (`nginx-tests.nginx-t.tsv`): a file is lexically rejected by
+/// nginx exactly when we reject it. The corpus has no lexical failure, so all must parse.
+#[test]
+fn lexical_verdicts_agree_with_nginx() {
+    let tsv = std::fs::read_to_string(common::corpus().join("nginx-tests.nginx-t.tsv")).unwrap();
+    let mut rows = 0;
+    for line in tsv.lines().skip(1) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let (test, class) = (fields[0], fields[2]);
+        let dir = common::corpus().join("nginx-tests").join(test);
+        let mut resolver = nginx_conf::FsResolver::in_dir(&dir);
+        let files =
+            nginx_conf::Files::load("nginx.conf", &mut resolver, &Default::default()).unwrap();
+        let rejected = files.files.iter().any(|f| f.config.is_err());
+        assert_eq!(rejected, class == "lexical", "{test}: nginx says {class}");
+        rows += 1;
+    }
+    assert_eq!(rows, 492);
+}
