@@ -139,6 +139,11 @@ impl Directive {
         if !self.before_end.is_empty() && !self.before_end.starts_with_space() {
             return Err(EmitError::MissingSpace);
         }
+        let last = self.args.last().map_or(&self.name, |a| a.word());
+        if self.before_end.is_empty() && !matches!(self.end, End::Semicolon) && last.absorbs_brace()
+        {
+            return Err(EmitError::MissingSpace);
+        }
         self.before_end.check(false)?;
         out.extend_from_slice(self.before_end.as_bytes());
         match &self.end {

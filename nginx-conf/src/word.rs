@@ -33,10 +33,12 @@ pub struct Word {
 }
 
 /// Whether `value` may be written bare: it reads back as itself and cannot be mistaken for
-/// anything but one word.
+/// anything but one word. A final `$` is quoted too: a `{` right after it would not end the
+/// word (`${`).
 fn bare_is_safe(value: &[u8]) -> bool {
     match value.first() {
         None | Some(b'"' | b'\'' | b'#') => false,
+        Some(_) if value.ends_with(b"$") => false,
         Some(_) => !value
             .iter()
             .any(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b';' | b'{' | b'}' | b'\\')),
@@ -180,6 +182,22 @@ impl Word {
     /// The value nginx reads: quotes removed, escapes decoded (see the crate docs).
     pub fn value(&self) -> Cow<'_, [u8]> {
         decode(&self.raw)
+    }
+
+    /// Whether a `{` written right after the word would be taken into it (`${`): the word is
+    /// bare and ends with an unescaped `$`.
+    pub(crate) fn absorbs_brace(&self) -> bool {
+        self.quote() == Quote::None
+            && self.raw.ends_with(b"$")
+            && self
+                .raw
+                .iter()
+                .rev()
+                .skip(1)
+                .take_while(|&&b| b == b'\\')
+                .count()
+                % 2
+                == 0
     }
 
     /// How the word is quoted.
