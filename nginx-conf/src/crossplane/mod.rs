@@ -35,6 +35,29 @@ pub struct Options {
     pub single: bool,
 }
 
+impl Options {
+    /// Sets `comments` (`--include-comments`).
+    #[must_use]
+    pub fn with_comments(mut self, comments: bool) -> Self {
+        self.comments = comments;
+        self
+    }
+
+    /// Sets `combine` (`--combine`).
+    #[must_use]
+    pub fn with_combine(mut self, combine: bool) -> Self {
+        self.combine = combine;
+        self
+    }
+
+    /// Sets `single` (`--single-file`).
+    #[must_use]
+    pub fn with_single(mut self, single: bool) -> Self {
+        self.single = single;
+        self
+    }
+}
+
 fn text(bytes: &[u8]) -> Json {
     Json::Str(String::from_utf8_lossy(bytes).into_owned())
 }
