@@ -1,0 +1,247 @@
+//! The lossless syntax tree: blocks of directives, each word and each piece of trivia kept as
+//! written, and the builder methods that make trees in code.
+
+use crate::error::EmitError;
+use crate::lua;
+use crate::trivia::Trivia;
+use crate::word::Word;
+use alloc::vec::Vec;
+
+/// A list of directives and the trivia after the last one: the body of a `{ }` block, or a
+/// whole file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Block {
+    /// The statements, in order.
+    pub directives: Vec<Directive>,
+    /// Whitespace and comments after the last statement (before `}` or the end of the file).
+    pub trailing: Trivia,
+}
+
+/// A whole configuration file: the body of an implicit top-level block.
+pub type Config = Block;
+
+/// One statement: a name, its arguments, and how it ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Directive {
+    /// Trivia before the name.
+    pub leading: Trivia,
+    /// The first word. nginx looks it up as a directive, but inside blocks such as `map` or
+    /// `types` it is just the first word of an entry, so any word is allowed.
+    pub name: Word,
+    /// The other words.
+    pub args: Vec<Arg>,
+    /// Trivia between the last word and the `;` or `{`.
+    pub before_end: Trivia,
+    /// `;`, a block, or a Lua body.
+    pub end: End,
+    /// The line of the name in its file (1-based), or 0 for a directive made in code.
+    pub line: u32,
+}
+
+/// An argument with the trivia before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    space: Trivia,
+    word: Word,
+}
+
+/// How a directive ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// `;`.
+    Semicolon,
+    /// `{ ... }` holding nginx directives.
+    Block(Block),
+    /// `{ ... }` of a `*_by_lua_block` directive: the raw bytes between the braces.
+    Lua(LuaBody),
+}
+
+/// The raw text of a `*_by_lua_block` body, between (and excluding) its braces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LuaBody {
+    raw: Vec<u8>,
+}
+
+impl LuaBody {
+    pub(crate) fn from_raw(raw: &[u8]) -> Self {
+        Self { raw: raw.to_vec() }
+    }
+
+    /// Checks that `code` reads back as the same body: its braces, strings and long brackets
+    /// balance as lua-nginx-module counts them, and no stretch without a Lua lexeme reaches
+    /// nginx's buffer size.
+    ///
+    /// # Errors
+    ///
+    /// [`EmitError::LuaBody`] or [`EmitError::Nul`].
+    pub fn new(code: impl AsRef<[u8]>) -> Result<Self, EmitError> {
+        let code = code.as_ref();
+        if code.contains(&0) {
+            return Err(EmitError::Nul);
+        }
+        if !lua::body_reads_back(code) {
+            return Err(EmitError::LuaBody);
+        }
+        Ok(Self::from_raw(code))
+    }
+
+    /// The body as written.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.raw
+    }
+}
+
+impl Arg {
+    pub(crate) fn from_parts(space: Trivia, word: Word) -> Self {
+        Self { space, word }
+    }
+
+    /// An argument preceded by one space.
+    pub fn new(word: Word) -> Self {
+        Self::from_parts(Trivia::space(), word)
+    }
+
+    /// An argument preceded by `space`, which must begin with whitespace so that the argument
+    /// stays a separate word.
+    ///
+    /// # Errors
+    ///
+    /// [`EmitError::MissingSpace`] otherwise.
+    pub fn with_space(space: Trivia, word: Word) -> Result<Self, EmitError> {
+        if !space.starts_with_space() {
+            return Err(EmitError::MissingSpace);
+        }
+        Ok(Self::from_parts(space, word))
+    }
+
+    /// The trivia before the word.
+    pub fn space(&self) -> &Trivia {
+        &self.space
+    }
+
+    /// The word.
+    pub fn word(&self) -> &Word {
+        &self.word
+    }
+
+    /// Replaces the word, keeping the spacing.
+    pub fn set_word(&mut self, word: Word) {
+        self.word = word;
+    }
+}
+
+impl Directive {
+    /// A directive `name;` with no arguments, on a line of its own once formatted. The name is
+    /// quoted like any value ([`Word::new`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Word::new`].
+    pub fn new(name: impl AsRef<[u8]>) -> Result<Self, EmitError> {
+        Ok(Self::with_name(Word::new(name)?))
+    }
+
+    /// A directive `name;` with an already made name word.
+    pub fn with_name(name: Word) -> Self {
+        Self {
+            leading: Trivia::empty(),
+            name,
+            args: Vec::new(),
+            before_end: Trivia::empty(),
+            end: End::Semicolon,
+            line: 0,
+        }
+    }
+
+    /// Adds an argument holding `value` (see [`Word::new`] for quoting and refusals).
+    ///
+    /// # Errors
+    ///
+    /// As [`Word::new`].
+    pub fn arg(mut self, value: impl AsRef<[u8]>) -> Result<Self, EmitError> {
+        self.args.push(Arg::new(Word::new(value)?));
+        Ok(self)
+    }
+
+    /// Adds arguments holding `values`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Word::new`].
+    pub fn args<I>(mut self, values: I) -> Result<Self, EmitError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        for value in values {
+            self = self.arg(value)?;
+        }
+        Ok(self)
+    }
+
+    /// Makes it a block directive holding `directives`.
+    #[must_use]
+    pub fn block(mut self, directives: Vec<Directive>) -> Self {
+        self.end = End::Block(Block {
+            directives,
+            trailing: Trivia::empty(),
+        });
+        self
+    }
+
+    /// Makes it a Lua block directive with `body`.
+    #[must_use]
+    pub fn lua(mut self, body: LuaBody) -> Self {
+        self.end = End::Lua(body);
+        self
+    }
+
+    /// The argument words.
+    pub fn arg_words(&self) -> impl ExactSizeIterator<Item = &Word> {
+        self.args.iter().map(Arg::word)
+    }
+
+    /// Whether the name reads as `name` (after decoding).
+    pub fn is(&self, name: &str) -> bool {
+        *self.name.value() == *name.as_bytes()
+    }
+
+    /// The nested block, if the directive has one.
+    pub fn children(&self) -> Option<&Block> {
+        match &self.end {
+            End::Block(block) => Some(block),
+            End::Semicolon | End::Lua(_) => None,
+        }
+    }
+
+    /// The nested block, mutably.
+    pub fn children_mut(&mut self) -> Option<&mut Block> {
+        match &mut self.end {
+            End::Block(block) => Some(block),
+            End::Semicolon | End::Lua(_) => None,
+        }
+    }
+}
+
+impl Block {
+    /// A block holding `directives`.
+    pub fn new(directives: Vec<Directive>) -> Self {
+        Self {
+            directives,
+            trailing: Trivia::empty(),
+        }
+    }
+
+    /// The directives named `name`, at this level only.
+    pub fn find<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Directive> + 'a {
+        self.directives.iter().filter(move |d| d.is(name))
+    }
+
+    /// The directives named `name`, mutably, at this level only.
+    pub fn find_mut<'a>(
+        &'a mut self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a mut Directive> + 'a {
+        self.directives.iter_mut().filter(move |d| d.is(name))
+    }
+}
