@@ -1,9 +1,25 @@
-//! DNS message codec (RFC 1035 and successors): zero-copy parse, encode with name compression, EDNS0.
-//!
-//! `#![no_std]` with `alloc`; the default `std` feature only adds conveniences.
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+pub mod edns;
+pub mod error;
+pub mod header;
+pub mod message;
+pub mod name;
+pub mod rdata;
+mod reader;
+mod text;
+pub mod types;
+
+pub use error::{Error, ErrorKind, Result};
+pub use edns::{Edns, EdnsOption};
+pub use header::{Counts, Header};
+pub use message::{Message, Question, Record, Section};
+pub use rdata::RData;
+pub use name::{Name, NameRef};
+pub use types::{Class, Opcode, Rcode, Type};
