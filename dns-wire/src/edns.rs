@@ -66,9 +66,14 @@ impl<'a> Edns<'a> {
 
     /// The OPT record's TTL field (extended RCODE, version, DO, Z).
     pub fn ttl(&self) -> u32 {
-        let flags = if self.dnssec_ok { 0x8000 } else { 0 } | (self.z & 0x7FFF);
-        u32::from_be_bytes([self.ext_rcode, self.version, (flags >> 8) as u8, flags as u8])
+        opt_ttl(self.ext_rcode, self.version, self.dnssec_ok, self.z)
     }
+}
+
+/// The OPT TTL field from its parts (RFC 6891 §6.1.3).
+pub(crate) fn opt_ttl(ext_rcode: u8, version: u8, dnssec_ok: bool, z: u16) -> u32 {
+    let flags = if dnssec_ok { 0x8000 } else { 0 } | (z & 0x7FFF);
+    u32::from(ext_rcode) << 24 | u32::from(version) << 16 | u32::from(flags)
 }
 
 /// The options of an OPT record, validated: each `(code, length, data)` fits the RDATA.

@@ -43,6 +43,8 @@ pub enum ErrorKind {
     BadEdnsOption,
     /// The output buffer or size budget is too small for what must be written.
     NoSpace,
+    /// A question or record was added after a later section (the encoder writes in wire order).
+    OutOfOrder,
     /// A section would hold more than 65,535 entries.
     CountOverflow,
     /// The response's question differs from the query's (0x20 case copy).
@@ -106,6 +108,9 @@ impl fmt::Display for ErrorKind {
             ),
             Self::BadEdnsOption => f.write_str("EDNS option runs past the end of the OPT RDATA"),
             Self::NoSpace => f.write_str("output buffer or size budget exhausted"),
+            Self::OutOfOrder => {
+                f.write_str("questions and sections must be written in wire order")
+            }
             Self::CountOverflow => f.write_str("more than 65535 entries in one section"),
             Self::QuestionMismatch => f.write_str("response question differs from the query's"),
             Self::BadText { what } => write!(f, "bad presentation text: {what}"),

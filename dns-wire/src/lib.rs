@@ -6,11 +6,14 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod compress;
 pub mod edns;
+pub mod encode;
 pub mod error;
 pub mod header;
 pub mod message;
 pub mod name;
+pub mod owned;
 pub mod rdata;
 mod reader;
 mod text;
@@ -19,7 +22,9 @@ pub mod types;
 pub use error::{Error, ErrorKind, Result};
 pub use edns::{Edns, EdnsOption};
 pub use header::{Counts, Header};
+pub use encode::Encoder;
 pub use message::{Message, Question, Record, Section};
+pub use owned::{OwnedEdns, OwnedMessage, OwnedQuestion, OwnedRecord, udp_budget};
 pub use rdata::RData;
 pub use name::{Name, NameRef};
 pub use types::{Class, Opcode, Rcode, Type};

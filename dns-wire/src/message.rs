@@ -336,13 +336,13 @@ impl<'a> Record<'a> {
         RData::parse(self.at.rtype, self.msg, self.at.rdata, self.at.end)
     }
 
-    /// The message this record lives in (compression pointers address it).
-    pub(crate) fn msg(&self) -> &'a [u8] {
+    /// The whole message this record lives in (compression pointers address it).
+    pub fn msg(&self) -> &'a [u8] {
         self.msg
     }
 
-    /// Where the RDATA ends.
-    pub(crate) fn rdata_end(&self) -> usize {
+    /// Offset right after the RDATA (the end of the record).
+    pub fn rdata_end(&self) -> usize {
         self.at.end
     }
 }

@@ -34,8 +34,6 @@ pub(crate) enum Compression {
 pub(crate) struct Scanned {
     /// The offset right after the name where it is stored (after its first pointer, if any).
     pub(crate) end: usize,
-    /// The length of the uncompressed name in wire form.
-    pub(crate) wire_len: u8,
 }
 
 /// Validates the name at `start` in `msg`: a loop, never recursion; every pointer must point
@@ -60,9 +58,7 @@ pub(crate) fn scan(msg: &[u8], start: usize, compression: Compression) -> Result
                 }
                 if label == 0 {
                     let end = end.unwrap_or(pos + 1);
-                    // `len` is at most MAX_NAME_LEN, checked above.
-                    let wire_len = u8::try_from(len).unwrap_or(u8::MAX);
-                    return Ok(Scanned { end, wire_len });
+                    return Ok(Scanned { end });
                 }
                 if pos + 1 + label > msg.len() {
                     return Err(Error::new(ErrorKind::UnexpectedEnd { what: "label" }, pos));
@@ -475,8 +471,9 @@ mod tests {
     use super::*;
     use alloc::string::ToString;
 
-    fn wire(msg: &[u8], start: usize) -> Result<Scanned> {
-        scan(msg, start, Compression::Allowed)
+    /// The uncompressed length of the name at `start`, or why it is invalid.
+    fn wire(msg: &[u8], start: usize) -> Result<usize> {
+        NameRef::read(msg, start, Compression::Allowed).map(|(n, _)| n.wire_len())
     }
 
     #[test]
@@ -524,7 +521,7 @@ mod tests {
     fn rfc1035_s4_1_4_short_backward_pointer_is_legal() {
         // domain PR #636: a pointer fewer than 12 bytes back is fine.
         let msg = [0, 0xC0, 0x00];
-        assert_eq!(wire(&msg, 1).unwrap().wire_len, 1);
+        assert_eq!(wire(&msg, 1).unwrap(), 1);
     }
 
     #[test]
@@ -561,7 +558,7 @@ mod tests {
         ok.push(61);
         ok.extend_from_slice(&[b'b'; 61]);
         ok.push(0);
-        assert_eq!(wire(&ok, 0).unwrap().wire_len, 255);
+        assert_eq!(wire(&ok, 0).unwrap(), 255);
     }
 
     #[test]

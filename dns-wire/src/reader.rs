@@ -21,19 +21,9 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
-    /// The whole buffer (for names, whose pointers address the whole message).
-    pub(crate) const fn buf(&self) -> &'a [u8] {
-        self.buf
-    }
-
     /// Bytes left from the current offset.
     pub(crate) fn remaining(&self) -> usize {
         self.buf.len().saturating_sub(self.pos)
-    }
-
-    /// Moves to `pos` (which a name reader computed within the buffer).
-    pub(crate) fn seek(&mut self, pos: usize) {
-        self.pos = pos;
     }
 
     /// The next `n` bytes.
