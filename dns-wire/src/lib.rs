@@ -6,6 +6,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod cache;
 mod compress;
 pub mod edns;
 pub mod encode;
@@ -17,9 +18,11 @@ pub mod owned;
 pub mod rdata;
 mod reader;
 mod text;
+pub mod tcp;
 pub mod types;
 
 pub use error::{Error, ErrorKind, Result};
+pub use cache::CacheKey;
 pub use edns::{Edns, EdnsOption};
 pub use header::{Counts, Header};
 pub use encode::Encoder;
