@@ -29,13 +29,14 @@ pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
     for _ in 0..counts.questions {
         pos = read_question(msg, pos)?.2;
     }
-    let records = u32::from(counts.answers) + u32::from(counts.authority) + u32::from(counts.additional);
+    let records =
+        u32::from(counts.answers) + u32::from(counts.authority) + u32::from(counts.additional);
     for _ in 0..records {
         let rec = read_record(msg, pos)?;
-        if rec.rtype != Type::OPT {
-            if let Some(ttl) = msg.get_mut(rec.ttl_at..rec.ttl_at + 4) {
-                ttl.copy_from_slice(&rec.ttl.saturating_sub(age).to_be_bytes());
-            }
+        if rec.rtype != Type::OPT
+            && let Some(ttl) = msg.get_mut(rec.ttl_at..rec.ttl_at + 4)
+        {
+            ttl.copy_from_slice(&rec.ttl.saturating_sub(age).to_be_bytes());
         }
         pos = rec.end;
     }
@@ -165,7 +166,10 @@ mod tests {
         assert_eq!(msg.answers().next().unwrap().ttl(), 200);
         assert!(msg.edns().unwrap().dnssec_ok);
         age_ttls(&mut m, 1000).unwrap();
-        assert_eq!(Message::parse(&m).unwrap().answers().next().unwrap().ttl(), 0);
+        assert_eq!(
+            Message::parse(&m).unwrap().answers().next().unwrap().ttl(),
+            0
+        );
     }
 
     #[test]
@@ -174,7 +178,10 @@ mod tests {
         let query = response(b"wWw.ExAmple.cOM");
         copy_question_case(&mut m, &query).unwrap();
         let msg = Message::parse(&m).unwrap();
-        assert_eq!(alloc::format!("{}", msg.question().unwrap().name), "wWw.ExAmple.cOM.");
+        assert_eq!(
+            alloc::format!("{}", msg.question().unwrap().name),
+            "wWw.ExAmple.cOM."
+        );
         let other = response(b"www.example.net");
         assert_eq!(
             copy_question_case(&mut m, &other).unwrap_err().kind(),

@@ -240,8 +240,10 @@ impl fmt::Display for EdnsOption<'_> {
             }
             Self::Cookie { client, server } => {
                 f.write_str("COOKIE: ")?;
-                write_hex(f, client)?;
-                write_hex(f, server)
+                client
+                    .iter()
+                    .chain(server)
+                    .try_for_each(|b| write!(f, "{b:02x}"))
             }
             Self::Nsid(data) => {
                 f.write_str("NSID: ")?;
@@ -282,42 +284,82 @@ mod tests {
     #[test]
     fn rfc6891_s6_1_3_ttl_field_holds_ext_rcode_version_and_do() {
         let edns = Edns::from_parts(1232, 0x0100_8000, &[]).unwrap();
-        assert_eq!((edns.ext_rcode, edns.version, edns.dnssec_ok, edns.z), (1, 0, true, 0));
+        assert_eq!(
+            (edns.ext_rcode, edns.version, edns.dnssec_ok, edns.z),
+            (1, 0, true, 0)
+        );
         assert_eq!(edns.ttl(), 0x0100_8000);
     }
 
     #[test]
     fn rfc6891_s6_2_5_payload_below_512_counts_as_512() {
-        assert_eq!(Edns::from_parts(100, 0, &[]).unwrap().effective_payload_size(), 512);
+        assert_eq!(
+            Edns::from_parts(100, 0, &[])
+                .unwrap()
+                .effective_payload_size(),
+            512
+        );
     }
 
     #[test]
     fn rfc6891_s6_1_2_option_past_the_end_is_an_error() {
-        assert_eq!(Options::new(&[0, 10, 0, 9, 1]).unwrap_err().kind(), ErrorKind::BadEdnsOption);
-        assert_eq!(Options::new(&[0, 10, 0]).unwrap_err().kind(), ErrorKind::BadEdnsOption);
+        assert_eq!(
+            Options::new(&[0, 10, 0, 9, 1]).unwrap_err().kind(),
+            ErrorKind::BadEdnsOption
+        );
+        assert_eq!(
+            Options::new(&[0, 10, 0]).unwrap_err().kind(),
+            ErrorKind::BadEdnsOption
+        );
     }
 
     #[test]
     fn rfc7873_s4_cookie_lengths() {
         let ok = [1u8; 8];
-        assert!(matches!(EdnsOption::new(code::COOKIE, &ok), EdnsOption::Cookie { .. }));
-        assert!(matches!(EdnsOption::new(code::COOKIE, &[1; 12]), EdnsOption::Unknown { .. }));
-        assert!(matches!(EdnsOption::new(code::COOKIE, &[1; 16]), EdnsOption::Cookie { server, .. } if server.len() == 8));
+        assert!(matches!(
+            EdnsOption::new(code::COOKIE, &ok),
+            EdnsOption::Cookie { .. }
+        ));
+        assert!(matches!(
+            EdnsOption::new(code::COOKIE, &[1; 12]),
+            EdnsOption::Unknown { .. }
+        ));
+        assert!(
+            matches!(EdnsOption::new(code::COOKIE, &[1; 16]), EdnsOption::Cookie { server, .. } if server.len() == 8)
+        );
     }
 
     #[test]
     fn rfc7871_s6_ecs_address_length_must_match_prefix() {
         let ok = [0, 1, 24, 0, 192, 0, 2];
-        assert!(matches!(EdnsOption::new(code::CLIENT_SUBNET, &ok), EdnsOption::ClientSubnet { source_prefix: 24, .. }));
+        assert!(matches!(
+            EdnsOption::new(code::CLIENT_SUBNET, &ok),
+            EdnsOption::ClientSubnet {
+                source_prefix: 24,
+                ..
+            }
+        ));
         let bad = [0, 1, 24, 0, 192, 0, 2, 1];
-        assert!(matches!(EdnsOption::new(code::CLIENT_SUBNET, &bad), EdnsOption::Unknown { .. }));
+        assert!(matches!(
+            EdnsOption::new(code::CLIENT_SUBNET, &bad),
+            EdnsOption::Unknown { .. }
+        ));
     }
 
     #[test]
     fn rfc8914_s2_extended_error_and_rfc7828_keepalive() {
         let ede = [0, 18, b'n', b'o'];
-        assert!(matches!(EdnsOption::new(code::EXTENDED_ERROR, &ede), EdnsOption::ExtendedError { info_code: 18, extra_text: b"no" }));
-        assert_eq!(EdnsOption::new(code::TCP_KEEPALIVE, &[0, 100]), EdnsOption::TcpKeepalive(Some(100)));
+        assert!(matches!(
+            EdnsOption::new(code::EXTENDED_ERROR, &ede),
+            EdnsOption::ExtendedError {
+                info_code: 18,
+                extra_text: b"no"
+            }
+        ));
+        assert_eq!(
+            EdnsOption::new(code::TCP_KEEPALIVE, &[0, 100]),
+            EdnsOption::TcpKeepalive(Some(100))
+        );
         assert_eq!(EdnsOption::new(code::NSID, b"x"), EdnsOption::Nsid(b"x"));
     }
 }

@@ -120,8 +120,14 @@ impl<'b> Encoder<'b> {
             let len_at = enc.len;
             enc.put(&[0, 0])?;
             enc.rdata(rtype, rdata)?;
-            let rdlen = u16::try_from(enc.len - len_at - 2)
-                .map_err(|_| Error::new(ErrorKind::BadRdata { what: "over 65535 bytes" }, len_at))?;
+            let rdlen = u16::try_from(enc.len - len_at - 2).map_err(|_| {
+                Error::new(
+                    ErrorKind::BadRdata {
+                        what: "over 65535 bytes",
+                    },
+                    len_at,
+                )
+            })?;
             if let Some(dst) = enc.buf.get_mut(len_at..len_at + 2) {
                 dst.copy_from_slice(&rdlen.to_be_bytes());
             }

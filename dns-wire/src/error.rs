@@ -87,7 +87,11 @@ impl fmt::Display for ErrorKind {
             Self::LabelTooLong => f.write_str("label longer than 63 octets"),
             Self::NameTooLong => f.write_str("name longer than 255 octets"),
             Self::ReservedLabelType(b) => {
-                write!(f, "reserved label type 0x{:02x} (only 0x00 and 0xC0 exist)", b & 0xC0)
+                write!(
+                    f,
+                    "reserved label type 0x{:02x} (only 0x00 and 0xC0 exist)",
+                    b & 0xC0
+                )
             }
             Self::BadPointer { target } => write!(
                 f,
@@ -98,19 +102,15 @@ impl fmt::Display for ErrorKind {
                 f.write_str("compression pointer in a name that must not be compressed")
             }
             Self::BadRdata { what } => write!(f, "malformed RDATA: {what}"),
-            Self::RdataLengthMismatch => {
-                f.write_str("RDATA contents do not match RDLENGTH")
-            }
+            Self::RdataLengthMismatch => f.write_str("RDATA contents do not match RDLENGTH"),
             Self::TrailingBytes => f.write_str("bytes after the last record the header counts"),
             Self::DuplicateOpt => f.write_str("more than one OPT record (RFC 6891 §6.1.1)"),
-            Self::MisplacedOpt => f.write_str(
-                "OPT record outside the additional section or not owned by the root",
-            ),
+            Self::MisplacedOpt => {
+                f.write_str("OPT record outside the additional section or not owned by the root")
+            }
             Self::BadEdnsOption => f.write_str("EDNS option runs past the end of the OPT RDATA"),
             Self::NoSpace => f.write_str("output buffer or size budget exhausted"),
-            Self::OutOfOrder => {
-                f.write_str("questions and sections must be written in wire order")
-            }
+            Self::OutOfOrder => f.write_str("questions and sections must be written in wire order"),
             Self::CountOverflow => f.write_str("more than 65535 entries in one section"),
             Self::QuestionMismatch => f.write_str("response question differs from the query's"),
             Self::BadText { what } => write!(f, "bad presentation text: {what}"),

@@ -96,15 +96,19 @@ impl Header {
     /// Reads the header and counts from the first 12 bytes of `msg`.
     pub fn parse(msg: &[u8]) -> Result<(Self, Counts)> {
         let Some(h) = msg.first_chunk::<HEADER_LEN>() else {
-            return Err(Error::new(ErrorKind::UnexpectedEnd { what: "header" }, msg.len()));
+            return Err(Error::new(
+                ErrorKind::UnexpectedEnd { what: "header" },
+                msg.len(),
+            ));
         };
-        let word = |i: usize| u16::from_be_bytes([h[i], h[i + 1]]);
-        let header = Self::from_id_flags(word(0), word(2));
+        let &[i0, i1, f0, f1, q0, q1, a0, a1, n0, n1, r0, r1] = h;
+        let header =
+            Self::from_id_flags(u16::from_be_bytes([i0, i1]), u16::from_be_bytes([f0, f1]));
         let counts = Counts {
-            questions: word(4),
-            answers: word(6),
-            authority: word(8),
-            additional: word(10),
+            questions: u16::from_be_bytes([q0, q1]),
+            answers: u16::from_be_bytes([a0, a1]),
+            authority: u16::from_be_bytes([n0, n1]),
+            additional: u16::from_be_bytes([r0, r1]),
         };
         Ok((header, counts))
     }

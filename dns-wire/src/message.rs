@@ -76,7 +76,10 @@ pub(crate) fn read_record(msg: &[u8], pos: usize) -> Result<RecordAt> {
     let rdata = at + 10;
     let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
     if end > msg.len() {
-        return Err(Error::new(ErrorKind::UnexpectedEnd { what: "RDATA" }, rdata));
+        return Err(Error::new(
+            ErrorKind::UnexpectedEnd { what: "RDATA" },
+            rdata,
+        ));
     }
     Ok(RecordAt {
         name: pos,
@@ -351,7 +354,14 @@ impl<'a> Record<'a> {
 /// is shown in the generic `\#` form.
 impl fmt::Display for Record<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\t{}\t{}\t{}\t", self.name(), self.ttl(), self.class(), self.rtype())?;
+        write!(
+            f,
+            "{}\t{}\t{}\t{}\t",
+            self.name(),
+            self.ttl(),
+            self.class(),
+            self.rtype()
+        )?;
         match self.data() {
             Ok(data) => data.fmt(f),
             Err(_) => write_generic(f, self.rdata()),
@@ -374,8 +384,7 @@ impl<'a> Iterator for Records<'a> {
         self.left = self.left.checked_sub(1)?;
         let start = self.pos;
         let at = name::skip(self.msg, start);
-        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] =
-            fixed(self.msg, at, "record header").ok()?;
+        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(self.msg, at, "record header").ok()?;
         let rdata = at + 10;
         let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
         self.pos = end;

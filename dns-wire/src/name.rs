@@ -146,7 +146,11 @@ pub struct NameRef<'a> {
 
 impl<'a> NameRef<'a> {
     /// Validates the name at `start` in `msg` and returns it with the offset after it.
-    pub(crate) fn read(msg: &'a [u8], start: usize, compression: Compression) -> Result<(Self, usize)> {
+    pub(crate) fn read(
+        msg: &'a [u8],
+        start: usize,
+        compression: Compression,
+    ) -> Result<(Self, usize)> {
         let scanned = scan(msg, start, compression)?;
         Ok((Self::validated(msg, start), scanned.end))
     }
@@ -268,7 +272,12 @@ impl Name {
                 return Err(Error::new(ErrorKind::LabelTooLong, len));
             }
             if label.is_empty() {
-                return Err(Error::new(ErrorKind::BadText { what: "empty label" }, len));
+                return Err(Error::new(
+                    ErrorKind::BadText {
+                        what: "empty label",
+                    },
+                    len,
+                ));
             }
             let next = len + 1 + label.len();
             let dst = name
@@ -404,7 +413,12 @@ impl FromStr for Name {
         let close_label = |name: &mut Self, len_at: usize, pos: usize, at: usize| -> Result<()> {
             let label = pos - len_at - 1;
             if label == 0 {
-                return Err(Error::new(ErrorKind::BadText { what: "empty label" }, at));
+                return Err(Error::new(
+                    ErrorKind::BadText {
+                        what: "empty label",
+                    },
+                    at,
+                ));
             }
             if let Some(slot) = name.bytes.get_mut(len_at) {
                 *slot = label as u8;
@@ -441,8 +455,8 @@ impl FromStr for Name {
             .get_mut(len_at)
             .ok_or(Error::new(ErrorKind::NameTooLong, text.len()))?;
         *root = 0;
-        name.len = u8::try_from(len_at + 1)
-            .map_err(|_| Error::new(ErrorKind::NameTooLong, text.len()))?;
+        name.len =
+            u8::try_from(len_at + 1).map_err(|_| Error::new(ErrorKind::NameTooLong, text.len()))?;
         Ok(name)
     }
 }
@@ -499,14 +513,20 @@ mod tests {
     #[test]
     fn rfc1035_s4_1_4_forward_pointer_is_rejected() {
         let msg = [0xC0, 0x04, 0, 0, 0];
-        assert_eq!(wire(&msg, 0).unwrap_err().kind(), ErrorKind::BadPointer { target: 4 });
+        assert_eq!(
+            wire(&msg, 0).unwrap_err().kind(),
+            ErrorKind::BadPointer { target: 4 }
+        );
     }
 
     #[test]
     fn rfc1035_s4_1_4_pointer_into_own_labels_is_rejected() {
         // "a" then a pointer back to the start of the same name: a loop.
         let msg = [1, b'a', 0xC0, 0x00];
-        assert_eq!(wire(&msg, 0).unwrap_err().kind(), ErrorKind::BadPointer { target: 0 });
+        assert_eq!(
+            wire(&msg, 0).unwrap_err().kind(),
+            ErrorKind::BadPointer { target: 0 }
+        );
     }
 
     #[test]
@@ -527,7 +547,10 @@ mod tests {
     #[test]
     fn rfc1035_s4_1_4_reserved_label_types_are_rejected() {
         for byte in [0x40, 0x80] {
-            assert_eq!(wire(&[byte, 0], 0).unwrap_err().kind(), ErrorKind::ReservedLabelType(byte));
+            assert_eq!(
+                wire(&[byte, 0], 0).unwrap_err().kind(),
+                ErrorKind::ReservedLabelType(byte)
+            );
         }
     }
 
@@ -540,7 +563,10 @@ mod tests {
             msg.extend_from_slice(&(0xC000 | target).to_be_bytes());
         }
         let last = msg.len() - 2;
-        assert_eq!(wire(&msg, last).unwrap_err().kind(), ErrorKind::TooManyPointers);
+        assert_eq!(
+            wire(&msg, last).unwrap_err().kind(),
+            ErrorKind::TooManyPointers
+        );
         assert!(wire(&msg, 1 + 2 * 100).is_ok());
     }
 
@@ -573,7 +599,10 @@ mod tests {
     fn rfc2181_s11_any_byte_is_a_label_byte() {
         let name = Name::from_wire(b"\x03a.\xff\x00").unwrap();
         assert_eq!(name.to_string(), r"a\.\255.");
-        assert_eq!("a\\.\\255".parse::<Name>().unwrap().as_wire(), name.as_wire());
+        assert_eq!(
+            "a\\.\\255".parse::<Name>().unwrap().as_wire(),
+            name.as_wire()
+        );
     }
 
     #[test]
@@ -587,12 +616,23 @@ mod tests {
 
     #[test]
     fn rfc1035_s5_1_presentation_form_errors() {
-        assert_eq!("a..b".parse::<Name>().unwrap_err().kind(), ErrorKind::BadText { what: "empty label" });
+        assert_eq!(
+            "a..b".parse::<Name>().unwrap_err().kind(),
+            ErrorKind::BadText {
+                what: "empty label"
+            }
+        );
         let long = "a".repeat(64);
-        assert_eq!(long.parse::<Name>().unwrap_err().kind(), ErrorKind::LabelTooLong);
+        assert_eq!(
+            long.parse::<Name>().unwrap_err().kind(),
+            ErrorKind::LabelTooLong
+        );
         assert!("a".repeat(63).parse::<Name>().is_ok());
         let too_long = ["a".repeat(63).as_str(); 4].join(".");
-        assert_eq!(too_long.parse::<Name>().unwrap_err().kind(), ErrorKind::NameTooLong);
+        assert_eq!(
+            too_long.parse::<Name>().unwrap_err().kind(),
+            ErrorKind::NameTooLong
+        );
         assert!("\\256".parse::<Name>().is_err());
         assert_eq!(".".parse::<Name>().unwrap(), Name::root());
     }

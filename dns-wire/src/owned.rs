@@ -204,7 +204,12 @@ impl OwnedMessage {
         match &mut self.edns {
             Some(edns) => edns.ext_rcode = high,
             None if high != 0 => {
-                return Err(Error::new(ErrorKind::BadRdata { what: "extended RCODE needs EDNS" }, 0));
+                return Err(Error::new(
+                    ErrorKind::BadRdata {
+                        what: "extended RCODE needs EDNS",
+                    },
+                    0,
+                ));
             }
             None => {}
         }
@@ -273,7 +278,14 @@ impl OwnedMessage {
         if let Some(edns) = &self.edns {
             let ttl = opt_ttl(edns.ext_rcode, edns.version, edns.dnssec_ok, edns.z);
             let class = Class(edns.udp_payload_size);
-            enc.record(Section::Additional, &Name::root(), Type::OPT, class, ttl, &edns.options)?;
+            enc.record(
+                Section::Additional,
+                &Name::root(),
+                Type::OPT,
+                class,
+                ttl,
+                &edns.options,
+            )?;
         }
         Ok(enc.finish())
     }

@@ -43,9 +43,7 @@ pub fn decode_frame(buf: &[u8]) -> Frame<'_> {
 /// into `out[2..]` first (its offsets stay relative to the message start), then call this.
 pub fn write_prefix(out: &mut [u8], len: usize) -> Result<()> {
     let len = u16::try_from(len).map_err(|_| Error::new(ErrorKind::NoSpace, 0))?;
-    let dst = out
-        .get_mut(..2)
-        .ok_or(Error::new(ErrorKind::NoSpace, 0))?;
+    let dst = out.get_mut(..2).ok_or(Error::new(ErrorKind::NoSpace, 0))?;
     dst.copy_from_slice(&len.to_be_bytes());
     Ok(())
 }
@@ -136,7 +134,10 @@ mod tests {
         assert_eq!(decode_frame(&[0, 5, 1]), Frame::Partial { needed: 4 });
         assert_eq!(
             decode_frame(&[0, 1, 9, 8]),
-            Frame::Complete { message: &[9], consumed: 3 }
+            Frame::Complete {
+                message: &[9],
+                consumed: 3
+            }
         );
     }
 

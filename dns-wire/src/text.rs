@@ -110,7 +110,12 @@ mod tests {
 
     #[test]
     fn rfc4648_s10_base64_and_base32hex_test_vectors() {
-        let cases = [("", "", ""), ("f", "Zg==", "CO"), ("fo", "Zm8=", "CPNG"), ("foo", "Zm9v", "CPNMU")];
+        let cases = [
+            ("", "", ""),
+            ("f", "Zg==", "CO"),
+            ("fo", "Zm8=", "CPNG"),
+            ("foo", "Zm9v", "CPNMU"),
+        ];
         for (input, b64, b32) in cases {
             assert_eq!(render(|s| write_base64(s, input.as_bytes())), b64);
             assert_eq!(render(|s| write_base32hex(s, input.as_bytes())), b32);
@@ -120,7 +125,13 @@ mod tests {
 
     #[test]
     fn rfc1035_s5_1_escapes() {
-        assert_eq!(render(|s| write_escaped(s, b"a.b\x00", NAME_SPECIALS)), "a\\.b\\000");
-        assert_eq!(render(|s| write_quoted(s, b"say \"hi\"\n")), "\"say \\\"hi\\\"\\010\"");
+        assert_eq!(
+            render(|s| write_escaped(s, b"a.b\x00", NAME_SPECIALS)),
+            "a\\.b\\000"
+        );
+        assert_eq!(
+            render(|s| write_quoted(s, b"say \"hi\"\n")),
+            "\"say \\\"hi\\\"\\010\""
+        );
     }
 }

@@ -45,7 +45,13 @@ impl<'a> Soa<'a> {
     pub(super) fn write_to(&self, out: &mut Vec<u8>) {
         write_name(out, &self.mname);
         write_name(out, &self.rname);
-        for v in [self.serial, self.refresh, self.retry, self.expire, self.minimum] {
+        for v in [
+            self.serial,
+            self.refresh,
+            self.retry,
+            self.expire,
+            self.minimum,
+        ] {
             out.extend_from_slice(&v.to_be_bytes());
         }
     }
@@ -56,7 +62,13 @@ impl fmt::Display for Soa<'_> {
         write!(
             f,
             "{} {} {} {} {} {} {}",
-            self.mname, self.rname, self.serial, self.refresh, self.retry, self.expire, self.minimum
+            self.mname,
+            self.rname,
+            self.serial,
+            self.refresh,
+            self.retry,
+            self.expire,
+            self.minimum
         )
     }
 }
@@ -108,8 +120,7 @@ impl<'a> CharacterStrings<'a> {
 
     pub(super) fn read(r: &mut Reader<'a>) -> Result<Self> {
         let start = r.pos();
-        let strings = Self::new(r.rest())
-            .map_err(|e| Error::new(e.kind(), start + e.offset()))?;
+        let strings = Self::new(r.rest()).map_err(|e| Error::new(e.kind(), start + e.offset()))?;
         Ok(strings)
     }
 
@@ -208,7 +219,11 @@ impl<'a> Srv<'a> {
 
 impl fmt::Display for Srv<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {} {}", self.priority, self.weight, self.port, self.target)
+        write!(
+            f,
+            "{} {} {} {}",
+            self.priority, self.weight, self.port, self.target
+        )
     }
 }
 
@@ -279,7 +294,12 @@ impl<'a> Caa<'a> {
         let at = r.pos();
         let tag = r.character_string("CAA tag")?;
         if tag.is_empty() {
-            return Err(Error::new(ErrorKind::BadRdata { what: "empty CAA tag" }, at));
+            return Err(Error::new(
+                ErrorKind::BadRdata {
+                    what: "empty CAA tag",
+                },
+                at,
+            ));
         }
         Ok(Self {
             flags,

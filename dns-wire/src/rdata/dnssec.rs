@@ -42,7 +42,11 @@ impl<'a> Ds<'a> {
 
 impl fmt::Display for Ds<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {} ", self.key_tag, self.algorithm, self.digest_type)?;
+        write!(
+            f,
+            "{} {} {} ",
+            self.key_tag, self.algorithm, self.digest_type
+        )?;
         write_hex(f, self.digest)
     }
 }
@@ -189,10 +193,20 @@ impl<'a> TypeBitmap<'a> {
             let window = r.u8("bitmap window")?;
             let len = r.u8("bitmap length")?;
             if last.is_some_and(|l| window <= l) {
-                return Err(Error::new(ErrorKind::BadRdata { what: "bitmap windows out of order" }, at));
+                return Err(Error::new(
+                    ErrorKind::BadRdata {
+                        what: "bitmap windows out of order",
+                    },
+                    at,
+                ));
             }
             if !(1..=32).contains(&len) {
-                return Err(Error::new(ErrorKind::BadRdata { what: "bitmap length not 1 to 32" }, at));
+                return Err(Error::new(
+                    ErrorKind::BadRdata {
+                        what: "bitmap length not 1 to 32",
+                    },
+                    at,
+                ));
             }
             r.bytes(usize::from(len), "bitmap")?;
             last = Some(window);
@@ -216,9 +230,9 @@ impl<'a> TypeBitmap<'a> {
         })
         .flat_map(|(window, bits)| {
             bits.iter().enumerate().flat_map(move |(i, &byte)| {
-                (0..8u16).filter(move |bit| byte & (0x80 >> bit) != 0).map(move |bit| {
-                    Type(u16::from(window) << 8 | (i as u16) << 3 | bit)
-                })
+                (0..8u16)
+                    .filter(move |bit| byte & (0x80 >> bit) != 0)
+                    .map(move |bit| Type(u16::from(window) << 8 | (i as u16) << 3 | bit))
             })
         })
     }
@@ -319,7 +333,11 @@ impl<'a> Nsec3<'a> {
 
 impl fmt::Display for Nsec3<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {} ", self.hash_algorithm, self.flags, self.iterations)?;
+        write!(
+            f,
+            "{} {} {} ",
+            self.hash_algorithm, self.flags, self.iterations
+        )?;
         write_salt(f, self.salt)?;
         f.write_str(" ")?;
         write_base32hex(f, self.next_hashed_owner)?;
@@ -362,7 +380,11 @@ impl<'a> Nsec3param<'a> {
 
 impl fmt::Display for Nsec3param<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {} ", self.hash_algorithm, self.flags, self.iterations)?;
+        write!(
+            f,
+            "{} {} {} ",
+            self.hash_algorithm, self.flags, self.iterations
+        )?;
         write_salt(f, self.salt)
     }
 }
@@ -398,7 +420,11 @@ impl<'a> Tlsa<'a> {
 
 impl fmt::Display for Tlsa<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {} ", self.usage, self.selector, self.matching_type)?;
+        write!(
+            f,
+            "{} {} {} ",
+            self.usage, self.selector, self.matching_type
+        )?;
         write_hex(f, self.data)
     }
 }

@@ -34,7 +34,13 @@ use Field::{CharacterString as Cs, Fixed, Name, Rest};
 /// The layout of `rtype`'s RDATA when it holds names that may be compressed (RFC 3597 §4).
 pub fn name_layout(rtype: Type) -> Option<&'static [Field]> {
     Some(match rtype {
-        Type::NS | Type::MD | Type::MF | Type::CNAME | Type::MB | Type::MG | Type::MR
+        Type::NS
+        | Type::MD
+        | Type::MF
+        | Type::CNAME
+        | Type::MB
+        | Type::MG
+        | Type::MR
         | Type::PTR => &[Name],
         Type::MINFO | Type::RP => &[Name, Name],
         Type::MX | Type::AFSDB | Type::RT => &[Fixed(2), Name],
@@ -89,9 +95,10 @@ pub(crate) fn walk<'a>(
     end: usize,
     mut visit: impl FnMut(Part<'a>) -> Result<()>,
 ) -> Result<()> {
-    let buf = msg
-        .get(..end)
-        .ok_or(Error::new(ErrorKind::UnexpectedEnd { what: "RDATA" }, msg.len()))?;
+    let buf = msg.get(..end).ok_or(Error::new(
+        ErrorKind::UnexpectedEnd { what: "RDATA" },
+        msg.len(),
+    ))?;
     let mut r = Reader::new(buf, start);
     for field in layout {
         match *field {
@@ -129,9 +136,10 @@ pub(crate) fn decompress_into(
             Ok(())
         }),
         None => {
-            let bytes = msg
-                .get(start..end)
-                .ok_or(Error::new(ErrorKind::UnexpectedEnd { what: "RDATA" }, start))?;
+            let bytes = msg.get(start..end).ok_or(Error::new(
+                ErrorKind::UnexpectedEnd { what: "RDATA" },
+                start,
+            ))?;
             out.extend_from_slice(bytes);
             Ok(())
         }
@@ -144,13 +152,37 @@ mod tests {
 
     #[test]
     fn rfc3597_s4_decode_set_is_wider_than_encode_set() {
-        for t in [Type::SRV, Type::NAPTR, Type::RP, Type::AFSDB, Type::RT, Type::PX, Type::SIG, Type::NXT] {
+        for t in [
+            Type::SRV,
+            Type::NAPTR,
+            Type::RP,
+            Type::AFSDB,
+            Type::RT,
+            Type::PX,
+            Type::SIG,
+            Type::NXT,
+        ] {
             assert!(decompresses(t) && !compresses(t), "{t}");
         }
-        for t in [Type::NS, Type::CNAME, Type::SOA, Type::MX, Type::PTR, Type::MINFO, Type::MB] {
+        for t in [
+            Type::NS,
+            Type::CNAME,
+            Type::SOA,
+            Type::MX,
+            Type::PTR,
+            Type::MINFO,
+            Type::MB,
+        ] {
             assert!(decompresses(t) && compresses(t), "{t}");
         }
-        for t in [Type::DNAME, Type::RRSIG, Type::NSEC, Type::SVCB, Type::HTTPS, Type(65280)] {
+        for t in [
+            Type::DNAME,
+            Type::RRSIG,
+            Type::NSEC,
+            Type::SVCB,
+            Type::HTTPS,
+            Type(65280),
+        ] {
             assert!(!decompresses(t) && !compresses(t), "{t}");
         }
     }

@@ -86,7 +86,7 @@ impl<'a> SvcParams<'a> {
             }
             last = Some(key);
             let ok = match key {
-                key::MANDATORY => !value.is_empty() && value.len() % 2 == 0,
+                key::MANDATORY => !value.is_empty() && value.len().is_multiple_of(2),
                 key::ALPN => {
                     !value.is_empty()
                         && super::CharacterStrings::new(value)
@@ -94,8 +94,8 @@ impl<'a> SvcParams<'a> {
                 }
                 key::NO_DEFAULT_ALPN => value.is_empty(),
                 key::PORT => value.len() == 2,
-                key::IPV4HINT => !value.is_empty() && value.len() % 4 == 0,
-                key::IPV6HINT => !value.is_empty() && value.len() % 16 == 0,
+                key::IPV4HINT => !value.is_empty() && value.len().is_multiple_of(4),
+                key::IPV6HINT => !value.is_empty() && value.len().is_multiple_of(16),
                 _ => true,
             };
             if !ok {
@@ -134,19 +134,24 @@ pub struct SvcParam<'a> {
 /// `key=value` in the presentation form of RFC 9460 §2.1 and §7.
 impl fmt::Display for SvcParam<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |f: &mut fmt::Formatter<'_>, chunk: usize, item: &dyn Fn(&mut fmt::Formatter<'_>, &[u8]) -> fmt::Result| {
-            for (i, c) in self.value.chunks(chunk).enumerate() {
-                if i > 0 {
-                    f.write_str(",")?;
+        let list =
+            |f: &mut fmt::Formatter<'_>,
+             chunk: usize,
+             item: &dyn Fn(&mut fmt::Formatter<'_>, &[u8]) -> fmt::Result| {
+                for (i, c) in self.value.chunks(chunk).enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    item(f, c)?;
                 }
-                item(f, c)?;
-            }
-            Ok(())
-        };
+                Ok(())
+            };
         match self.key {
             key::MANDATORY => {
                 f.write_str("mandatory=")?;
-                list(f, 2, &|f, c| write_key(f, u16::from_be_bytes([first(c, 0), first(c, 1)])))
+                list(f, 2, &|f, c| {
+                    write_key(f, u16::from_be_bytes([first(c, 0), first(c, 1)]))
+                })
             }
             key::ALPN => {
                 f.write_str("alpn=\"")?;
@@ -167,7 +172,11 @@ impl fmt::Display for SvcParam<'_> {
                 f.write_str("\"")
             }
             key::NO_DEFAULT_ALPN => f.write_str("no-default-alpn"),
-            key::PORT => write!(f, "port={}", u16::from_be_bytes([first(self.value, 0), first(self.value, 1)])),
+            key::PORT => write!(
+                f,
+                "port={}",
+                u16::from_be_bytes([first(self.value, 0), first(self.value, 1)])
+            ),
             key::IPV4HINT => {
                 f.write_str("ipv4hint=")?;
                 list(f, 4, &|f, c| {
