@@ -101,15 +101,19 @@ impl<'a> Options<'a> {
         Self::new(r.rest()).map_err(|e| Error::new(e.kind(), start + e.offset()))
     }
 
-    /// The options in wire order, typed where known.
-    pub fn iter(&self) -> impl Iterator<Item = EdnsOption<'a>> + 'a {
+    /// The options in wire order as `(code, data)`.
+    pub fn raw(&self) -> impl Iterator<Item = (u16, &'a [u8])> + 'a {
         let mut r = Reader::new(self.bytes, 0);
         core::iter::from_fn(move || {
             let code = r.u16("code").ok()?;
             let len = r.u16("length").ok()?;
-            let data = r.bytes(usize::from(len), "data").ok()?;
-            Some(EdnsOption::new(code, data))
+            Some((code, r.bytes(usize::from(len), "data").ok()?))
         })
+    }
+
+    /// The options in wire order, typed where known.
+    pub fn iter(&self) -> impl Iterator<Item = EdnsOption<'a>> + 'a {
+        self.raw().map(|(code, data)| EdnsOption::new(code, data))
     }
 
     /// The wire bytes of all options.

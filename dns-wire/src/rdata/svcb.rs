@@ -96,6 +96,14 @@ impl<'a> SvcParams<'a> {
                 key::PORT => value.len() == 2,
                 key::IPV4HINT => !value.is_empty() && value.len().is_multiple_of(4),
                 key::IPV6HINT => !value.is_empty() && value.len().is_multiple_of(16),
+                // An ECHConfigList: a 2-byte length of the rest, then at least 4 bytes
+                // (RFC 9849 §4).
+                key::ECH => match value.split_first_chunk::<2>() {
+                    Some((len, rest)) => {
+                        usize::from(u16::from_be_bytes(*len)) == rest.len() && rest.len() >= 4
+                    }
+                    None => false,
+                },
                 _ => true,
             };
             if !ok {
