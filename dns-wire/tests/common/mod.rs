@@ -386,7 +386,8 @@ fn hex(bytes: &[u8]) -> String {
 
 fn rr_lines(records: &[OwnedRecord]) -> String {
     // Group into RRsets as dnspython does: (name ignoring case, type, class, covered type).
-    let mut sets: BTreeMap<(Vec<u8>, u16, u16, u16), (u32, BTreeSet<Vec<u8>>)> = BTreeMap::new();
+    type RrsetKey = (Vec<u8>, u16, u16, u16);
+    let mut sets: BTreeMap<RrsetKey, (u32, BTreeSet<Vec<u8>>)> = BTreeMap::new();
     for r in records {
         let covers = if r.rtype == Type::RRSIG {
             u16::from_be_bytes([r.rdata[0], r.rdata[1]])
