@@ -8,7 +8,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::std_instead_of_core,
+    clippy::std_instead_of_alloc
 )]
 
 mod common;
