@@ -228,7 +228,8 @@ impl OwnedMessage {
     /// Encodes the whole message into `buf` with name compression; fails with
     /// [`ErrorKind::NoSpace`] if it does not fit. Returns the length written.
     pub fn encode(&self, buf: &mut [u8]) -> Result<usize> {
-        let mut enc = self.start(buf)?;
+        let limit = buf.len();
+        let mut enc = self.start(buf, limit)?;
         for section in Section::ALL {
             for r in self.section(section) {
                 enc.record(section, &r.name, r.rtype, r.class, r.ttl, &r.rdata)?;
@@ -245,9 +246,11 @@ impl OwnedMessage {
     /// record alone exceed the budget. Returns the length written.
     pub fn encode_truncated(&self, buf: &mut [u8], budget: usize) -> Result<usize> {
         let opt_len = self.edns.as_ref().map_or(0, |e| 11 + e.options.len());
-        let mut enc = self.start(buf)?;
-        let limit = budget.min(enc.limit());
-        enc.set_limit(limit.saturating_sub(opt_len));
+        let limit = budget.min(buf.len());
+        let reserved = limit
+            .checked_sub(opt_len)
+            .ok_or(Error::new(ErrorKind::NoSpace, 0))?;
+        let mut enc = self.start(buf, reserved)?;
         'sections: for section in Section::ALL {
             for r in self.section(section) {
                 match enc.record(section, &r.name, r.rtype, r.class, r.ttl, &r.rdata) {
@@ -266,8 +269,13 @@ impl OwnedMessage {
         self.finish(enc)
     }
 
-    fn start<'b>(&self, buf: &'b mut [u8]) -> Result<Encoder<'b>> {
+    /// An encoder limited to `limit` bytes with the header and questions written.
+    fn start<'b>(&self, buf: &'b mut [u8], limit: usize) -> Result<Encoder<'b>> {
         let mut enc = Encoder::new(buf, self.header)?;
+        enc.set_limit(limit);
+        if enc.len() > limit {
+            return Err(Error::new(ErrorKind::NoSpace, limit));
+        }
         for q in &self.questions {
             enc.question(&q.name, q.qtype, q.qclass)?;
         }
