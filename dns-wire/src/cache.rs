@@ -1,0 +1,201 @@
+//! In-place helpers for a cache that stores response bytes and replays them (the hit path
+//! never builds an owned message): set the ID, age the TTLs, copy the query's 0x20 case,
+//! and a lower-case cache key.
+
+use core::hash::{Hash, Hasher};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::HEADER_LEN;
+use crate::message::{Question, read_question, read_record};
+use crate::name::{self, Compression, MAX_NAME_LEN, NameRef};
+use crate::types::Type;
+
+/// Sets the message ID (the first two bytes) in place.
+pub fn set_id(msg: &mut [u8], id: u16) -> Result<()> {
+    let len = msg.len();
+    let dst = msg
+        .get_mut(..2)
+        .ok_or(Error::new(ErrorKind::UnexpectedEnd { what: "header" }, len))?;
+    dst.copy_from_slice(&id.to_be_bytes());
+    Ok(())
+}
+
+/// Subtracts `age` seconds from the TTL of every record, down to 0, in place; the OPT
+/// record's TTL field holds flags and is left alone. The message is validated as it is
+/// walked; on error nothing after the bad record is changed.
+pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
+    let mut pos = HEADER_LEN;
+    let counts = crate::header::Header::parse(msg)?.1;
+    for _ in 0..counts.questions {
+        pos = read_question(msg, pos)?.2;
+    }
+    let records =
+        u32::from(counts.answers) + u32::from(counts.authority) + u32::from(counts.additional);
+    for _ in 0..records {
+        let rec = read_record(msg, pos)?;
+        if rec.rtype != Type::OPT
+            && let Some(ttl) = msg.get_mut(rec.ttl_at..rec.ttl_at + 4)
+        {
+            ttl.copy_from_slice(&rec.ttl.saturating_sub(age).to_be_bytes());
+        }
+        pos = rec.end;
+    }
+    Ok(())
+}
+
+/// Copies the letter case of the query's question name onto the response's question name,
+/// in place, so a client using 0x20 case randomization sees its own case back. The names
+/// must be equal ignoring case, and the response's must not be compressed.
+pub fn copy_question_case(response: &mut [u8], query: &[u8]) -> Result<()> {
+    let (query_name, _) = NameRef::read(query, HEADER_LEN, Compression::Allowed)?;
+    let end = name::scan(response, HEADER_LEN, Compression::Forbidden)?.end;
+    let stored = NameRef::validated(response, HEADER_LEN);
+    if !stored.eq_ignore_case(&query_name) {
+        return Err(Error::new(ErrorKind::QuestionMismatch, HEADER_LEN));
+    }
+    let mut pos = HEADER_LEN;
+    for label in query_name.labels() {
+        let dst = response
+            .get_mut(pos + 1..pos + 1 + label.len())
+            .filter(|_| pos + 1 + label.len() < end)
+            .ok_or(Error::new(ErrorKind::QuestionMismatch, pos))?;
+        dst.copy_from_slice(label);
+        pos += 1 + label.len();
+    }
+    Ok(())
+}
+
+/// A cache key for a question: the lower-cased uncompressed name, QTYPE and QCLASS, stored
+/// inline. Equal for questions that differ only in case.
+#[derive(Clone, Copy)]
+pub struct CacheKey {
+    bytes: [u8; MAX_NAME_LEN + 4],
+    len: u16,
+}
+
+impl CacheKey {
+    /// The key of `question`.
+    pub fn new(question: &Question<'_>) -> Self {
+        let mut bytes = [0; MAX_NAME_LEN + 4];
+        let mut len = 0usize;
+        for label in question.name.labels() {
+            let Some(dst) = bytes.get_mut(len..len + 1 + label.len()) else {
+                break;
+            };
+            if let Some((first, rest)) = dst.split_first_mut() {
+                *first = label.len() as u8;
+                rest.copy_from_slice(label);
+            }
+            len += 1 + label.len();
+        }
+        len += 1; // the root byte is already 0
+        if let Some(name) = bytes.get_mut(..len) {
+            name.make_ascii_lowercase();
+        }
+        for part in [question.qtype.0, question.qclass.0] {
+            if let Some(dst) = bytes.get_mut(len..len + 2) {
+                dst.copy_from_slice(&part.to_be_bytes());
+            }
+            len += 2;
+        }
+        Self {
+            bytes,
+            len: len as u16,
+        }
+    }
+
+    /// The key bytes: lower-case wire name, QTYPE, QCLASS.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..usize::from(self.len)).unwrap_or_default()
+    }
+}
+
+impl PartialEq for CacheKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for CacheKey {}
+
+impl Hash for CacheKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_bytes().hash(state);
+    }
+}
+
+impl core::fmt::Debug for CacheKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("CacheKey").field(&self.as_bytes()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Message;
+
+    /// `www.example.com. IN A` with one A record (TTL 300) and an OPT record.
+    fn response(name: &[u8; 15]) -> alloc::vec::Vec<u8> {
+        let mut m = alloc::vec![0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 1];
+        m.push(3);
+        m.extend_from_slice(&name[..3]);
+        m.push(7);
+        m.extend_from_slice(&name[4..11]);
+        m.push(3);
+        m.extend_from_slice(&name[12..]);
+        m.extend_from_slice(&[0, 0, 1, 0, 1]);
+        m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 1, 44, 0, 4, 192, 0, 2, 1]);
+        m.extend_from_slice(&[0, 0, 41, 4, 208, 0, 0, 0x80, 0, 0, 0]);
+        m
+    }
+
+    #[test]
+    fn rfc1035_s4_1_1_id_is_rewritten_in_place() {
+        let mut m = response(b"www.example.com");
+        set_id(&mut m, 0xBEEF).unwrap();
+        assert_eq!(Message::parse(&m).unwrap().header().id, 0xBEEF);
+        assert!(set_id(&mut [0], 1).is_err());
+    }
+
+    #[test]
+    fn rfc1035_s3_2_1_ttls_age_and_floor_at_zero_but_opt_is_untouched() {
+        let mut m = response(b"www.example.com");
+        age_ttls(&mut m, 100).unwrap();
+        let msg = Message::parse(&m).unwrap();
+        assert_eq!(msg.answers().next().unwrap().ttl(), 200);
+        assert!(msg.edns().unwrap().dnssec_ok);
+        age_ttls(&mut m, 1000).unwrap();
+        assert_eq!(
+            Message::parse(&m).unwrap().answers().next().unwrap().ttl(),
+            0
+        );
+    }
+
+    #[test]
+    fn case_randomization_0x20_is_copied_from_the_query() {
+        let mut m = response(b"www.example.com");
+        let query = response(b"wWw.ExAmple.cOM");
+        copy_question_case(&mut m, &query).unwrap();
+        let msg = Message::parse(&m).unwrap();
+        assert_eq!(
+            alloc::format!("{}", msg.question().unwrap().name),
+            "wWw.ExAmple.cOM."
+        );
+        let other = response(b"www.example.net");
+        assert_eq!(
+            copy_question_case(&mut m, &other).unwrap_err().kind(),
+            ErrorKind::QuestionMismatch
+        );
+    }
+
+    #[test]
+    fn cache_key_ignores_case() {
+        let a = response(b"www.example.com");
+        let b = response(b"WWW.EXAMPLE.com");
+        let key = |m: &[u8]| CacheKey::new(&Message::parse(m).unwrap().question().unwrap());
+        assert_eq!(key(&a), key(&b));
+        assert_eq!(&key(&a).as_bytes()[..5], b"\x03www\x07");
+        assert_ne!(key(&a), key(&response(b"www.example.net")));
+    }
+}

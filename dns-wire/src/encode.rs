@@ -1,0 +1,219 @@
+//! The encoder: writes a message into a caller's buffer within a size budget, compressing
+//! names without allocating (RFC 1035 §4.1.4).
+//!
+//! Records are written whole or not at all: when one does not fit, the encoder rolls back to
+//! the end of the previous record and reports [`ErrorKind::NoSpace`], which is how
+//! [`crate::OwnedMessage::encode_truncated`] implements truncation.
+
+use crate::compress::{Compressor, Suffixes};
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{Counts, HEADER_LEN, Header};
+use crate::message::Section;
+use crate::name::{MAX_NAME_LEN, Name, NameRef};
+use crate::rdata::layout::{self, Part};
+use crate::types::{Class, Type};
+
+/// Writes one message into `buf`, up to a size limit.
+#[derive(Debug)]
+pub struct Encoder<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+    limit: usize,
+    header: Header,
+    counts: Counts,
+    section: Option<Section>,
+    names: Compressor,
+}
+
+impl<'b> Encoder<'b> {
+    /// Starts a message with `header` in `buf`; the limit is the buffer's length.
+    pub fn new(buf: &'b mut [u8], header: Header) -> Result<Self> {
+        let limit = buf.len();
+        let mut enc = Self {
+            buf,
+            len: 0,
+            limit,
+            header,
+            counts: Counts::default(),
+            section: None,
+            names: Compressor::default(),
+        };
+        enc.put(&[0; HEADER_LEN])?;
+        Ok(enc)
+    }
+
+    /// Lowers the size limit to `limit` bytes (never above the buffer's length).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.min(self.buf.len());
+    }
+
+    /// The size limit.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing but the header has been written.
+    pub fn is_empty(&self) -> bool {
+        self.len <= HEADER_LEN
+    }
+
+    /// The header that [`Encoder::finish`] will write (to set TC, for instance).
+    pub fn header_mut(&mut self) -> &mut Header {
+        &mut self.header
+    }
+
+    /// Writes the header with the final counts and returns the message length.
+    pub fn finish(self) -> usize {
+        let header = self.header.to_bytes(self.counts);
+        if let Some(dst) = self.buf.get_mut(..HEADER_LEN) {
+            dst.copy_from_slice(&header);
+        }
+        self.len
+    }
+
+    /// Appends a question. Questions come before every record.
+    pub fn question(&mut self, name: &Name, qtype: Type, qclass: Class) -> Result<()> {
+        if self.section.is_some() {
+            return Err(Error::new(ErrorKind::OutOfOrder, self.len));
+        }
+        let next = bump(self.counts.questions, self.len)?;
+        self.atomically(|enc| {
+            enc.name(name.as_wire())?;
+            enc.put(&qtype.0.to_be_bytes())?;
+            enc.put(&qclass.0.to_be_bytes())
+        })?;
+        self.counts.questions = next;
+        Ok(())
+    }
+
+    /// Appends a record to `section`. Sections must come in wire order. `rdata` is the
+    /// uncompressed RDATA; its names are compressed only for the RFC 1035 types (RFC 3597 §4).
+    /// On failure nothing of the record stays written.
+    pub fn record(
+        &mut self,
+        section: Section,
+        name: &Name,
+        rtype: Type,
+        class: Class,
+        ttl: u32,
+        rdata: &[u8],
+    ) -> Result<()> {
+        if self.section.is_some_and(|s| s > section) {
+            return Err(Error::new(ErrorKind::OutOfOrder, self.len));
+        }
+        let count = match section {
+            Section::Answer => &mut self.counts.answers,
+            Section::Authority => &mut self.counts.authority,
+            Section::Additional => &mut self.counts.additional,
+        };
+        let next = bump(*count, self.len)?;
+        self.atomically(|enc| {
+            enc.name(name.as_wire())?;
+            enc.put(&rtype.0.to_be_bytes())?;
+            enc.put(&class.0.to_be_bytes())?;
+            enc.put(&ttl.to_be_bytes())?;
+            let len_at = enc.len;
+            enc.put(&[0, 0])?;
+            enc.rdata(rtype, rdata)?;
+            let rdlen = u16::try_from(enc.len - len_at - 2).map_err(|_| {
+                Error::new(
+                    ErrorKind::BadRdata {
+                        what: "over 65535 bytes",
+                    },
+                    len_at,
+                )
+            })?;
+            if let Some(dst) = enc.buf.get_mut(len_at..len_at + 2) {
+                dst.copy_from_slice(&rdlen.to_be_bytes());
+            }
+            Ok(())
+        })?;
+        self.section = Some(section);
+        match section {
+            Section::Answer => self.counts.answers = next,
+            Section::Authority => self.counts.authority = next,
+            Section::Additional => self.counts.additional = next,
+        }
+        Ok(())
+    }
+
+    /// Runs `write`; if it fails, forgets everything it wrote.
+    fn atomically(&mut self, write: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let start = self.len;
+        write(self).inspect_err(|_| self.len = start)
+    }
+
+    fn rdata(&mut self, rtype: Type, rdata: &[u8]) -> Result<()> {
+        let layout = layout::name_layout(rtype).filter(|_| layout::compresses(rtype));
+        let Some(layout) = layout else {
+            return self.put(rdata);
+        };
+        layout::walk(layout, rdata, 0, rdata.len(), |part| match part {
+            Part::Bytes(b) => self.put(b),
+            Part::Name(n) => self.name_ref(n),
+        })
+    }
+
+    fn name_ref(&mut self, name: NameRef<'_>) -> Result<()> {
+        let name = name.to_name();
+        self.name(name.as_wire())
+    }
+
+    /// Writes an uncompressed wire name, ending in a pointer to the longest suffix already
+    /// written, and remembers its new suffixes.
+    fn name(&mut self, wire: &[u8]) -> Result<()> {
+        debug_assert!(wire.len() <= MAX_NAME_LEN);
+        let suffixes = Suffixes::of(wire);
+        let start = self.len;
+        let mut fresh = suffixes.count;
+        let mut pointer = None;
+        let written = self.buf.get(..self.len).unwrap_or_default();
+        for i in 0..suffixes.count {
+            let at = usize::from(suffixes.starts.get(i).copied().unwrap_or(0));
+            let hash = suffixes.hashes.get(i).copied().unwrap_or(0);
+            let suffix = wire.get(at..).unwrap_or_default();
+            if let Some(offset) = self.names.find(written, hash, suffix) {
+                fresh = i;
+                pointer = Some((at, offset));
+                break;
+            }
+        }
+        match pointer {
+            Some((at, offset)) => {
+                self.put(wire.get(..at).unwrap_or_default())?;
+                self.put(&(0xC000 | offset).to_be_bytes())?;
+            }
+            None => self.put(wire)?,
+        }
+        for i in 0..fresh {
+            let at = usize::from(suffixes.starts.get(i).copied().unwrap_or(0));
+            let hash = suffixes.hashes.get(i).copied().unwrap_or(0);
+            self.names.insert(hash, start + at);
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        let end = self.len + bytes.len();
+        let dst = self
+            .buf
+            .get_mut(self.len..end)
+            .filter(|_| end <= self.limit)
+            .ok_or(Error::new(ErrorKind::NoSpace, self.len))?;
+        dst.copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// `count + 1`, or an error when a section would pass 65,535 entries.
+fn bump(count: u16, at: usize) -> Result<u16> {
+    count
+        .checked_add(1)
+        .ok_or(Error::new(ErrorKind::CountOverflow, at))
+}

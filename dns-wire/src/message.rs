@@ -1,0 +1,408 @@
+//! The zero-copy message view (RFC 1035 §4.1): one validating pass, then lazy iterators.
+//!
+//! [`Message::parse`] checks the header, every name (with its compression pointers), every
+//! length and the OPT rules once, and remembers where each section starts. The iterators then
+//! re-read the validated bytes without allocating and cannot fail; typed RDATA is decoded on
+//! demand with [`Record::data`].
+
+use core::fmt;
+
+use crate::edns::Edns;
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{Counts, HEADER_LEN, Header};
+use crate::name::{self, Compression, NameRef};
+use crate::rdata::RData;
+use crate::text::write_generic;
+use crate::types::{Class, Rcode, Type};
+
+/// The three record sections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Section {
+    /// Answer section.
+    Answer,
+    /// Authority section.
+    Authority,
+    /// Additional section.
+    Additional,
+}
+
+impl Section {
+    /// All three, in wire order.
+    pub const ALL: [Self; 3] = [Self::Answer, Self::Authority, Self::Additional];
+}
+
+/// Offsets of one resource record, found by a validating read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecordAt {
+    /// Where the owner name starts.
+    pub(crate) name: usize,
+    /// TYPE.
+    pub(crate) rtype: Type,
+    /// CLASS.
+    pub(crate) class: u16,
+    /// Where the TTL starts.
+    pub(crate) ttl_at: usize,
+    /// TTL.
+    pub(crate) ttl: u32,
+    /// Where the RDATA starts.
+    pub(crate) rdata: usize,
+    /// Where the record ends.
+    pub(crate) end: usize,
+}
+
+/// Reads the fixed part after a name that ends at `at`: `N` bytes.
+fn fixed<const N: usize>(msg: &[u8], at: usize, what: &'static str) -> Result<[u8; N]> {
+    msg.get(at..)
+        .and_then(|rest| rest.first_chunk::<N>())
+        .copied()
+        .ok_or(Error::new(ErrorKind::UnexpectedEnd { what }, at))
+}
+
+/// Validates the question at `pos`; returns its QTYPE, QCLASS and end.
+pub(crate) fn read_question(msg: &[u8], pos: usize) -> Result<(Type, Class, usize)> {
+    let end = name::scan(msg, pos, Compression::Allowed)?.end;
+    let [t0, t1, c0, c1] = fixed(msg, end, "question")?;
+    Ok((
+        Type(u16::from_be_bytes([t0, t1])),
+        Class(u16::from_be_bytes([c0, c1])),
+        end + 4,
+    ))
+}
+
+/// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
+pub(crate) fn read_record(msg: &[u8], pos: usize) -> Result<RecordAt> {
+    let at = name::scan(msg, pos, Compression::Allowed)?.end;
+    let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(msg, at, "record header")?;
+    let rdata = at + 10;
+    let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
+    if end > msg.len() {
+        return Err(Error::new(
+            ErrorKind::UnexpectedEnd { what: "RDATA" },
+            rdata,
+        ));
+    }
+    Ok(RecordAt {
+        name: pos,
+        rtype: Type(u16::from_be_bytes([t0, t1])),
+        class: u16::from_be_bytes([c0, c1]),
+        ttl_at: at + 4,
+        ttl: u32::from_be_bytes([l0, l1, l2, l3]),
+        rdata,
+        end,
+    })
+}
+
+/// A validated DNS message borrowed from its wire bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Message<'a> {
+    bytes: &'a [u8],
+    header: Header,
+    counts: Counts,
+    /// Where the question, answer, authority and additional sections start.
+    starts: [usize; 4],
+    /// Where the OPT record starts, if there is one.
+    opt: Option<usize>,
+}
+
+impl<'a> Message<'a> {
+    /// Validates `bytes` as one whole message (no TCP length prefix).
+    ///
+    /// Rejects: a header under 12 bytes; names with bad pointers, reserved label types, over
+    /// 255 octets or running past the end; counts that promise more than the bytes hold;
+    /// RDATA past the end; bytes after the last counted record; more than one OPT record, or
+    /// an OPT record outside the additional section or not owned by the root (RFC 6891
+    /// §6.1.1); OPT options that overrun their RDATA.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self> {
+        let (header, counts) = Header::parse(bytes)?;
+        let mut pos = HEADER_LEN;
+        let mut starts = [pos; 4];
+        for _ in 0..counts.questions {
+            pos = read_question(bytes, pos)?.2;
+        }
+        let mut opt = None;
+        let sections = [counts.answers, counts.authority, counts.additional];
+        for (i, count) in sections.into_iter().enumerate() {
+            if let Some(start) = starts.get_mut(i + 1) {
+                *start = pos;
+            }
+            for _ in 0..count {
+                let rec = read_record(bytes, pos)?;
+                if rec.rtype == Type::OPT {
+                    let is_root = bytes.get(rec.name) == Some(&0);
+                    if i != 2 || !is_root {
+                        return Err(Error::new(ErrorKind::MisplacedOpt, pos));
+                    }
+                    if opt.is_some() {
+                        return Err(Error::new(ErrorKind::DuplicateOpt, pos));
+                    }
+                    let rdata = bytes.get(rec.rdata..rec.end).unwrap_or_default();
+                    crate::edns::Options::new(rdata)
+                        .map_err(|e| Error::new(e.kind(), rec.rdata + e.offset()))?;
+                    opt = Some(pos);
+                }
+                pos = rec.end;
+            }
+        }
+        if pos != bytes.len() {
+            return Err(Error::new(ErrorKind::TrailingBytes, pos));
+        }
+        Ok(Self {
+            bytes,
+            header,
+            counts,
+            starts,
+            opt,
+        })
+    }
+
+    /// The wire bytes.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// ID and flags.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The four section counts as received (the additional count includes OPT).
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The questions.
+    pub fn questions(&self) -> Questions<'a> {
+        Questions {
+            msg: self.bytes,
+            pos: self.starts[0],
+            left: self.counts.questions,
+        }
+    }
+
+    /// The first question, if any (almost every message has exactly one).
+    pub fn question(&self) -> Option<Question<'a>> {
+        self.questions().next()
+    }
+
+    /// The records of one section (the additional section includes the OPT record).
+    pub fn section(&self, section: Section) -> Records<'a> {
+        let (pos, left) = match section {
+            Section::Answer => (self.starts[1], self.counts.answers),
+            Section::Authority => (self.starts[2], self.counts.authority),
+            Section::Additional => (self.starts[3], self.counts.additional),
+        };
+        Records {
+            msg: self.bytes,
+            pos,
+            left,
+        }
+    }
+
+    /// The answer records.
+    pub fn answers(&self) -> Records<'a> {
+        self.section(Section::Answer)
+    }
+
+    /// The authority records.
+    pub fn authority(&self) -> Records<'a> {
+        self.section(Section::Authority)
+    }
+
+    /// The additional records, OPT included.
+    pub fn additional(&self) -> Records<'a> {
+        self.section(Section::Additional)
+    }
+
+    /// Every record of the three sections, in wire order, with its section.
+    pub fn records(&self) -> impl Iterator<Item = (Section, Record<'a>)> + 'a {
+        let this = *self;
+        Section::ALL
+            .into_iter()
+            .flat_map(move |s| this.section(s).map(move |r| (s, r)))
+    }
+
+    /// The OPT record, if any.
+    pub fn opt(&self) -> Option<Record<'a>> {
+        let at = self.opt?;
+        Records {
+            msg: self.bytes,
+            pos: at,
+            left: 1,
+        }
+        .next()
+    }
+
+    /// The EDNS fields of the OPT record, if any.
+    pub fn edns(&self) -> Option<Edns<'a>> {
+        let opt = self.opt()?;
+        Edns::from_parts(opt.class().0, opt.ttl(), opt.rdata()).ok()
+    }
+
+    /// The response code, with the EDNS extended bits when there is an OPT record.
+    pub fn rcode(&self) -> Rcode {
+        let high = self.edns().map_or(0, |e| u16::from(e.ext_rcode));
+        Rcode(high << 4 | u16::from(self.header.rcode))
+    }
+}
+
+/// A question (RFC 1035 §4.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Question<'a> {
+    /// QNAME.
+    pub name: NameRef<'a>,
+    /// QTYPE.
+    pub qtype: Type,
+    /// QCLASS.
+    pub qclass: Class,
+}
+
+impl fmt::Display for Question<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\t\t{}\t{}", self.name, self.qclass, self.qtype)
+    }
+}
+
+/// Iterator over the questions of a validated message.
+#[derive(Clone, Debug)]
+pub struct Questions<'a> {
+    msg: &'a [u8],
+    pos: usize,
+    left: u16,
+}
+
+impl<'a> Iterator for Questions<'a> {
+    type Item = Question<'a>;
+
+    fn next(&mut self) -> Option<Question<'a>> {
+        self.left = self.left.checked_sub(1)?;
+        let start = self.pos;
+        let at = name::skip(self.msg, start);
+        let [t0, t1, c0, c1] = fixed(self.msg, at, "question").ok()?;
+        self.pos = at + 4;
+        Some(Question {
+            name: NameRef::validated(self.msg, start),
+            qtype: Type(u16::from_be_bytes([t0, t1])),
+            qclass: Class(u16::from_be_bytes([c0, c1])),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (usize::from(self.left), Some(usize::from(self.left)))
+    }
+}
+
+/// A resource record in a validated message (RFC 1035 §4.1.3).
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    msg: &'a [u8],
+    at: RecordAt,
+}
+
+impl<'a> Record<'a> {
+    /// The owner name.
+    pub fn name(&self) -> NameRef<'a> {
+        NameRef::validated(self.msg, self.at.name)
+    }
+
+    /// TYPE.
+    pub fn rtype(&self) -> Type {
+        self.at.rtype
+    }
+
+    /// CLASS (for OPT: the UDP payload size).
+    pub fn class(&self) -> Class {
+        Class(self.at.class)
+    }
+
+    /// TTL (for OPT: extended RCODE, version and flags).
+    pub fn ttl(&self) -> u32 {
+        self.at.ttl
+    }
+
+    /// Offset of the TTL field in the message (for in-place rewrites).
+    pub fn ttl_offset(&self) -> usize {
+        self.at.ttl_at
+    }
+
+    /// The RDATA bytes as on the wire (names may be compressed).
+    pub fn rdata(&self) -> &'a [u8] {
+        self.msg.get(self.at.rdata..self.at.end).unwrap_or_default()
+    }
+
+    /// Offset of the RDATA in the message.
+    pub fn rdata_offset(&self) -> usize {
+        self.at.rdata
+    }
+
+    /// The RDATA, typed (decoded now; RFC 3597 opaque bytes for unknown types).
+    pub fn data(&self) -> Result<RData<'a>> {
+        RData::parse(self.at.rtype, self.msg, self.at.rdata, self.at.end)
+    }
+
+    /// The whole message this record lives in (compression pointers address it).
+    pub fn msg(&self) -> &'a [u8] {
+        self.msg
+    }
+
+    /// Offset right after the RDATA (the end of the record).
+    pub fn rdata_end(&self) -> usize {
+        self.at.end
+    }
+}
+
+/// Zone-file form (RFC 1035 §5.1) in dig's tab-separated layout; RDATA that cannot be typed
+/// is shown in the generic `\#` form.
+impl fmt::Display for Record<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}\t{}\t{}\t{}\t",
+            self.name(),
+            self.ttl(),
+            self.class(),
+            self.rtype()
+        )?;
+        match self.data() {
+            Ok(data) => data.fmt(f),
+            Err(_) => write_generic(f, self.rdata()),
+        }
+    }
+}
+
+/// Iterator over the records of one section of a validated message.
+#[derive(Clone, Debug)]
+pub struct Records<'a> {
+    msg: &'a [u8],
+    pos: usize,
+    left: u16,
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Record<'a>;
+
+    fn next(&mut self) -> Option<Record<'a>> {
+        self.left = self.left.checked_sub(1)?;
+        let start = self.pos;
+        let at = name::skip(self.msg, start);
+        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(self.msg, at, "record header").ok()?;
+        let rdata = at + 10;
+        let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
+        self.pos = end;
+        Some(Record {
+            msg: self.msg,
+            at: RecordAt {
+                name: start,
+                rtype: Type(u16::from_be_bytes([t0, t1])),
+                class: u16::from_be_bytes([c0, c1]),
+                ttl_at: at + 4,
+                ttl: u32::from_be_bytes([l0, l1, l2, l3]),
+                rdata,
+                end,
+            },
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (usize::from(self.left), Some(usize::from(self.left)))
+    }
+}

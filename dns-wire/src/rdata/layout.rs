@@ -1,0 +1,198 @@
+//! Where names sit inside the RDATA of the types whose names may be compressed
+//! (RFC 3597 §4), and the two rules built on it:
+//!
+//! - **decode**: names are decompressed in the RFC 1035 types (CNAME, MB, MD, MF, MG, MINFO,
+//!   MR, MX, NS, PTR, SOA) and, as RFC 3597 §4 recommends for old servers, in RP, AFSDB, RT,
+//!   SIG, PX, NXT, NAPTR and SRV;
+//! - **encode**: names are compressed only in the RFC 1035 types.
+//!
+//! Every other type is opaque: its bytes are copied unchanged, and a pointer inside a typed
+//! view of it is malformed data.
+
+use alloc::vec::Vec;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::name::{Compression, NameRef};
+use crate::reader::Reader;
+use crate::types::Type;
+
+/// One field of an RDATA layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// A fixed number of bytes.
+    Fixed(usize),
+    /// A domain name, possibly compressed.
+    Name,
+    /// A `<character-string>`.
+    CharacterString,
+    /// The rest of the RDATA, opaque.
+    Rest,
+}
+
+use Field::{CharacterString as Cs, Fixed, Name, Rest};
+
+/// The layout of `rtype`'s RDATA when it holds names that may be compressed (RFC 3597 §4).
+pub fn name_layout(rtype: Type) -> Option<&'static [Field]> {
+    Some(match rtype {
+        Type::NS
+        | Type::MD
+        | Type::MF
+        | Type::CNAME
+        | Type::MB
+        | Type::MG
+        | Type::MR
+        | Type::PTR => &[Name],
+        Type::MINFO | Type::RP => &[Name, Name],
+        Type::MX | Type::AFSDB | Type::RT => &[Fixed(2), Name],
+        Type::SOA => &[Name, Name, Fixed(20)],
+        Type::PX => &[Fixed(2), Name, Name],
+        Type::SRV => &[Fixed(6), Name],
+        Type::NAPTR => &[Fixed(4), Cs, Cs, Cs, Name],
+        Type::SIG => &[Fixed(18), Name, Rest],
+        Type::NXT => &[Name, Rest],
+        _ => return None,
+    })
+}
+
+/// Whether names in `rtype`'s RDATA are followed through pointers when decoding.
+pub fn decompresses(rtype: Type) -> bool {
+    name_layout(rtype).is_some()
+}
+
+/// Whether names in `rtype`'s RDATA are compressed when encoding: the RFC 1035 types only.
+pub fn compresses(rtype: Type) -> bool {
+    matches!(
+        rtype,
+        Type::NS
+            | Type::MD
+            | Type::MF
+            | Type::CNAME
+            | Type::MB
+            | Type::MG
+            | Type::MR
+            | Type::PTR
+            | Type::MINFO
+            | Type::MX
+            | Type::SOA
+    )
+}
+
+/// A piece of RDATA handed out by [`walk`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Part<'a> {
+    /// Opaque bytes, copied as they are.
+    Bytes(&'a [u8]),
+    /// A name, which may have been compressed.
+    Name(NameRef<'a>),
+}
+
+/// Visits the RDATA `msg[start..end]` of a type with a name layout, field by field. Fails
+/// unless the layout fills the RDATA exactly.
+pub(crate) fn walk<'a>(
+    layout: &[Field],
+    msg: &'a [u8],
+    start: usize,
+    end: usize,
+    mut visit: impl FnMut(Part<'a>) -> Result<()>,
+) -> Result<()> {
+    let buf = msg.get(..end).ok_or(Error::new(
+        ErrorKind::UnexpectedEnd { what: "RDATA" },
+        msg.len(),
+    ))?;
+    let mut r = Reader::new(buf, start);
+    for field in layout {
+        match *field {
+            Fixed(n) => visit(Part::Bytes(r.bytes(n, "RDATA field")?))?,
+            Name => visit(Part::Name(r.name(Compression::Allowed)?))?,
+            Cs => {
+                let at = r.pos();
+                r.character_string("RDATA string")?;
+                visit(Part::Bytes(buf.get(at..r.pos()).unwrap_or_default()))?;
+            }
+            Rest => visit(Part::Bytes(r.rest()))?,
+        }
+    }
+    if r.remaining() != 0 {
+        return Err(Error::new(ErrorKind::RdataLengthMismatch, r.pos()));
+    }
+    Ok(())
+}
+
+/// Appends the RDATA `msg[start..end]` of `rtype` with every name decompressed (decode rule
+/// above); RDATA of other types is copied unchanged.
+pub(crate) fn decompress_into(
+    rtype: Type,
+    msg: &[u8],
+    start: usize,
+    end: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    match name_layout(rtype) {
+        Some(layout) => walk(layout, msg, start, end, |part| {
+            match part {
+                Part::Bytes(b) => out.extend_from_slice(b),
+                Part::Name(n) => super::write_name(out, &n),
+            }
+            Ok(())
+        }),
+        None => {
+            let bytes = msg.get(start..end).ok_or(Error::new(
+                ErrorKind::UnexpectedEnd { what: "RDATA" },
+                start,
+            ))?;
+            out.extend_from_slice(bytes);
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3597_s4_decode_set_is_wider_than_encode_set() {
+        for t in [
+            Type::SRV,
+            Type::NAPTR,
+            Type::RP,
+            Type::AFSDB,
+            Type::RT,
+            Type::PX,
+            Type::SIG,
+            Type::NXT,
+        ] {
+            assert!(decompresses(t) && !compresses(t), "{t}");
+        }
+        for t in [
+            Type::NS,
+            Type::CNAME,
+            Type::SOA,
+            Type::MX,
+            Type::PTR,
+            Type::MINFO,
+            Type::MB,
+        ] {
+            assert!(decompresses(t) && compresses(t), "{t}");
+        }
+        for t in [
+            Type::DNAME,
+            Type::RRSIG,
+            Type::NSEC,
+            Type::SVCB,
+            Type::HTTPS,
+            Type(65280),
+        ] {
+            assert!(!decompresses(t) && !compresses(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn rfc3597_s4_srv_target_is_decompressed_on_decode() {
+        // offset 0: "a" + root; SRV RDATA at 3: 6 fixed bytes then a pointer to 0.
+        let msg = [1, b'a', 0, 0, 1, 0, 2, 0, 3, 0xC0, 0x00];
+        let mut out = Vec::new();
+        decompress_into(Type::SRV, &msg, 3, msg.len(), &mut out).unwrap();
+        assert_eq!(out, [0, 1, 0, 2, 0, 3, 1, b'a', 0]);
+    }
+}
