@@ -1,5 +1,4 @@
 //! Safety and liveness of the election under the simulation (spec §5–§8).
-#![cfg(test)]
 
 use alloc::vec::Vec;
 
