@@ -1,6 +1,9 @@
 //! Candidates as tasks of one process on a `MemoryStore`, on tokio's paused clock: virtual time
 //! advances whenever every task waits, so these run in milliseconds and deterministically.
 
+// Test helpers outside `#[test]` functions may fail loudly too.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::time::Duration;
 
 use leader_lease::{Config, Elector, Event, StopReason};
