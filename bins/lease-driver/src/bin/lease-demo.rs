@@ -12,7 +12,6 @@
 //! of these against one file, and against a real etcd.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use leader_lease::{Config, Event};
 use lease_driver::{Driver, FileStore, Notice, Store, Term};
@@ -117,8 +116,8 @@ async fn campaign(config: Config, store: impl Store) -> Result<(), String> {
 #[cfg(feature = "etcd")]
 async fn etcd_store(endpoint: &str, key: String) -> Result<lease_driver::EtcdStore, String> {
     let options = etcd_client::ConnectOptions::new()
-        .with_connect_timeout(Duration::from_secs(1))
-        .with_timeout(Duration::from_secs(1));
+        .with_connect_timeout(std::time::Duration::from_secs(1))
+        .with_timeout(std::time::Duration::from_secs(1));
     let client = etcd_client::Client::connect([endpoint], Some(options))
         .await
         .map_err(|e| format!("cannot connect to etcd at {endpoint}: {e}"))?;
