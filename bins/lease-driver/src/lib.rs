@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+//!
+//! [`Config::request_timeout`]: leader_lease::Config::request_timeout
 
 mod clock;
 mod driver;
