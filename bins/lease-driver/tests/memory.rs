@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use leader_lease::{Config, Elector, Event, StopReason};
-use lease_driver::{Driver, MemoryStore, Notice, Status};
+use leader_lease::{Config, Elector, Event, Record, StopReason, Stored, Version};
+use lease_driver::{Driver, MemoryStore, Notice, RequestError, Status, Store};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -173,4 +173,80 @@ async fn a_leader_that_shuts_down_hands_over_at_once() {
         started_at < shutdown_at + Duration::from_secs(2),
         "took over at {started_at:?}"
     );
+}
+
+/// A store that can be made to hang: every request started while `hung` is set never answers.
+#[derive(Clone, Default)]
+struct Hanging {
+    inner: MemoryStore,
+    hung: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Hanging {
+    async fn hang_if_set(&self) {
+        if self.hung.load(std::sync::atomic::Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Store for Hanging {
+    async fn get(&self) -> Result<Option<Stored>, RequestError> {
+        self.hang_if_set().await;
+        self.inner.get().await
+    }
+
+    async fn create(&self, record: &Record) -> Result<Version, RequestError> {
+        self.hang_if_set().await;
+        self.inner.create(record).await
+    }
+
+    async fn update(&self, record: &Record, expected: Version) -> Result<Version, RequestError> {
+        self.hang_if_set().await;
+        self.inner.update(record, expected).await
+    }
+}
+
+/// kubernetes/kubernetes#65090 and #44887: requests are bounded by the request timeout, and a
+/// leader whose store hangs steps down by its deadline whatever is in flight.
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_store_hangs_steps_down_in_time() {
+    let store = Hanging::default();
+    let driver = Driver::new(config("a"), store.clone());
+    let status = driver.status();
+    let (tx, mut notices) = mpsc::unbounded_channel();
+    let task = tokio::spawn(driver.run(std::future::pending(), move |notice| {
+        let _ = tx.send(notice);
+    }));
+    status.clone().wait_for(|s| s.term.is_some()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    store.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut timed_out = 0;
+    let stop = loop {
+        match notices.recv().await.unwrap() {
+            Notice::RequestFailed {
+                error: RequestError::TimedOut(limit),
+                ..
+            } => {
+                // Config::request_timeout: max(1 s, RD / 2).
+                assert_eq!(limit, Duration::from_secs(1));
+                timed_out += 1;
+            }
+            Notice::Event {
+                event: Event::StoppedLeading { reason },
+                at,
+                term: Some(term),
+            } => break (reason, at, term.valid_until),
+            _ => {}
+        }
+    };
+    let (reason, at, valid_until) = stop;
+    assert_eq!(reason, StopReason::RenewDeadline);
+    assert!(
+        at < valid_until,
+        "stopped at {at:?}, valid until {valid_until:?}"
+    );
+    assert!(timed_out >= 1);
+    assert!(!status.borrow().is_leading(Instant::now()));
+    task.abort();
 }
