@@ -225,6 +225,57 @@ mod tests {
         );
     }
 
+    /// The lock makes the compare-and-swap atomic: of many writers racing on one version,
+    /// exactly one wins.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn racing_writers_have_one_winner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lease.json");
+        let first = FileStore::new(&path).create(&record("a")).await.unwrap();
+        let racers: Vec<_> = (0..8)
+            .map(|i| {
+                let store = FileStore::new(&path);
+                tokio::spawn(async move { store.update(&record(&format!("r{i}")), first).await })
+            })
+            .collect();
+        let mut winners = 0;
+        for racer in racers {
+            match racer.await.unwrap() {
+                Ok(version) => {
+                    assert_eq!(version, Version(2));
+                    winners += 1;
+                }
+                Err(e) => assert!(matches!(e, RequestError::Conflict), "{e}"),
+            }
+        }
+        assert_eq!(winners, 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_file_format_round_trips(
+            holder in "\\PC{0,20}",
+            duration in proptest::prelude::any::<i32>(),
+            transitions in proptest::prelude::any::<i32>(),
+            renew in proptest::option::of(0_i64..253_402_300_800_000_000),
+            // `omitempty`: an empty preferred holder is written as none.
+            preferred in proptest::option::of("[a-z0-9.-]{1,12}"),
+            version in proptest::prelude::any::<u64>(),
+        ) {
+            let record = Record {
+                holder_identity: holder,
+                lease_duration_seconds: duration,
+                acquire_time: renew.map(leader_lease::MicroTime::from_unix_micros),
+                renew_time: renew.map(leader_lease::MicroTime::from_unix_micros),
+                leader_transitions: transitions,
+                strategy: None,
+                preferred_holder: preferred,
+            };
+            let stored = Stored { record, version: Version(version) };
+            proptest::prop_assert_eq!(decode(&encode(&stored.record, stored.version)), Ok(stored));
+        }
+    }
+
     #[tokio::test]
     async fn a_corrupt_record_is_reported_with_its_path() {
         let dir = tempfile::tempdir().unwrap();
