@@ -149,3 +149,58 @@ async fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> impl Iterator<Item = String> {
+        line.split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn options_choose_the_store_and_timings() {
+        let options = parse(args(
+            "--id a --file /tmp/l --lease-secs 3 --renew-ms 1500 --retry-ms 500",
+        ))
+        .unwrap();
+        assert!(matches!(options.backend, Backend::File(ref p) if p == "/tmp/l"));
+        assert_eq!(options.config.identity(), "a");
+        assert_eq!(
+            options.config.renew_deadline(),
+            leader_lease::Duration::from_millis(1500)
+        );
+        let options = parse(args("--id b --etcd http://127.0.0.1:2379 --key /k")).unwrap();
+        assert!(matches!(options.backend, Backend::Etcd { ref key, .. } if key == "/k"));
+        assert_eq!(
+            options.config.lease_duration(),
+            leader_lease::Duration::from_secs(15)
+        );
+    }
+
+    #[test]
+    fn bad_options_say_what_is_wrong() {
+        let error = |line| parse(args(line)).err().unwrap();
+        assert_eq!(error("--file /tmp/l"), "--id is required");
+        assert_eq!(error("--id a"), "give either --file, or --etcd with --key");
+        assert_eq!(
+            error("--id a --file x --etcd y --key z"),
+            "give either --file, or --etcd with --key"
+        );
+        assert_eq!(
+            error("--id a --file x --lease-secs"),
+            "--lease-secs needs a value"
+        );
+        assert_eq!(error("--id a --file x --port 1"), "unknown option --port");
+        assert!(
+            error("--id a --file x --renew-ms soon").starts_with("--renew-ms soon: invalid digit")
+        );
+        assert!(
+            error("--id a --file x --lease-secs 2 --renew-ms 2000")
+                .contains("must be greater than renew deadline")
+        );
+    }
+}
