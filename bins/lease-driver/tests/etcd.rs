@@ -115,3 +115,63 @@ fn one_leader_fail_over_and_step_down_when_etcd_stops() {
     );
     assert!(candidates.next("started", Duration::from_secs(4)).is_none());
 }
+
+/// The store answers each `leader_lease::Action` as the state machine expects, against etcd.
+#[tokio::test]
+async fn the_etcd_store_is_a_compare_and_swap_register() {
+    use leader_lease::{Record, Version};
+    use lease_driver::{EtcdStore, RequestError, Store};
+
+    let Some(etcd) = Etcd::start() else {
+        eprintln!("skipped: no `etcd` on the PATH (Debian package etcd-server)");
+        return;
+    };
+    let mut client = etcd_client::Client::connect([etcd.client_url.as_str()], None)
+        .await
+        .unwrap();
+    let store = EtcdStore::new(&client, "/kube-node-net/cas");
+    let record = |holder: &str| Record {
+        holder_identity: holder.into(),
+        lease_duration_seconds: 3,
+        ..Record::default()
+    };
+    // etcd listens before it has elected itself: wait until it answers.
+    let mut tries = 0;
+    let empty = loop {
+        match store.get().await {
+            Err(e) if tries < 100 => {
+                eprintln!("etcd not ready: {e}");
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            answer => break answer.unwrap(),
+        }
+    };
+    assert!(empty.is_none());
+    let missing = store.update(&record("a"), Version(1)).await;
+    assert!(
+        matches!(missing, Err(RequestError::NotFound)),
+        "{missing:?}"
+    );
+    let first = store.create(&record("a")).await.unwrap();
+    let again = store.create(&record("b")).await;
+    assert!(matches!(again, Err(RequestError::Conflict)), "{again:?}");
+    let second = store.update(&record("b"), first).await.unwrap();
+    assert!(second > first);
+    let stale = store.update(&record("c"), first).await;
+    assert!(matches!(stale, Err(RequestError::Conflict)), "{stale:?}");
+    let stored = store.get().await.unwrap().unwrap();
+    assert_eq!((stored.record, stored.version), (record("b"), second));
+
+    client
+        .put("/kube-node-net/cas", "not json", None)
+        .await
+        .unwrap();
+    let corrupt = store.get().await.unwrap_err();
+    assert!(
+        corrupt
+            .to_string()
+            .starts_with("etcd key \"/kube-node-net/cas\": not an election record"),
+        "{corrupt}"
+    );
+}
