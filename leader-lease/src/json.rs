@@ -215,28 +215,28 @@ impl<'a> Reader<'a> {
         self.pos += 1;
         let mut out = String::new();
         loop {
+            // Copy the run up to the next quote, escape or control character in one go.
             let rest = self.text.get(self.pos..).unwrap_or_default();
-            let Some(c) = rest.chars().next() else {
-                return self.fail(DecodeErrorKind::Syntax("a closing '\"'"));
-            };
-            match c {
-                '"' => {
+            let run = rest
+                .find(|c| matches!(c, '"' | '\\' | '\0'..='\x1f'))
+                .unwrap_or(rest.len());
+            out.push_str(rest.get(..run).unwrap_or_default());
+            self.pos += run;
+            match self.peek() {
+                Some(b'"') => {
                     self.pos += 1;
                     return Ok(out);
                 }
-                '\\' => {
+                Some(b'\\') => {
                     self.pos += 1;
                     out.push(self.escape()?);
                 }
-                '\0'..='\x1f' => {
+                Some(_) => {
                     return self.fail(DecodeErrorKind::Syntax(
                         "no raw control character in a string",
                     ));
                 }
-                _ => {
-                    out.push(c);
-                    self.pos += c.len_utf8();
-                }
+                None => return self.fail(DecodeErrorKind::Syntax("a closing '\"'")),
             }
         }
     }
@@ -283,23 +283,36 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether `c` must be escaped: JSON's rules, plus `<`, `>`, `&`, U+2028 and U+2029, which Go
+/// escapes for HTML and JavaScript safety (both forms decode the same).
+fn needs_escape(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\\' | '\0'..='\x1f' | '<' | '>' | '&' | '\u{2028}' | '\u{2029}'
+    )
+}
+
 /// Appends `value` as a JSON string literal.
 pub(crate) fn write_string(out: &mut String, value: &str) {
     out.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            // Go also escapes <, > and & for HTML safety; both forms decode the same.
-            '\0'..='\x1f' | '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+    let mut rest = value;
+    while let Some(at) = rest.find(needs_escape) {
+        out.push_str(rest.get(..at).unwrap_or_default());
+        let mut tail = rest.get(at..).unwrap_or_default().chars();
+        match tail.next() {
+            Some('"') => out.push_str("\\\""),
+            Some('\\') => out.push_str("\\\\"),
+            Some('\n') => out.push_str("\\n"),
+            Some('\r') => out.push_str("\\r"),
+            Some('\t') => out.push_str("\\t"),
+            Some(c) => {
                 let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
-            _ => out.push(c),
+            None => {}
         }
+        rest = tail.as_str();
     }
+    out.push_str(rest);
     out.push('"');
 }
 

@@ -105,7 +105,8 @@ impl Record {
     }
 
     fn encode(&self, form: Form) -> String {
-        let mut out = String::from("{\"holderIdentity\":");
+        let mut out = String::with_capacity(256);
+        out.push_str("{\"holderIdentity\":");
         json::write_string(&mut out, &self.holder_identity);
         let _ = write!(
             out,
