@@ -5,7 +5,7 @@
 //! the end of the previous record and reports [`ErrorKind::NoSpace`], which is how
 //! [`crate::OwnedMessage::encode_truncated`] implements truncation.
 
-use crate::compress::{Compressor, Suffixes};
+use crate::compress::{Compressor, ROOT_HASH, hash_label};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
 use crate::message::Section;
@@ -160,29 +160,51 @@ impl<'b> Encoder<'b> {
     }
 
     fn name_ref(&mut self, name: NameRef<'_>) -> Result<()> {
-        let name = name.to_name();
-        self.name(name.as_wire())
+        match name.uncompressed() {
+            Some(wire) => self.name(wire),
+            None => self.name(name.to_name().as_wire()),
+        }
     }
 
     /// Writes an uncompressed wire name, ending in a pointer to the longest suffix already
     /// written, and remembers its new suffixes.
     fn name(&mut self, wire: &[u8]) -> Result<()> {
-        debug_assert!(wire.len() <= MAX_NAME_LEN);
-        let suffixes = Suffixes::of(wire);
-        let start = self.len;
-        let mut fresh = suffixes.count;
-        let mut pointer = None;
+        // Where each label starts, then the hash of the suffix from each label (built from the
+        // root backwards). A name of 255 octets has at most 127 labels.
+        let mut starts = [0u8; MAX_NAME_LEN / 2];
+        let mut count = 0usize;
+        let mut pos = 0usize;
+        while let (Some(&len @ 1..), Some(slot)) = (wire.get(pos), starts.get_mut(count)) {
+            *slot = pos as u8;
+            count += 1;
+            pos += 1 + usize::from(len);
+        }
+        let mut hashes = [0u32; MAX_NAME_LEN / 2];
+        let mut hash = ROOT_HASH;
+        for i in (0..count).rev() {
+            let at = usize::from(starts.get(i).copied().unwrap_or(0));
+            let len = usize::from(wire.get(at).copied().unwrap_or(0));
+            hash = hash_label(hash, wire.get(at..=at + len).unwrap_or_default());
+            if let Some(h) = hashes.get_mut(i) {
+                *h = hash;
+            }
+        }
+        // The longest suffix already written.
         let written = self.buf.get(..self.len).unwrap_or_default();
-        for i in 0..suffixes.count {
-            let at = usize::from(suffixes.starts.get(i).copied().unwrap_or(0));
-            let hash = suffixes.hashes.get(i).copied().unwrap_or(0);
-            let suffix = wire.get(at..).unwrap_or_default();
-            if let Some(offset) = self.names.find(written, hash, suffix) {
+        let mut fresh = count;
+        let mut pointer = None;
+        for (i, (&at, &hash)) in starts.iter().zip(&hashes).take(count).enumerate() {
+            let at = usize::from(at);
+            if let Some(offset) = self
+                .names
+                .find(written, hash, wire.get(at..).unwrap_or_default())
+            {
                 fresh = i;
                 pointer = Some((at, offset));
                 break;
             }
         }
+        let start = self.len;
         match pointer {
             Some((at, offset)) => {
                 self.put(wire.get(..at).unwrap_or_default())?;
@@ -190,10 +212,8 @@ impl<'b> Encoder<'b> {
             }
             None => self.put(wire)?,
         }
-        for i in 0..fresh {
-            let at = usize::from(suffixes.starts.get(i).copied().unwrap_or(0));
-            let hash = suffixes.hashes.get(i).copied().unwrap_or(0);
-            self.names.insert(hash, start + at);
+        for (&at, &hash) in starts.iter().zip(&hashes).take(fresh) {
+            self.names.insert(hash, start + usize::from(at));
         }
         Ok(())
     }

@@ -188,12 +188,31 @@ impl<'a> NameRef<'a> {
         self.labels().count()
     }
 
+    /// The wire bytes of the name when it is stored without compression pointers (always the
+    /// case for names in standalone uncompressed RDATA), without copying.
+    pub fn uncompressed(&self) -> Option<&'a [u8]> {
+        let mut pos = self.start;
+        loop {
+            match *self.msg.get(pos)? {
+                0 => return self.msg.get(self.start..=pos),
+                len @ 1..=0x3F => pos += 1 + usize::from(len),
+                _ => return None,
+            }
+        }
+    }
+
     /// An owned, uncompressed copy with the case kept.
     pub fn to_name(&self) -> Name {
         let mut name = Name::root();
+        self.write_into(&mut name);
+        name
+    }
+
+    /// Overwrites `name` with this name (no intermediate copy of the 256-byte `Name`).
+    pub(crate) fn write_into(&self, name: &mut Name) {
         let mut len = 0usize;
         for label in self.labels() {
-            // A validated name fits: wire_len <= 255.
+            // A validated name fits: its wire length is at most 255.
             let Some(dst) = name.bytes.get_mut(len..len + 1 + label.len()) else {
                 break;
             };
@@ -207,7 +226,6 @@ impl<'a> NameRef<'a> {
             *root = 0;
         }
         name.len = (len + 1) as u8;
-        name
     }
 
     /// Case-insensitive comparison of two names (RFC 1035 §2.3.3, RFC 4343).

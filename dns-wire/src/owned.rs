@@ -61,21 +61,35 @@ impl OwnedRecord {
     /// Copies a record out of a message, decompressing the names in its RDATA where
     /// RFC 3597 §4 allows compression.
     pub fn from_record(record: &Record<'_>) -> Result<Self> {
-        let mut rdata = Vec::with_capacity(record.rdata().len());
+        let mut out = Self {
+            name: Name::root(),
+            rtype: record.rtype(),
+            class: record.class(),
+            ttl: record.ttl(),
+            rdata: Vec::new(),
+        };
+        out.fill_from(record)?;
+        Ok(out)
+    }
+
+    /// Sets the owner name and RDATA from `record`.
+    fn fill_from(&mut self, record: &Record<'_>) -> Result<()> {
+        record.name().write_into(&mut self.name);
+        let rdata = record.rdata();
+        // Decompressed names may be longer than their compressed form.
+        let room = if layout::decompresses(record.rtype()) {
+            64
+        } else {
+            0
+        };
+        self.rdata = Vec::with_capacity(rdata.len() + room);
         layout::decompress_into(
             record.rtype(),
             record.msg(),
             record.rdata_offset(),
             record.rdata_end(),
-            &mut rdata,
-        )?;
-        Ok(Self {
-            name: record.name().to_name(),
-            rtype: record.rtype(),
-            class: record.class(),
-            ttl: record.ttl(),
-            rdata,
-        })
+            &mut self.rdata,
+        )
     }
 
     /// The RDATA, typed.
@@ -181,11 +195,21 @@ impl OwnedMessage {
             if record.rtype() == Type::OPT {
                 continue;
             }
-            let record = OwnedRecord::from_record(&record)?;
-            match section {
-                Section::Answer => out.answers.push(record),
-                Section::Authority => out.authority.push(record),
-                Section::Additional => out.additional.push(record),
+            let records = match section {
+                Section::Answer => &mut out.answers,
+                Section::Authority => &mut out.authority,
+                Section::Additional => &mut out.additional,
+            };
+            // Filled in place: a record holds a 256-byte inline name, not worth moving.
+            records.push(OwnedRecord {
+                name: Name::root(),
+                rtype: record.rtype(),
+                class: record.class(),
+                ttl: record.ttl(),
+                rdata: Vec::new(),
+            });
+            if let Some(last) = records.last_mut() {
+                last.fill_from(&record)?;
             }
         }
         Ok(out)
