@@ -7,7 +7,7 @@ use core::hash::{Hash, Hasher};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::HEADER_LEN;
 use crate::message::{Question, read_question, read_record};
-use crate::name::{self, Compression, MAX_NAME_LEN, NameRef};
+use crate::name::{self, Compression, MAX_NAME_LEN, NameRef, Targets};
 use crate::types::Type;
 
 /// Sets the message ID (the first two bytes) in place.
@@ -26,13 +26,14 @@ pub fn set_id(msg: &mut [u8], id: u16) -> Result<()> {
 pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
     let mut pos = HEADER_LEN;
     let counts = crate::header::Header::parse(msg)?.1;
+    let mut targets = Targets::default();
     for _ in 0..counts.questions {
-        pos = read_question(msg, pos)?.2;
+        pos = read_question(msg, pos, &mut targets)?.2;
     }
     let records =
         u32::from(counts.answers) + u32::from(counts.authority) + u32::from(counts.additional);
     for _ in 0..records {
-        let rec = read_record(msg, pos)?;
+        let rec = read_record(msg, pos, &mut targets)?;
         if rec.rtype != Type::OPT
             && let Some(ttl) = msg.get_mut(rec.ttl_at..rec.ttl_at + 4)
         {

@@ -10,7 +10,7 @@ use core::fmt;
 use crate::edns::Edns;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
-use crate::name::{self, Compression, NameRef};
+use crate::name::{self, Compression, NameRef, Targets};
 use crate::rdata::RData;
 use crate::text::write_generic;
 use crate::types::{Class, Rcode, Type};
@@ -59,8 +59,12 @@ fn fixed<const N: usize>(msg: &[u8], at: usize, what: &'static str) -> Result<[u
 }
 
 /// Validates the question at `pos`; returns its QTYPE, QCLASS and end.
-pub(crate) fn read_question(msg: &[u8], pos: usize) -> Result<(Type, Class, usize)> {
-    let end = name::scan(msg, pos, Compression::Allowed)?.end;
+pub(crate) fn read_question(
+    msg: &[u8],
+    pos: usize,
+    targets: &mut Targets,
+) -> Result<(Type, Class, usize)> {
+    let end = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
     let [t0, t1, c0, c1] = fixed(msg, end, "question")?;
     Ok((
         Type(u16::from_be_bytes([t0, t1])),
@@ -70,8 +74,8 @@ pub(crate) fn read_question(msg: &[u8], pos: usize) -> Result<(Type, Class, usiz
 }
 
 /// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
-pub(crate) fn read_record(msg: &[u8], pos: usize) -> Result<RecordAt> {
-    let at = name::scan(msg, pos, Compression::Allowed)?.end;
+pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Result<RecordAt> {
+    let at = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
     let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(msg, at, "record header")?;
     let rdata = at + 10;
     let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
@@ -116,8 +120,9 @@ impl<'a> Message<'a> {
         let (header, counts) = Header::parse(bytes)?;
         let mut pos = HEADER_LEN;
         let mut starts = [pos; 4];
+        let mut targets = Targets::default();
         for _ in 0..counts.questions {
-            pos = read_question(bytes, pos)?.2;
+            pos = read_question(bytes, pos, &mut targets)?.2;
         }
         let mut opt = None;
         let sections = [counts.answers, counts.authority, counts.additional];
@@ -126,7 +131,7 @@ impl<'a> Message<'a> {
                 *start = pos;
             }
             for _ in 0..count {
-                let rec = read_record(bytes, pos)?;
+                let rec = read_record(bytes, pos, &mut targets)?;
                 if rec.rtype == Type::OPT {
                     let is_root = bytes.get(rec.name) == Some(&0);
                     if i != 2 || !is_root {
