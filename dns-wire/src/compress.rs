@@ -85,38 +85,40 @@ impl Compressor {
 }
 
 /// Whether the name written at `at` in `out` (following our own pointers, strictly backwards)
-/// is byte for byte `suffix`.
+/// is byte for byte `suffix`. Each run of labels up to a pointer is compared in one go.
 fn matches(out: &[u8], mut at: usize, suffix: &[u8]) -> bool {
     let mut pos = 0usize;
     let mut hops = 0usize;
     loop {
-        let Some(&byte) = out.get(at) else {
-            return false;
-        };
-        if byte >= 0xC0 {
-            let Some(&low) = out.get(at + 1) else {
-                return false;
-            };
-            let target = usize::from(u16::from_be_bytes([byte & 0x3F, low]));
-            hops += 1;
-            if target >= at || hops > MAX_POINTER_HOPS {
-                return false;
+        let mut end = at;
+        let ends_in_root = loop {
+            match out.get(end) {
+                Some(0) => break true,
+                Some(&len @ 1..=0x3F) => end += 1 + usize::from(len),
+                Some(_) => break false,
+                None => return false,
             }
-            at = target;
-            continue;
-        }
-        let len = usize::from(byte);
-        let (Some(ours), Some(theirs)) = (suffix.get(pos..=pos + len), out.get(at..=at + len))
+        };
+        let run_end = end + usize::from(ends_in_root);
+        let (Some(run), Some(ours)) = (out.get(at..run_end), suffix.get(pos..pos + run_end - at))
         else {
             return false;
         };
-        if ours != theirs {
+        if run != ours {
             return false;
         }
-        if len == 0 {
+        if ends_in_root {
             return true;
         }
-        pos += len + 1;
-        at += len + 1;
+        pos += run.len();
+        let Some(&[hi, lo]) = out.get(end..end + 2).and_then(|p| p.first_chunk::<2>()) else {
+            return false;
+        };
+        let target = usize::from(u16::from_be_bytes([hi & 0x3F, lo]));
+        hops += 1;
+        if target >= end || hops > MAX_POINTER_HOPS {
+            return false;
+        }
+        at = target;
     }
 }

@@ -9,9 +9,13 @@ use crate::compress::{Compressor, ROOT_HASH, hash_label};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
 use crate::message::Section;
-use crate::name::{MAX_NAME_LEN, Name, NameRef};
+use crate::name::{Name, NameRef};
 use crate::rdata::layout::{self, Part};
 use crate::types::{Class, Type};
+
+/// How many of a name's last labels are candidates for compression (ip6.arpa names have 34;
+/// a power of two keeps the ring arithmetic cheap).
+const CANDIDATES: usize = 64;
 
 /// Writes one message into `buf`, up to a size limit.
 #[derive(Debug)]
@@ -114,11 +118,11 @@ impl<'b> Encoder<'b> {
         let next = bump(*count, self.len)?;
         self.atomically(|enc| {
             enc.name(name.as_wire())?;
-            enc.put(&rtype.0.to_be_bytes())?;
-            enc.put(&class.0.to_be_bytes())?;
-            enc.put(&ttl.to_be_bytes())?;
-            let len_at = enc.len;
-            enc.put(&[0, 0])?;
+            let [t0, t1] = rtype.0.to_be_bytes();
+            let [c0, c1] = class.0.to_be_bytes();
+            let [l0, l1, l2, l3] = ttl.to_be_bytes();
+            enc.put(&[t0, t1, c0, c1, l0, l1, l2, l3, 0, 0])?;
+            let len_at = enc.len - 2;
             enc.rdata(rtype, rdata)?;
             let rdlen = u16::try_from(enc.len - len_at - 2).map_err(|_| {
                 Error::new(
@@ -167,37 +171,43 @@ impl<'b> Encoder<'b> {
     }
 
     /// Writes an uncompressed wire name, ending in a pointer to the longest suffix already
-    /// written, and remembers its new suffixes.
+    /// written, and remembers its new suffixes. Only the suffixes of the last
+    /// [`CANDIDATES`] labels are looked up and remembered, which bounds the work per name.
     fn name(&mut self, wire: &[u8]) -> Result<()> {
-        // Where each label starts, then the hash of the suffix from each label (built from the
-        // root backwards). A name of 255 octets has at most 127 labels.
-        let mut starts = [0u8; MAX_NAME_LEN / 2];
+        // Where the last labels start (a ring), then the hash of the suffix from each of them,
+        // built from the root backwards.
+        let mut starts = [0u8; CANDIDATES];
         let mut count = 0usize;
         let mut pos = 0usize;
-        while let (Some(&len @ 1..), Some(slot)) = (wire.get(pos), starts.get_mut(count)) {
-            *slot = pos as u8;
+        while let Some(&len @ 1..) = wire.get(pos) {
+            if let Some(slot) = starts.get_mut(count % CANDIDATES) {
+                *slot = pos as u8;
+            }
             count += 1;
             pos += 1 + usize::from(len);
         }
-        let mut hashes = [0u32; MAX_NAME_LEN / 2];
+        let first = count.saturating_sub(CANDIDATES);
+        let start_of = |i: usize| usize::from(starts.get(i % CANDIDATES).copied().unwrap_or(0));
+        let mut hashes = [0u32; CANDIDATES];
         let mut hash = ROOT_HASH;
-        for i in (0..count).rev() {
-            let at = usize::from(starts.get(i).copied().unwrap_or(0));
+        for i in (first..count).rev() {
+            let at = start_of(i);
             let len = usize::from(wire.get(at).copied().unwrap_or(0));
             hash = hash_label(hash, wire.get(at..=at + len).unwrap_or_default());
-            if let Some(h) = hashes.get_mut(i) {
+            if let Some(h) = hashes.get_mut(i % CANDIDATES) {
                 *h = hash;
             }
         }
+        let hash_of = |i: usize| hashes.get(i % CANDIDATES).copied().unwrap_or(0);
         // The longest suffix already written.
         let written = self.buf.get(..self.len).unwrap_or_default();
         let mut fresh = count;
         let mut pointer = None;
-        for (i, (&at, &hash)) in starts.iter().zip(&hashes).take(count).enumerate() {
-            let at = usize::from(at);
-            if let Some(offset) = self
-                .names
-                .find(written, hash, wire.get(at..).unwrap_or_default())
+        for i in first..count {
+            let at = start_of(i);
+            if let Some(offset) =
+                self.names
+                    .find(written, hash_of(i), wire.get(at..).unwrap_or_default())
             {
                 fresh = i;
                 pointer = Some((at, offset));
@@ -212,8 +222,8 @@ impl<'b> Encoder<'b> {
             }
             None => self.put(wire)?,
         }
-        for (&at, &hash) in starts.iter().zip(&hashes).take(fresh) {
-            self.names.insert(hash, start + usize::from(at));
+        for i in first..fresh {
+            self.names.insert(hash_of(i), start + start_of(i));
         }
         Ok(())
     }

@@ -253,13 +253,15 @@ impl OwnedMessage {
     /// [`ErrorKind::NoSpace`] if it does not fit. Returns the length written.
     pub fn encode(&self, buf: &mut [u8]) -> Result<usize> {
         let limit = buf.len();
-        let mut enc = self.start(buf, limit)?;
+        let mut enc = Encoder::new(buf, self.header)?;
+        self.write_questions(&mut enc, limit)?;
         for section in Section::ALL {
             for r in self.section(section) {
                 enc.record(section, &r.name, r.rtype, r.class, r.ttl, &r.rdata)?;
             }
         }
-        self.finish(enc)
+        self.write_opt(&mut enc)?;
+        Ok(enc.finish())
     }
 
     /// Encodes into `buf` within `budget` bytes, truncating when needed: records are written
@@ -274,7 +276,8 @@ impl OwnedMessage {
         let reserved = limit
             .checked_sub(opt_len)
             .ok_or(Error::new(ErrorKind::NoSpace, 0))?;
-        let mut enc = self.start(buf, reserved)?;
+        let mut enc = Encoder::new(buf, self.header)?;
+        self.write_questions(&mut enc, reserved)?;
         'sections: for section in Section::ALL {
             for r in self.section(section) {
                 match enc.record(section, &r.name, r.rtype, r.class, r.ttl, &r.rdata) {
@@ -290,12 +293,12 @@ impl OwnedMessage {
             }
         }
         enc.set_limit(limit);
-        self.finish(enc)
+        self.write_opt(&mut enc)?;
+        Ok(enc.finish())
     }
 
-    /// An encoder limited to `limit` bytes with the header and questions written.
-    fn start<'b>(&self, buf: &'b mut [u8], limit: usize) -> Result<Encoder<'b>> {
-        let mut enc = Encoder::new(buf, self.header)?;
+    /// Limits `enc` to `limit` bytes and writes the questions.
+    fn write_questions(&self, enc: &mut Encoder<'_>, limit: usize) -> Result<()> {
         enc.set_limit(limit);
         if enc.len() > limit {
             return Err(Error::new(ErrorKind::NoSpace, limit));
@@ -303,10 +306,11 @@ impl OwnedMessage {
         for q in &self.questions {
             enc.question(&q.name, q.qtype, q.qclass)?;
         }
-        Ok(enc)
+        Ok(())
     }
 
-    fn finish(&self, mut enc: Encoder<'_>) -> Result<usize> {
+    /// Writes the OPT record, if any, as the last additional record.
+    fn write_opt(&self, enc: &mut Encoder<'_>) -> Result<()> {
         if let Some(edns) = &self.edns {
             let ttl = opt_ttl(edns.ext_rcode, edns.version, edns.dnssec_ok, edns.z);
             let class = Class(edns.udp_payload_size);
@@ -319,7 +323,7 @@ impl OwnedMessage {
                 &edns.options,
             )?;
         }
-        Ok(enc.finish())
+        Ok(())
     }
 
     /// Encodes into a new vector (no size limit beyond the 65,535 bytes of a TCP message).
