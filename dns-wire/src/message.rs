@@ -175,6 +175,11 @@ impl<'a> Message<'a> {
         self.counts
     }
 
+    /// Where the answer section starts (the first record).
+    pub(crate) fn records_start(&self) -> usize {
+        self.starts[1]
+    }
+
     /// The questions.
     pub fn questions(&self) -> Questions<'a> {
         Questions {
