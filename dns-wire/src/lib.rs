@@ -6,6 +6,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod bytes;
 pub mod cache;
 mod compress;
 mod dig;
@@ -22,6 +23,7 @@ pub mod tcp;
 mod text;
 pub mod types;
 
+pub use bytes::RdataBytes;
 pub use cache::CacheKey;
 pub use edns::{Edns, EdnsOption};
 pub use encode::Encoder;

@@ -6,6 +6,7 @@
 
 use alloc::vec::Vec;
 
+use crate::bytes::RdataBytes;
 use crate::edns::{Edns, Options, opt_ttl};
 use crate::encode::Encoder;
 use crate::error::{Error, ErrorKind, Result};
@@ -41,7 +42,7 @@ pub struct OwnedRecord {
     /// TTL in seconds.
     pub ttl: u32,
     /// RDATA in uncompressed wire form.
-    pub rdata: Vec<u8>,
+    pub rdata: RdataBytes,
 }
 
 impl OwnedRecord {
@@ -54,7 +55,7 @@ impl OwnedRecord {
             rtype: data.rtype(),
             class,
             ttl,
-            rdata,
+            rdata: rdata.into(),
         }
     }
 
@@ -66,7 +67,7 @@ impl OwnedRecord {
             rtype: record.rtype(),
             class: record.class(),
             ttl: record.ttl(),
-            rdata: Vec::new(),
+            rdata: RdataBytes::new(),
         };
         out.fill_from(record)?;
         Ok(out)
@@ -75,14 +76,7 @@ impl OwnedRecord {
     /// Sets the owner name and RDATA from `record`.
     fn fill_from(&mut self, record: &Record<'_>) -> Result<()> {
         record.name().write_into(&mut self.name);
-        let rdata = record.rdata();
-        // Decompressed names may be longer than their compressed form.
-        let room = if layout::decompresses(record.rtype()) {
-            64
-        } else {
-            0
-        };
-        self.rdata = Vec::with_capacity(rdata.len() + room);
+        self.rdata.clear();
         layout::decompress_into(
             record.rtype(),
             record.msg(),
@@ -206,7 +200,7 @@ impl OwnedMessage {
                 rtype: record.rtype(),
                 class: record.class(),
                 ttl: record.ttl(),
-                rdata: Vec::new(),
+                rdata: RdataBytes::new(),
             });
             if let Some(last) = records.last_mut() {
                 last.fill_from(&record)?;

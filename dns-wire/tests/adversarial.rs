@@ -193,7 +193,7 @@ fn a_record(name: Name, last: u8) -> OwnedRecord {
         rtype: Type::A,
         class: Class::IN,
         ttl: 60,
-        rdata: vec![192, 0, 2, last],
+        rdata: [192, 0, 2, last][..].into(),
     }
 }
 

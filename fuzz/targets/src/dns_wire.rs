@@ -137,7 +137,7 @@ fn record(u: &mut Unstructured<'_>) -> Result<OwnedRecord> {
         rtype,
         class: Class(u.arbitrary()?),
         ttl: u.arbitrary()?,
-        rdata,
+        rdata: rdata.into(),
     })
 }
 
