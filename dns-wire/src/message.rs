@@ -31,23 +31,50 @@ impl Section {
     pub const ALL: [Self; 3] = [Self::Answer, Self::Authority, Self::Additional];
 }
 
-/// Offsets of one resource record, found by a validating read.
+/// The longest message: TCP's 16-bit length prefix (RFC 1035 §4.2.2).
+pub const MAX_MESSAGE_LEN: usize = 65_535;
+
+/// Offsets of one resource record, found by a validating read. Offsets are `u32` to keep
+/// records small (messages are at most [`MAX_MESSAGE_LEN`] bytes).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RecordAt {
     /// Where the owner name starts.
-    pub(crate) name: usize,
+    pub(crate) name: u32,
     /// TYPE.
     pub(crate) rtype: Type,
     /// CLASS.
     pub(crate) class: u16,
-    /// Where the TTL starts.
-    pub(crate) ttl_at: usize,
     /// TTL.
     pub(crate) ttl: u32,
-    /// Where the RDATA starts.
-    pub(crate) rdata: usize,
+    /// Where the RDATA starts (the TTL is 6 bytes before it).
+    pub(crate) rdata: u32,
     /// Where the record ends.
-    pub(crate) end: usize,
+    pub(crate) end: u32,
+}
+
+impl RecordAt {
+    /// The record whose owner name starts at `name` and whose fixed fields `fixed` start at
+    /// `at`.
+    fn new(name: usize, at: usize, fixed: [u8; 10]) -> Self {
+        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed;
+        let rdata = at + 10;
+        Self {
+            name: name as u32,
+            rtype: Type(u16::from_be_bytes([t0, t1])),
+            class: u16::from_be_bytes([c0, c1]),
+            ttl: u32::from_be_bytes([l0, l1, l2, l3]),
+            rdata: rdata as u32,
+            end: (rdata + usize::from(u16::from_be_bytes([r0, r1]))) as u32,
+        }
+    }
+
+    fn end(&self) -> usize {
+        self.end as usize
+    }
+
+    fn rdata(&self) -> usize {
+        self.rdata as usize
+    }
 }
 
 /// Reads the fixed part after a name that ends at `at`: `N` bytes.
@@ -76,24 +103,14 @@ pub(crate) fn read_question(
 /// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
 pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Result<RecordAt> {
     let at = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
-    let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(msg, at, "record header")?;
-    let rdata = at + 10;
-    let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
-    if end > msg.len() {
+    let rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?);
+    if rec.end() > msg.len() {
         return Err(Error::new(
             ErrorKind::UnexpectedEnd { what: "RDATA" },
-            rdata,
+            rec.rdata(),
         ));
     }
-    Ok(RecordAt {
-        name: pos,
-        rtype: Type(u16::from_be_bytes([t0, t1])),
-        class: u16::from_be_bytes([c0, c1]),
-        ttl_at: at + 4,
-        ttl: u32::from_be_bytes([l0, l1, l2, l3]),
-        rdata,
-        end,
-    })
+    Ok(rec)
 }
 
 /// A validated DNS message borrowed from its wire bytes.
@@ -111,12 +128,15 @@ pub struct Message<'a> {
 impl<'a> Message<'a> {
     /// Validates `bytes` as one whole message (no TCP length prefix).
     ///
-    /// Rejects: a header under 12 bytes; names with bad pointers, reserved label types, over
+    /// Rejects: more than 65,535 bytes; a header under 12 bytes; names with bad pointers, reserved label types, over
     /// 255 octets or running past the end; counts that promise more than the bytes hold;
     /// RDATA past the end; bytes after the last counted record; more than one OPT record, or
     /// an OPT record outside the additional section or not owned by the root (RFC 6891
     /// §6.1.1); OPT options that overrun their RDATA.
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
+        if bytes.len() > MAX_MESSAGE_LEN {
+            return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
+        }
         let (header, counts) = Header::parse(bytes)?;
         let mut pos = HEADER_LEN;
         let mut starts = [pos; 4];
@@ -133,19 +153,19 @@ impl<'a> Message<'a> {
             for _ in 0..count {
                 let rec = read_record(bytes, pos, &mut targets)?;
                 if rec.rtype == Type::OPT {
-                    let is_root = bytes.get(rec.name) == Some(&0);
+                    let is_root = bytes.get(pos) == Some(&0);
                     if i != 2 || !is_root {
                         return Err(Error::new(ErrorKind::MisplacedOpt, pos));
                     }
                     if opt.is_some() {
                         return Err(Error::new(ErrorKind::DuplicateOpt, pos));
                     }
-                    let rdata = bytes.get(rec.rdata..rec.end).unwrap_or_default();
+                    let rdata = bytes.get(rec.rdata()..rec.end()).unwrap_or_default();
                     crate::edns::Options::new(rdata)
-                        .map_err(|e| Error::new(e.kind(), rec.rdata + e.offset()))?;
+                        .map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
                     opt = Some(pos);
                 }
-                pos = rec.end;
+                pos = rec.end();
             }
         }
         if pos != bytes.len() {
@@ -311,7 +331,7 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// The owner name.
     pub fn name(&self) -> NameRef<'a> {
-        NameRef::validated(self.msg, self.at.name)
+        NameRef::validated(self.msg, self.at.name as usize)
     }
 
     /// TYPE.
@@ -331,22 +351,24 @@ impl<'a> Record<'a> {
 
     /// Offset of the TTL field in the message (for in-place rewrites).
     pub fn ttl_offset(&self) -> usize {
-        self.at.ttl_at
+        self.at.rdata() - 6
     }
 
     /// The RDATA bytes as on the wire (names may be compressed).
     pub fn rdata(&self) -> &'a [u8] {
-        self.msg.get(self.at.rdata..self.at.end).unwrap_or_default()
+        self.msg
+            .get(self.at.rdata()..self.at.end())
+            .unwrap_or_default()
     }
 
     /// Offset of the RDATA in the message.
     pub fn rdata_offset(&self) -> usize {
-        self.at.rdata
+        self.at.rdata()
     }
 
     /// The RDATA, typed (decoded now; RFC 3597 opaque bytes for unknown types).
     pub fn data(&self) -> Result<RData<'a>> {
-        RData::parse(self.at.rtype, self.msg, self.at.rdata, self.at.end)
+        RData::parse(self.at.rtype, self.msg, self.at.rdata(), self.at.end())
     }
 
     /// The whole message this record lives in (compression pointers address it).
@@ -356,7 +378,7 @@ impl<'a> Record<'a> {
 
     /// Offset right after the RDATA (the end of the record).
     pub fn rdata_end(&self) -> usize {
-        self.at.end
+        self.at.end()
     }
 }
 
@@ -394,21 +416,11 @@ impl<'a> Iterator for Records<'a> {
         self.left = self.left.checked_sub(1)?;
         let start = self.pos;
         let at = name::skip(self.msg, start);
-        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(self.msg, at, "record header").ok()?;
-        let rdata = at + 10;
-        let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
-        self.pos = end;
+        let rec = RecordAt::new(start, at, fixed(self.msg, at, "record header").ok()?);
+        self.pos = rec.end();
         Some(Record {
             msg: self.msg,
-            at: RecordAt {
-                name: start,
-                rtype: Type(u16::from_be_bytes([t0, t1])),
-                class: u16::from_be_bytes([c0, c1]),
-                ttl_at: at + 4,
-                ttl: u32::from_be_bytes([l0, l1, l2, l3]),
-                rdata,
-                end,
-            },
+            at: rec,
         })
     }
 

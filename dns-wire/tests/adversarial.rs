@@ -252,6 +252,13 @@ fn a_64_kib_message_parses() {
 }
 
 #[test]
+fn a_message_over_65535_bytes_is_rejected() {
+    let mut m = with_question(0, 0, 0);
+    m.resize(65_536, 0);
+    assert_eq!(kind(&m), ErrorKind::MessageTooLong);
+}
+
+#[test]
 fn names_stored_past_0x3fff_may_point_back_below_it() {
     let mut m = with_question(2, 0, 0);
     m.extend_from_slice(&[0xC0, 12, 0xFF, 0x00, 0, 1, 0, 0, 0, 60]);
