@@ -5,11 +5,11 @@
 //! the end of the previous record and reports [`ErrorKind::NoSpace`], which is how
 //! [`crate::OwnedMessage::encode_truncated`] implements truncation.
 
-use crate::compress::{Compressor, ROOT_HASH, hash_label};
+use crate::compress::{Compressor, MAX_POINTER_TARGET, ROOT_HASH, hash_label};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
 use crate::message::Section;
-use crate::name::{Name, NameRef};
+use crate::name::{MAX_NAME_LEN, Name, NameRef};
 use crate::rdata::layout::{self, Part};
 use crate::types::{Class, Type};
 
@@ -27,6 +27,26 @@ pub struct Encoder<'b> {
     counts: Counts,
     section: Option<Section>,
     names: Compressor,
+    /// The previous record's owner name and where a pointer to it can aim: records of one
+    /// RRset share their owner, and this skips the table for them.
+    last_owner: LastOwner,
+}
+
+/// The owner name of the last record written and the offset a pointer to it uses.
+#[derive(Debug)]
+struct LastOwner {
+    wire: [u8; MAX_NAME_LEN],
+    len: usize,
+    target: Option<u16>,
+}
+
+impl LastOwner {
+    /// Where a pointer to `wire` can aim, if it is the last owner name and longer than a
+    /// pointer (the root stays one zero byte: an OPT owner must be exactly that).
+    fn target_for(&self, wire: &[u8]) -> Option<u16> {
+        self.target
+            .filter(|_| wire.len() > 2 && self.wire.get(..self.len) == Some(wire))
+    }
 }
 
 impl<'b> Encoder<'b> {
@@ -41,6 +61,11 @@ impl<'b> Encoder<'b> {
             counts: Counts::default(),
             section: None,
             names: Compressor::default(),
+            last_owner: LastOwner {
+                wire: [0; MAX_NAME_LEN],
+                len: 0,
+                target: None,
+            },
         };
         enc.put(&[0; HEADER_LEN])?;
         Ok(enc)
@@ -116,8 +141,13 @@ impl<'b> Encoder<'b> {
             Section::Additional => &mut self.counts.additional,
         };
         let next = bump(*count, self.len)?;
+        let owner = name.as_wire();
+        let owner_at = self.len;
         self.atomically(|enc| {
-            enc.name(name.as_wire())?;
+            match enc.last_owner.target_for(owner) {
+                Some(target) => enc.put(&(0xC000 | target).to_be_bytes())?,
+                None => enc.name(owner)?,
+            }
             let [t0, t1] = rtype.0.to_be_bytes();
             let [c0, c1] = class.0.to_be_bytes();
             let [l0, l1, l2, l3] = ttl.to_be_bytes();
@@ -137,6 +167,7 @@ impl<'b> Encoder<'b> {
             }
             Ok(())
         })?;
+        self.remember_owner(owner, owner_at);
         self.section = Some(section);
         match section {
             Section::Answer => self.counts.answers = next,
@@ -144,6 +175,26 @@ impl<'b> Encoder<'b> {
             Section::Additional => self.counts.additional = next,
         }
         Ok(())
+    }
+
+    /// Remembers the owner name just written at `at` and where a pointer to it may aim: the
+    /// pointer it starts with, or its own offset if a pointer can reach it.
+    fn remember_owner(&mut self, wire: &[u8], at: usize) {
+        let target = match self.buf.get(at..at + 2) {
+            Some(&[hi, lo]) if hi >= 0xC0 => Some(u16::from_be_bytes([hi & 0x3F, lo])),
+            _ => u16::try_from(at)
+                .ok()
+                .filter(|&t| usize::from(t) < MAX_POINTER_TARGET),
+        };
+        let last = &mut self.last_owner;
+        match last.wire.get_mut(..wire.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(wire);
+                last.len = wire.len();
+                last.target = target;
+            }
+            None => last.target = None,
+        }
     }
 
     /// Runs `write`; if it fails, forgets everything it wrote.
@@ -246,4 +297,73 @@ fn bump(count: u16, at: usize) -> Result<u16> {
     count
         .checked_add(1)
         .ok_or(Error::new(ErrorKind::CountOverflow, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    fn encode(owners: &[&str], with_opt: bool) -> alloc::vec::Vec<u8> {
+        let mut buf = [0u8; 512];
+        let mut enc = Encoder::new(&mut buf, Header::default()).unwrap();
+        for owner in owners {
+            let name: Name = owner.parse().unwrap();
+            enc.record(
+                Section::Answer,
+                &name,
+                Type::A,
+                Class::IN,
+                60,
+                &[192, 0, 2, 1],
+            )
+            .unwrap();
+        }
+        if with_opt {
+            enc.record(
+                Section::Additional,
+                &Name::root(),
+                Type::OPT,
+                Class(1232),
+                0,
+                &[],
+            )
+            .unwrap();
+        }
+        let len = enc.finish();
+        buf[..len].to_vec()
+    }
+
+    #[test]
+    fn rfc1035_s4_1_4_records_of_one_rrset_point_at_the_first_owner() {
+        let wire = encode(
+            &["www.Example.com.", "www.Example.com.", "www.Example.com."],
+            false,
+        );
+        // Header, one literal name (17 bytes), then two 2-byte pointers; 14 fixed bytes each.
+        assert_eq!(wire.len(), 12 + 17 + 14 + 2 * (2 + 14));
+        let msg = Message::parse(&wire).unwrap();
+        for r in msg.answers() {
+            assert_eq!(alloc::format!("{}", r.name()), "www.Example.com.");
+        }
+    }
+
+    #[test]
+    fn rfc6891_s6_1_2_root_owners_stay_one_zero_byte_before_opt() {
+        let wire = encode(&[".", "."], true);
+        assert_eq!(wire.len(), 12 + 3 * 11 + 4 * 2);
+        let msg = Message::parse(&wire).unwrap();
+        assert!(msg.edns().is_some());
+    }
+
+    #[test]
+    fn rfc1035_s4_1_4_case_differences_are_not_compressed_away() {
+        let wire = encode(&["a.example.", "A.example."], false);
+        let msg = Message::parse(&wire).unwrap();
+        let names: alloc::vec::Vec<_> = msg
+            .answers()
+            .map(|r| alloc::format!("{}", r.name()))
+            .collect();
+        assert_eq!(names, ["a.example.", "A.example."]);
+    }
 }
