@@ -29,7 +29,7 @@ pub use edns::{Edns, EdnsOption};
 pub use encode::Encoder;
 pub use error::{Error, ErrorKind, Result};
 pub use header::{Counts, Header};
-pub use message::{Message, Question, Record, Section};
+pub use message::{Message, Question, Record, Section, Walk};
 pub use name::{Name, NameRef};
 pub use owned::{OwnedEdns, OwnedMessage, OwnedQuestion, OwnedRecord, udp_budget};
 pub use rdata::RData;

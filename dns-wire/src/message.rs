@@ -134,50 +134,22 @@ impl<'a> Message<'a> {
     /// an OPT record outside the additional section or not owned by the root (RFC 6891
     /// §6.1.1); OPT options that overrun their RDATA.
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
-        if bytes.len() > MAX_MESSAGE_LEN {
-            return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
-        }
-        let (header, counts) = Header::parse(bytes)?;
-        let mut pos = HEADER_LEN;
-        let mut starts = [pos; 4];
-        let mut targets = Targets::default();
-        for _ in 0..counts.questions {
-            pos = read_question(bytes, pos, &mut targets)?.2;
-        }
-        let mut opt = None;
-        let sections = [counts.answers, counts.authority, counts.additional];
-        for (i, count) in sections.into_iter().enumerate() {
-            if let Some(start) = starts.get_mut(i + 1) {
-                *start = pos;
-            }
-            for _ in 0..count {
-                let rec = read_record(bytes, pos, &mut targets)?;
-                if rec.rtype == Type::OPT {
-                    let is_root = bytes.get(pos) == Some(&0);
-                    if i != 2 || !is_root {
-                        return Err(Error::new(ErrorKind::MisplacedOpt, pos));
-                    }
-                    if opt.is_some() {
-                        return Err(Error::new(ErrorKind::DuplicateOpt, pos));
-                    }
-                    let rdata = bytes.get(rec.rdata()..rec.end()).unwrap_or_default();
-                    crate::edns::Options::new(rdata)
-                        .map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
-                    opt = Some(pos);
-                }
-                pos = rec.end();
-            }
-        }
-        if pos != bytes.len() {
-            return Err(Error::new(ErrorKind::TrailingBytes, pos));
-        }
+        let mut walk = Walk::new(bytes)?;
+        while walk.advance()?.is_some() {}
         Ok(Self {
             bytes,
-            header,
-            counts,
-            starts,
-            opt,
+            header: walk.header,
+            counts: walk.counts,
+            starts: walk.starts,
+            opt: walk.opt,
         })
+    }
+
+    /// Validates `bytes` in a single lazy pass: the header and questions now, then each
+    /// record as the returned [`Walk`] reaches it. Checks exactly what [`Message::parse`]
+    /// checks; the walk yields the first error it meets and then stops for good.
+    pub fn walk(bytes: &'a [u8]) -> Result<Walk<'a>> {
+        Walk::new(bytes)
     }
 
     /// The wire bytes.
@@ -398,6 +370,139 @@ impl fmt::Display for Record<'_> {
             Ok(data) => data.fmt(f),
             Err(_) => write_generic(f, self.rdata()),
         }
+    }
+}
+
+/// A single validating pass over the records of a message, from [`Message::walk`]: yields
+/// each record with its section, or the first error (then nothing more). Trailing bytes
+/// after the last counted record are reported as an error at the end.
+#[derive(Clone, Debug)]
+pub struct Walk<'a> {
+    msg: &'a [u8],
+    header: Header,
+    counts: Counts,
+    pos: usize,
+    /// Index of the current record section (0 answer, 1 authority, 2 additional, 3 done).
+    section: usize,
+    left: u16,
+    starts: [usize; 4],
+    opt: Option<usize>,
+    targets: Targets,
+    stopped: bool,
+}
+
+impl<'a> Walk<'a> {
+    fn new(msg: &'a [u8]) -> Result<Self> {
+        if msg.len() > MAX_MESSAGE_LEN {
+            return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
+        }
+        let (header, counts) = Header::parse(msg)?;
+        let mut targets = Targets::default();
+        let mut pos = HEADER_LEN;
+        for _ in 0..counts.questions {
+            pos = read_question(msg, pos, &mut targets)?.2;
+        }
+        Ok(Self {
+            msg,
+            header,
+            counts,
+            pos,
+            section: 0,
+            left: counts.answers,
+            starts: [HEADER_LEN, pos, pos, pos],
+            opt: None,
+            targets,
+            stopped: false,
+        })
+    }
+
+    /// ID and flags.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The section counts as received.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The questions (validated when the walk began).
+    pub fn questions(&self) -> Questions<'a> {
+        Questions {
+            msg: self.msg,
+            pos: HEADER_LEN,
+            left: self.counts.questions,
+        }
+    }
+
+    /// The next record, `None` at the end, or the error that ends the walk.
+    fn advance(&mut self) -> Result<Option<(Section, Record<'a>)>> {
+        while self.left == 0 {
+            self.section += 1;
+            let Some(&section) = Section::ALL.get(self.section) else {
+                if self.pos != self.msg.len() {
+                    return Err(Error::new(ErrorKind::TrailingBytes, self.pos));
+                }
+                return Ok(None);
+            };
+            if let Some(start) = self.starts.get_mut(self.section + 1) {
+                *start = self.pos;
+            }
+            self.left = match section {
+                Section::Answer => self.counts.answers,
+                Section::Authority => self.counts.authority,
+                Section::Additional => self.counts.additional,
+            };
+        }
+        let section = Section::ALL
+            .get(self.section)
+            .copied()
+            .unwrap_or(Section::Additional);
+        let pos = self.pos;
+        let rec = read_record(self.msg, pos, &mut self.targets)?;
+        if rec.rtype == Type::OPT {
+            self.check_opt(section, pos, &rec)?;
+        }
+        self.pos = rec.end();
+        self.left -= 1;
+        Ok(Some((
+            section,
+            Record {
+                msg: self.msg,
+                at: rec,
+            },
+        )))
+    }
+
+    /// RFC 6891 §6.1.1: one OPT record, in the additional section, owned by the root, with
+    /// options that fit its RDATA.
+    fn check_opt(&mut self, section: Section, pos: usize, rec: &RecordAt) -> Result<()> {
+        if section != Section::Additional || self.msg.get(pos) != Some(&0) {
+            return Err(Error::new(ErrorKind::MisplacedOpt, pos));
+        }
+        if self.opt.is_some() {
+            return Err(Error::new(ErrorKind::DuplicateOpt, pos));
+        }
+        let rdata = self.msg.get(rec.rdata()..rec.end()).unwrap_or_default();
+        crate::edns::Options::new(rdata)
+            .map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
+        self.opt = Some(pos);
+        Ok(())
+    }
+}
+
+impl<'a> Iterator for Walk<'a> {
+    type Item = Result<(Section, Record<'a>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.stopped {
+            return None;
+        }
+        let item = self.advance().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.stopped = true;
+        }
+        item
     }
 }
 

@@ -334,3 +334,31 @@ fn mutated_corpus_messages_never_panic() {
         }
     }
 }
+
+#[test]
+fn walk_stops_for_good_after_the_first_error() {
+    // NLnetLabs/domain PR #573: reading on after a malformed record must not panic or resume.
+    let mut m = with_question(3, 0, 0);
+    m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 1]);
+    m.extend_from_slice(&[0xC0, 0x7F, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 2]);
+    m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 3]);
+    let mut walk = Message::walk(&m).unwrap();
+    assert!(walk.next().unwrap().is_ok());
+    let err = walk.next().unwrap().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::BadPointer { target: 0x7F }));
+    assert!(walk.next().is_none());
+    assert!(walk.next().is_none());
+}
+
+#[test]
+fn walk_reports_trailing_bytes_at_the_end() {
+    let mut m = with_question(1, 0, 0);
+    m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 1, 0xAA]);
+    let results: Vec<_> = Message::walk(&m).unwrap().collect();
+    assert_eq!(results.len(), 2);
+    assert!(results[0].is_ok());
+    assert_eq!(
+        results[1].as_ref().unwrap_err().kind(),
+        ErrorKind::TrailingBytes
+    );
+}
