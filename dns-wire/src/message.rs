@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
 use crate::name::{self, Compression, NameRef, Targets};
 use crate::rdata::RData;
+use crate::rdata::layout::{self, Part};
 use crate::text::write_generic;
 use crate::types::{Class, Rcode, Type};
 
@@ -354,6 +355,45 @@ impl<'a> Record<'a> {
     }
 }
 
+impl Record<'_> {
+    /// `\# LEN HEX` of the RDATA with its names decompressed (RFC 3597 §5 describes the
+    /// uncompressed RDATA), for untyped types whose names may be compressed (MB, MINFO, RP...).
+    fn fmt_generic(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(fields) = layout::name_layout(self.rtype()) else {
+            return write_generic(f, self.rdata());
+        };
+        let walk = |visit: &mut dyn FnMut(&[u8]) -> fmt::Result| {
+            layout::walk(
+                fields,
+                self.msg,
+                self.rdata_offset(),
+                self.rdata_end(),
+                |part| {
+                    let ok = match part {
+                        Part::Bytes(b) => visit(b),
+                        Part::Name(n) => n
+                            .labels()
+                            .try_for_each(|l| visit(&[l.len() as u8]).and_then(|()| visit(l)))
+                            .and_then(|()| visit(&[0])),
+                    };
+                    ok.map_err(|_| Error::new(ErrorKind::NoSpace, 0))
+                },
+            )
+        };
+        let mut len = 0usize;
+        if walk(&mut |b| {
+            len += b.len();
+            Ok(())
+        })
+        .is_err()
+        {
+            return write_generic(f, self.rdata());
+        }
+        write!(f, "\\# {len} ")?;
+        walk(&mut |b| crate::text::write_hex(f, b)).map_err(|_| fmt::Error)
+    }
+}
+
 /// Zone-file form (RFC 1035 §5.1) in dig's tab-separated layout; RDATA that cannot be typed
 /// is shown in the generic `\#` form.
 impl fmt::Display for Record<'_> {
@@ -367,6 +407,7 @@ impl fmt::Display for Record<'_> {
             self.rtype()
         )?;
         match self.data() {
+            Ok(RData::Unknown(rtype, _)) if layout::decompresses(rtype) => self.fmt_generic(f),
             Ok(data) => data.fmt(f),
             Err(_) => write_generic(f, self.rdata()),
         }

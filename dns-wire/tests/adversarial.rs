@@ -336,6 +336,18 @@ fn mutated_corpus_messages_never_panic() {
 }
 
 #[test]
+fn rfc3597_s5_generic_form_of_compressed_untyped_rdata_is_uncompressed() {
+    // An MB record (RFC 1035 type 7, untyped here) whose RDATA is a pointer to "a.".
+    let mut m = with_question(1, 0, 0);
+    m.extend_from_slice(&[0xC0, 12, 0, 7, 0, 1, 0, 0, 0, 60, 0, 2, 0xC0, 12]);
+    let msg = Message::parse(&m).unwrap();
+    let text = msg.answers().next().unwrap().to_string();
+    assert_eq!(text, "a.\t60\tIN\tMB\t\\# 3 016100");
+    let owned = OwnedMessage::from_message(&msg).unwrap();
+    assert_eq!(&owned.answers[0].rdata[..], b"\x01a\x00");
+}
+
+#[test]
 fn walk_stops_for_good_after_the_first_error() {
     // NLnetLabs/domain PR #573: reading on after a malformed record must not panic or resume.
     let mut m = with_question(3, 0, 0);
