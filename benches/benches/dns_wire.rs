@@ -1,8 +1,8 @@
 //! dns-wire against hickory-proto, domain and simple-dns on the three benchmark messages of
 //! `dns-wire/testdata/` (copies of `../shared/corpus/dns/{query,response,large}.bin`).
 //!
-//! Groups: `dns_walk` (zero-copy validating walk with typed RDATA: our single-pass
-//! `Message::walk`, domain's lazy sections), `dns_parse_owned` (parse into an owned message),
+//! Groups: `dns_walk` (zero-copy validating walk with typed RDATA: our `Message::parse` then
+//! its iterators, domain's lazy sections), `dns_parse_owned` (parse into an owned message),
 //! `dns_encode` (encode with name compression).
 
 use std::hint::black_box;
@@ -20,15 +20,15 @@ const INPUTS: [(&str, &[u8]); 3] = [
     ("large", include_bytes!("../../dns-wire/testdata/large.bin")),
 ];
 
-/// Our walk: one validating pass over every question and record, typed RDATA for each.
+/// Our walk: validate the message (one pass), then every question and record, typed RDATA
+/// for each.
 fn walk_ours(wire: &[u8]) -> usize {
-    let walk = Message::walk(wire).expect("valid");
+    let msg = Message::parse(wire).expect("valid");
     let mut n = 0;
-    for q in walk.questions() {
+    for q in msg.questions() {
         n += usize::from(q.qtype.0);
     }
-    for record in walk {
-        let (_, r) = record.expect("valid");
+    for (_, r) in msg.records() {
         let data = r.data().expect("valid RDATA");
         n += usize::from(r.rtype().0) + r.ttl() as usize;
         black_box(&data);
