@@ -6,11 +6,12 @@ use core::hash::{Hash, Hasher};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::HEADER_LEN;
-use crate::message::{Question, read_question, read_record};
+use crate::message::{Message, Question};
 use crate::name::{self, Compression, MAX_NAME_LEN, NameRef};
 use crate::types::Type;
 
-/// Sets the message ID (the first two bytes) in place.
+/// Sets the message ID (the first two bytes) in place. (A crafted message may aim a
+/// compression pointer into the header; its names then change with the ID.)
 pub fn set_id(msg: &mut [u8], id: u16) -> Result<()> {
     let len = msg.len();
     let dst = msg
@@ -21,24 +22,33 @@ pub fn set_id(msg: &mut [u8], id: u16) -> Result<()> {
 }
 
 /// Subtracts `age` seconds from the TTL of every record, down to 0, in place; the OPT
-/// record's TTL field holds flags and is left alone. The message is validated as it is
-/// walked; on error nothing after the bad record is changed.
+/// record's TTL field holds flags and is left alone. The whole message is validated first, so
+/// on error nothing is changed.
+///
+/// A crafted message may aim a compression pointer into a TTL field (any earlier offset is a
+/// legal target); rewriting that TTL then changes the name. The rewrite never fails or
+/// panics, but such a message may no longer parse afterwards.
 pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
-    let mut pos = HEADER_LEN;
-    let counts = crate::header::Header::parse(msg)?.1;
-    for _ in 0..counts.questions {
-        pos = read_question(msg, pos)?.2;
-    }
+    let view = Message::parse(msg)?;
+    let counts = view.counts();
+    let mut pos = view.records_start();
     let records =
         u32::from(counts.answers) + u32::from(counts.authority) + u32::from(counts.additional);
+    // Record positions depend only on bytes stored in place, which TTL rewrites never touch.
     for _ in 0..records {
-        let rec = read_record(msg, pos)?;
-        if rec.rtype != Type::OPT
-            && let Some(ttl) = msg.get_mut(rec.ttl_at..rec.ttl_at + 4)
+        let at = name::skip(msg, pos);
+        let Some(&[t0, t1, _, _, l0, l1, l2, l3, r0, r1]) =
+            msg.get(at..).and_then(|rest| rest.first_chunk::<10>())
+        else {
+            break;
+        };
+        if Type(u16::from_be_bytes([t0, t1])) != Type::OPT
+            && let Some(ttl) = msg.get_mut(at + 4..at + 8)
         {
-            ttl.copy_from_slice(&rec.ttl.saturating_sub(age).to_be_bytes());
+            let aged = u32::from_be_bytes([l0, l1, l2, l3]).saturating_sub(age);
+            ttl.copy_from_slice(&aged.to_be_bytes());
         }
-        pos = rec.end;
+        pos = at + 10 + usize::from(u16::from_be_bytes([r0, r1]));
     }
     Ok(())
 }
@@ -170,6 +180,18 @@ mod tests {
             Message::parse(&m).unwrap().answers().next().unwrap().ttl(),
             0
         );
+    }
+
+    #[test]
+    fn aging_a_malformed_message_changes_nothing() {
+        let mut m = response(b"www.example.com");
+        m.push(0);
+        let before = m.clone();
+        assert_eq!(
+            age_ttls(&mut m, 5).unwrap_err().kind(),
+            ErrorKind::TrailingBytes
+        );
+        assert_eq!(m, before);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! so a stale or colliding slot can only cost a missed pointer, never a wrong one. Suffixes
 //! at offsets of 0x4000 and beyond are never recorded: a pointer has 14 bits.
 
-use crate::name::{MAX_NAME_LEN, MAX_POINTER_HOPS};
+use crate::name::MAX_POINTER_HOPS;
 
 /// Slots in the table (a power of two).
 const SLOTS: usize = 256;
@@ -16,11 +16,11 @@ const PROBES: usize = 4;
 /// The first offset a pointer cannot reach.
 pub(crate) const MAX_POINTER_TARGET: usize = 0x4000;
 
-/// Suffix hash to offset, direct-mapped.
+/// Suffix hash to offset.
 #[derive(Clone, Debug)]
 pub(crate) struct Compressor {
-    /// `(hash, offset)`; offset 0 marks an empty slot (names never start inside the header).
-    slots: [(u32, u16); SLOTS],
+    /// `(hash tag, offset)`; offset 0 marks an empty slot (names never start in the header).
+    slots: [(u16, u16); SLOTS],
 }
 
 impl Default for Compressor {
@@ -31,65 +31,35 @@ impl Default for Compressor {
     }
 }
 
-/// The label offsets and suffix hashes of an uncompressed name.
-pub(crate) struct Suffixes {
-    /// Offset of each label's length byte in the uncompressed name.
-    pub(crate) starts: [u8; MAX_NAME_LEN / 2 + 1],
-    /// Hash of the suffix that starts at each label.
-    pub(crate) hashes: [u32; MAX_NAME_LEN / 2 + 1],
-    /// Number of labels (the root excluded).
-    pub(crate) count: usize,
+/// The hash of a suffix: its first label (length byte included) combined with the hash of
+/// the rest (FNV-1a over exact bytes, so case matters).
+pub(crate) fn hash_label(rest: u32, label: &[u8]) -> u32 {
+    label
+        .iter()
+        .fold(rest, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
 }
 
-impl Suffixes {
-    /// Label offsets and suffix hashes of `wire`, an uncompressed name.
-    pub(crate) fn of(wire: &[u8]) -> Self {
-        let mut s = Self {
-            starts: [0; MAX_NAME_LEN / 2 + 1],
-            hashes: [0; MAX_NAME_LEN / 2 + 1],
-            count: 0,
-        };
-        let mut pos = 0usize;
-        while let Some(&len) = wire.get(pos) {
-            if len == 0 {
-                break;
-            }
-            let Some(slot) = s.starts.get_mut(s.count) else {
-                break;
-            };
-            *slot = pos as u8;
-            s.count += 1;
-            pos += 1 + usize::from(len);
-        }
-        let mut hash = 0x811C_9DC5u32;
-        for i in (0..s.count).rev() {
-            let start = usize::from(s.starts.get(i).copied().unwrap_or(0));
-            let len = usize::from(wire.get(start).copied().unwrap_or(0));
-            for &b in wire.get(start..=start + len).unwrap_or_default() {
-                hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-            }
-            if let Some(h) = s.hashes.get_mut(i) {
-                *h = hash;
-            }
-        }
-        s
-    }
-}
+/// The hash of the root suffix, where every name ends.
+pub(crate) const ROOT_HASH: u32 = 0x811C_9DC5;
 
 impl Compressor {
-    /// The slots to probe for `hash`.
-    fn probe(hash: u32) -> impl Iterator<Item = usize> {
-        let first = (hash.wrapping_mul(0x9E37_79B1) >> 24) as usize;
-        (0..PROBES).map(move |i| (first + i) % SLOTS)
+    /// The slots to probe for `hash`, and the tag stored with it.
+    fn probe(hash: u32) -> (impl Iterator<Item = usize>, u16) {
+        let first = hash as usize;
+        (
+            (0..PROBES).map(move |i| (first + i) % SLOTS),
+            (hash >> 16) as u16,
+        )
     }
 
     /// An earlier offset in `out` where the suffix `suffix` (uncompressed, exact bytes) was
     /// written, if the table remembers one and it still matches.
     pub(crate) fn find(&self, out: &[u8], hash: u32, suffix: &[u8]) -> Option<u16> {
-        Self::probe(hash)
+        let (slots, tag) = Self::probe(hash);
+        slots
             .filter_map(|i| self.slots.get(i))
             .take_while(|&&(_, offset)| offset != 0)
-            .find(|&&(h, offset)| h == hash && matches(out, usize::from(offset), suffix))
+            .find(|&&(t, offset)| t == tag && matches(out, usize::from(offset), suffix))
             .map(|&(_, offset)| offset)
     }
 
@@ -102,48 +72,53 @@ impl Compressor {
         if usize::from(offset) >= MAX_POINTER_TARGET {
             return;
         }
-        let slot = Self::probe(hash)
+        let (mut slots, tag) = Self::probe(hash);
+        let first = slots.next().unwrap_or(0);
+        let free = core::iter::once(first)
+            .chain(slots)
             .find(|&i| self.slots.get(i).is_some_and(|&(_, o)| o == 0))
-            .or_else(|| Self::probe(hash).next());
-        if let Some(slot) = slot.and_then(|i| self.slots.get_mut(i)) {
-            *slot = (hash, offset);
+            .unwrap_or(first);
+        if let Some(slot) = self.slots.get_mut(free) {
+            *slot = (tag, offset);
         }
     }
 }
 
 /// Whether the name written at `at` in `out` (following our own pointers, strictly backwards)
-/// is byte for byte `suffix`.
+/// is byte for byte `suffix`. Each run of labels up to a pointer is compared in one go.
 fn matches(out: &[u8], mut at: usize, suffix: &[u8]) -> bool {
     let mut pos = 0usize;
     let mut hops = 0usize;
     loop {
-        let Some(&byte) = out.get(at) else {
-            return false;
-        };
-        if byte >= 0xC0 {
-            let Some(&low) = out.get(at + 1) else {
-                return false;
-            };
-            let target = usize::from(u16::from_be_bytes([byte & 0x3F, low]));
-            hops += 1;
-            if target >= at || hops > MAX_POINTER_HOPS {
-                return false;
+        let mut end = at;
+        let ends_in_root = loop {
+            match out.get(end) {
+                Some(0) => break true,
+                Some(&len @ 1..=0x3F) => end += 1 + usize::from(len),
+                Some(_) => break false,
+                None => return false,
             }
-            at = target;
-            continue;
-        }
-        let len = usize::from(byte);
-        let (Some(ours), Some(theirs)) = (suffix.get(pos..=pos + len), out.get(at..=at + len))
+        };
+        let run_end = end + usize::from(ends_in_root);
+        let (Some(run), Some(ours)) = (out.get(at..run_end), suffix.get(pos..pos + run_end - at))
         else {
             return false;
         };
-        if ours != theirs {
+        if run != ours {
             return false;
         }
-        if len == 0 {
+        if ends_in_root {
             return true;
         }
-        pos += len + 1;
-        at += len + 1;
+        pos += run.len();
+        let Some(&[hi, lo]) = out.get(end..end + 2).and_then(|p| p.first_chunk::<2>()) else {
+            return false;
+        };
+        let target = usize::from(u16::from_be_bytes([hi & 0x3F, lo]));
+        hops += 1;
+        if target >= end || hops > MAX_POINTER_HOPS {
+            return false;
+        }
+        at = target;
     }
 }

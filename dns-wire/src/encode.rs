@@ -5,13 +5,17 @@
 //! the end of the previous record and reports [`ErrorKind::NoSpace`], which is how
 //! [`crate::OwnedMessage::encode_truncated`] implements truncation.
 
-use crate::compress::{Compressor, Suffixes};
+use crate::compress::{Compressor, MAX_POINTER_TARGET, ROOT_HASH, hash_label};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
 use crate::message::Section;
 use crate::name::{MAX_NAME_LEN, Name, NameRef};
 use crate::rdata::layout::{self, Part};
 use crate::types::{Class, Type};
+
+/// How many of a name's last labels are candidates for compression (ip6.arpa names have 34;
+/// a power of two keeps the ring arithmetic cheap).
+const CANDIDATES: usize = 64;
 
 /// Writes one message into `buf`, up to a size limit.
 #[derive(Debug)]
@@ -23,6 +27,26 @@ pub struct Encoder<'b> {
     counts: Counts,
     section: Option<Section>,
     names: Compressor,
+    /// The previous record's owner name and where a pointer to it can aim: records of one
+    /// RRset share their owner, and this skips the table for them.
+    last_owner: LastOwner,
+}
+
+/// The owner name of the last record written and the offset a pointer to it uses.
+#[derive(Debug)]
+struct LastOwner {
+    wire: [u8; MAX_NAME_LEN],
+    len: usize,
+    target: Option<u16>,
+}
+
+impl LastOwner {
+    /// Where a pointer to `wire` can aim, if it is the last owner name and longer than a
+    /// pointer (the root stays one zero byte: an OPT owner must be exactly that).
+    fn target_for(&self, wire: &[u8]) -> Option<u16> {
+        self.target
+            .filter(|_| wire.len() > 2 && self.wire.get(..self.len) == Some(wire))
+    }
 }
 
 impl<'b> Encoder<'b> {
@@ -37,6 +61,11 @@ impl<'b> Encoder<'b> {
             counts: Counts::default(),
             section: None,
             names: Compressor::default(),
+            last_owner: LastOwner {
+                wire: [0; MAX_NAME_LEN],
+                len: 0,
+                target: None,
+            },
         };
         enc.put(&[0; HEADER_LEN])?;
         Ok(enc)
@@ -112,13 +141,18 @@ impl<'b> Encoder<'b> {
             Section::Additional => &mut self.counts.additional,
         };
         let next = bump(*count, self.len)?;
+        let owner = name.as_wire();
+        let owner_at = self.len;
         self.atomically(|enc| {
-            enc.name(name.as_wire())?;
-            enc.put(&rtype.0.to_be_bytes())?;
-            enc.put(&class.0.to_be_bytes())?;
-            enc.put(&ttl.to_be_bytes())?;
-            let len_at = enc.len;
-            enc.put(&[0, 0])?;
+            match enc.last_owner.target_for(owner) {
+                Some(target) => enc.put(&(0xC000 | target).to_be_bytes())?,
+                None => enc.name(owner)?,
+            }
+            let [t0, t1] = rtype.0.to_be_bytes();
+            let [c0, c1] = class.0.to_be_bytes();
+            let [l0, l1, l2, l3] = ttl.to_be_bytes();
+            enc.put(&[t0, t1, c0, c1, l0, l1, l2, l3, 0, 0])?;
+            let len_at = enc.len - 2;
             enc.rdata(rtype, rdata)?;
             let rdlen = u16::try_from(enc.len - len_at - 2).map_err(|_| {
                 Error::new(
@@ -133,6 +167,7 @@ impl<'b> Encoder<'b> {
             }
             Ok(())
         })?;
+        self.remember_owner(owner, owner_at);
         self.section = Some(section);
         match section {
             Section::Answer => self.counts.answers = next,
@@ -140,6 +175,26 @@ impl<'b> Encoder<'b> {
             Section::Additional => self.counts.additional = next,
         }
         Ok(())
+    }
+
+    /// Remembers the owner name just written at `at` and where a pointer to it may aim: the
+    /// pointer it starts with, or its own offset if a pointer can reach it.
+    fn remember_owner(&mut self, wire: &[u8], at: usize) {
+        let target = match self.buf.get(at..at + 2) {
+            Some(&[hi, lo]) if hi >= 0xC0 => Some(u16::from_be_bytes([hi & 0x3F, lo])),
+            _ => u16::try_from(at)
+                .ok()
+                .filter(|&t| usize::from(t) < MAX_POINTER_TARGET),
+        };
+        let last = &mut self.last_owner;
+        match last.wire.get_mut(..wire.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(wire);
+                last.len = wire.len();
+                last.target = target;
+            }
+            None => last.target = None,
+        }
     }
 
     /// Runs `write`; if it fails, forgets everything it wrote.
@@ -160,29 +215,57 @@ impl<'b> Encoder<'b> {
     }
 
     fn name_ref(&mut self, name: NameRef<'_>) -> Result<()> {
-        let name = name.to_name();
-        self.name(name.as_wire())
+        match name.uncompressed() {
+            Some(wire) => self.name(wire),
+            None => self.name(name.to_name().as_wire()),
+        }
     }
 
     /// Writes an uncompressed wire name, ending in a pointer to the longest suffix already
-    /// written, and remembers its new suffixes.
+    /// written, and remembers its new suffixes. Only the suffixes of the last
+    /// [`CANDIDATES`] labels are looked up and remembered, which bounds the work per name.
     fn name(&mut self, wire: &[u8]) -> Result<()> {
-        debug_assert!(wire.len() <= MAX_NAME_LEN);
-        let suffixes = Suffixes::of(wire);
-        let start = self.len;
-        let mut fresh = suffixes.count;
-        let mut pointer = None;
+        // Where the last labels start (a ring), then the hash of the suffix from each of them,
+        // built from the root backwards.
+        let mut starts = [0u8; CANDIDATES];
+        let mut count = 0usize;
+        let mut pos = 0usize;
+        while let Some(&len @ 1..) = wire.get(pos) {
+            if let Some(slot) = starts.get_mut(count % CANDIDATES) {
+                *slot = pos as u8;
+            }
+            count += 1;
+            pos += 1 + usize::from(len);
+        }
+        let first = count.saturating_sub(CANDIDATES);
+        let start_of = |i: usize| usize::from(starts.get(i % CANDIDATES).copied().unwrap_or(0));
+        let mut hashes = [0u32; CANDIDATES];
+        let mut hash = ROOT_HASH;
+        for i in (first..count).rev() {
+            let at = start_of(i);
+            let len = usize::from(wire.get(at).copied().unwrap_or(0));
+            hash = hash_label(hash, wire.get(at..=at + len).unwrap_or_default());
+            if let Some(h) = hashes.get_mut(i % CANDIDATES) {
+                *h = hash;
+            }
+        }
+        let hash_of = |i: usize| hashes.get(i % CANDIDATES).copied().unwrap_or(0);
+        // The longest suffix already written.
         let written = self.buf.get(..self.len).unwrap_or_default();
-        for i in 0..suffixes.count {
-            let at = usize::from(suffixes.starts.get(i).copied().unwrap_or(0));
-            let hash = suffixes.hashes.get(i).copied().unwrap_or(0);
-            let suffix = wire.get(at..).unwrap_or_default();
-            if let Some(offset) = self.names.find(written, hash, suffix) {
+        let mut fresh = count;
+        let mut pointer = None;
+        for i in first..count {
+            let at = start_of(i);
+            if let Some(offset) =
+                self.names
+                    .find(written, hash_of(i), wire.get(at..).unwrap_or_default())
+            {
                 fresh = i;
                 pointer = Some((at, offset));
                 break;
             }
         }
+        let start = self.len;
         match pointer {
             Some((at, offset)) => {
                 self.put(wire.get(..at).unwrap_or_default())?;
@@ -190,10 +273,8 @@ impl<'b> Encoder<'b> {
             }
             None => self.put(wire)?,
         }
-        for i in 0..fresh {
-            let at = usize::from(suffixes.starts.get(i).copied().unwrap_or(0));
-            let hash = suffixes.hashes.get(i).copied().unwrap_or(0);
-            self.names.insert(hash, start + at);
+        for i in first..fresh {
+            self.names.insert(hash_of(i), start + start_of(i));
         }
         Ok(())
     }
@@ -216,4 +297,73 @@ fn bump(count: u16, at: usize) -> Result<u16> {
     count
         .checked_add(1)
         .ok_or(Error::new(ErrorKind::CountOverflow, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    fn encode(owners: &[&str], with_opt: bool) -> alloc::vec::Vec<u8> {
+        let mut buf = [0u8; 512];
+        let mut enc = Encoder::new(&mut buf, Header::default()).unwrap();
+        for owner in owners {
+            let name: Name = owner.parse().unwrap();
+            enc.record(
+                Section::Answer,
+                &name,
+                Type::A,
+                Class::IN,
+                60,
+                &[192, 0, 2, 1],
+            )
+            .unwrap();
+        }
+        if with_opt {
+            enc.record(
+                Section::Additional,
+                &Name::root(),
+                Type::OPT,
+                Class(1232),
+                0,
+                &[],
+            )
+            .unwrap();
+        }
+        let len = enc.finish();
+        buf[..len].to_vec()
+    }
+
+    #[test]
+    fn rfc1035_s4_1_4_records_of_one_rrset_point_at_the_first_owner() {
+        let wire = encode(
+            &["www.Example.com.", "www.Example.com.", "www.Example.com."],
+            false,
+        );
+        // Header, one literal name (17 bytes), then two 2-byte pointers; 14 fixed bytes each.
+        assert_eq!(wire.len(), 12 + 17 + 14 + 2 * (2 + 14));
+        let msg = Message::parse(&wire).unwrap();
+        for r in msg.answers() {
+            assert_eq!(alloc::format!("{}", r.name()), "www.Example.com.");
+        }
+    }
+
+    #[test]
+    fn rfc6891_s6_1_2_root_owners_stay_one_zero_byte_before_opt() {
+        let wire = encode(&[".", "."], true);
+        assert_eq!(wire.len(), 12 + 3 * 11 + 4 * 2);
+        let msg = Message::parse(&wire).unwrap();
+        assert!(msg.edns().is_some());
+    }
+
+    #[test]
+    fn rfc1035_s4_1_4_case_differences_are_not_compressed_away() {
+        let wire = encode(&["a.example.", "A.example."], false);
+        let msg = Message::parse(&wire).unwrap();
+        let names: alloc::vec::Vec<_> = msg
+            .answers()
+            .map(|r| alloc::format!("{}", r.name()))
+            .collect();
+        assert_eq!(names, ["a.example.", "A.example."]);
+    }
 }

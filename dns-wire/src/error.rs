@@ -33,6 +33,8 @@ pub enum ErrorKind {
     },
     /// Typed RDATA parsing did not consume exactly RDLENGTH bytes.
     RdataLengthMismatch,
+    /// The message is longer than 65,535 bytes, the most a TCP length prefix can carry.
+    MessageTooLong,
     /// Bytes follow the last record that the header counts.
     TrailingBytes,
     /// More than one OPT record (RFC 6891 §6.1.1).
@@ -103,6 +105,7 @@ impl fmt::Display for ErrorKind {
             }
             Self::BadRdata { what } => write!(f, "malformed RDATA: {what}"),
             Self::RdataLengthMismatch => f.write_str("RDATA contents do not match RDLENGTH"),
+            Self::MessageTooLong => f.write_str("message longer than 65535 bytes"),
             Self::TrailingBytes => f.write_str("bytes after the last record the header counts"),
             Self::DuplicateOpt => f.write_str("more than one OPT record (RFC 6891 §6.1.1)"),
             Self::MisplacedOpt => {

@@ -6,6 +6,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod bytes;
 pub mod cache;
 mod compress;
 mod dig;
@@ -22,12 +23,13 @@ pub mod tcp;
 mod text;
 pub mod types;
 
+pub use bytes::RdataBytes;
 pub use cache::CacheKey;
 pub use edns::{Edns, EdnsOption};
 pub use encode::Encoder;
 pub use error::{Error, ErrorKind, Result};
 pub use header::{Counts, Header};
-pub use message::{Message, Question, Record, Section};
+pub use message::{Message, Question, Record, Section, Walk};
 pub use name::{Name, NameRef};
 pub use owned::{OwnedEdns, OwnedMessage, OwnedQuestion, OwnedRecord, udp_budget};
 pub use rdata::RData;

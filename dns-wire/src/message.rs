@@ -10,8 +10,9 @@ use core::fmt;
 use crate::edns::Edns;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
-use crate::name::{self, Compression, NameRef};
+use crate::name::{self, Compression, NameRef, Targets};
 use crate::rdata::RData;
+use crate::rdata::layout::{self, Part};
 use crate::text::write_generic;
 use crate::types::{Class, Rcode, Type};
 
@@ -31,23 +32,50 @@ impl Section {
     pub const ALL: [Self; 3] = [Self::Answer, Self::Authority, Self::Additional];
 }
 
-/// Offsets of one resource record, found by a validating read.
+/// The longest message: TCP's 16-bit length prefix (RFC 1035 §4.2.2).
+pub const MAX_MESSAGE_LEN: usize = 65_535;
+
+/// Offsets of one resource record, found by a validating read. Offsets are `u32` to keep
+/// records small (messages are at most [`MAX_MESSAGE_LEN`] bytes).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RecordAt {
     /// Where the owner name starts.
-    pub(crate) name: usize,
+    pub(crate) name: u32,
     /// TYPE.
     pub(crate) rtype: Type,
     /// CLASS.
     pub(crate) class: u16,
-    /// Where the TTL starts.
-    pub(crate) ttl_at: usize,
     /// TTL.
     pub(crate) ttl: u32,
-    /// Where the RDATA starts.
-    pub(crate) rdata: usize,
+    /// Where the RDATA starts (the TTL is 6 bytes before it).
+    pub(crate) rdata: u32,
     /// Where the record ends.
-    pub(crate) end: usize,
+    pub(crate) end: u32,
+}
+
+impl RecordAt {
+    /// The record whose owner name starts at `name` and whose fixed fields `fixed` start at
+    /// `at`.
+    fn new(name: usize, at: usize, fixed: [u8; 10]) -> Self {
+        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed;
+        let rdata = at + 10;
+        Self {
+            name: name as u32,
+            rtype: Type(u16::from_be_bytes([t0, t1])),
+            class: u16::from_be_bytes([c0, c1]),
+            ttl: u32::from_be_bytes([l0, l1, l2, l3]),
+            rdata: rdata as u32,
+            end: (rdata + usize::from(u16::from_be_bytes([r0, r1]))) as u32,
+        }
+    }
+
+    fn end(&self) -> usize {
+        self.end as usize
+    }
+
+    fn rdata(&self) -> usize {
+        self.rdata as usize
+    }
 }
 
 /// Reads the fixed part after a name that ends at `at`: `N` bytes.
@@ -59,8 +87,12 @@ fn fixed<const N: usize>(msg: &[u8], at: usize, what: &'static str) -> Result<[u
 }
 
 /// Validates the question at `pos`; returns its QTYPE, QCLASS and end.
-pub(crate) fn read_question(msg: &[u8], pos: usize) -> Result<(Type, Class, usize)> {
-    let end = name::scan(msg, pos, Compression::Allowed)?.end;
+pub(crate) fn read_question(
+    msg: &[u8],
+    pos: usize,
+    targets: &mut Targets,
+) -> Result<(Type, Class, usize)> {
+    let end = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
     let [t0, t1, c0, c1] = fixed(msg, end, "question")?;
     Ok((
         Type(u16::from_be_bytes([t0, t1])),
@@ -70,26 +102,16 @@ pub(crate) fn read_question(msg: &[u8], pos: usize) -> Result<(Type, Class, usiz
 }
 
 /// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
-pub(crate) fn read_record(msg: &[u8], pos: usize) -> Result<RecordAt> {
-    let at = name::scan(msg, pos, Compression::Allowed)?.end;
-    let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(msg, at, "record header")?;
-    let rdata = at + 10;
-    let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
-    if end > msg.len() {
+pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Result<RecordAt> {
+    let at = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
+    let rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?);
+    if rec.end() > msg.len() {
         return Err(Error::new(
             ErrorKind::UnexpectedEnd { what: "RDATA" },
-            rdata,
+            rec.rdata(),
         ));
     }
-    Ok(RecordAt {
-        name: pos,
-        rtype: Type(u16::from_be_bytes([t0, t1])),
-        class: u16::from_be_bytes([c0, c1]),
-        ttl_at: at + 4,
-        ttl: u32::from_be_bytes([l0, l1, l2, l3]),
-        rdata,
-        end,
-    })
+    Ok(rec)
 }
 
 /// A validated DNS message borrowed from its wire bytes.
@@ -107,52 +129,28 @@ pub struct Message<'a> {
 impl<'a> Message<'a> {
     /// Validates `bytes` as one whole message (no TCP length prefix).
     ///
-    /// Rejects: a header under 12 bytes; names with bad pointers, reserved label types, over
+    /// Rejects: more than 65,535 bytes; a header under 12 bytes; names with bad pointers, reserved label types, over
     /// 255 octets or running past the end; counts that promise more than the bytes hold;
     /// RDATA past the end; bytes after the last counted record; more than one OPT record, or
     /// an OPT record outside the additional section or not owned by the root (RFC 6891
     /// §6.1.1); OPT options that overrun their RDATA.
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
-        let (header, counts) = Header::parse(bytes)?;
-        let mut pos = HEADER_LEN;
-        let mut starts = [pos; 4];
-        for _ in 0..counts.questions {
-            pos = read_question(bytes, pos)?.2;
-        }
-        let mut opt = None;
-        let sections = [counts.answers, counts.authority, counts.additional];
-        for (i, count) in sections.into_iter().enumerate() {
-            if let Some(start) = starts.get_mut(i + 1) {
-                *start = pos;
-            }
-            for _ in 0..count {
-                let rec = read_record(bytes, pos)?;
-                if rec.rtype == Type::OPT {
-                    let is_root = bytes.get(rec.name) == Some(&0);
-                    if i != 2 || !is_root {
-                        return Err(Error::new(ErrorKind::MisplacedOpt, pos));
-                    }
-                    if opt.is_some() {
-                        return Err(Error::new(ErrorKind::DuplicateOpt, pos));
-                    }
-                    let rdata = bytes.get(rec.rdata..rec.end).unwrap_or_default();
-                    crate::edns::Options::new(rdata)
-                        .map_err(|e| Error::new(e.kind(), rec.rdata + e.offset()))?;
-                    opt = Some(pos);
-                }
-                pos = rec.end;
-            }
-        }
-        if pos != bytes.len() {
-            return Err(Error::new(ErrorKind::TrailingBytes, pos));
-        }
+        let mut walk = Walk::new(bytes)?;
+        while walk.advance()?.is_some() {}
         Ok(Self {
             bytes,
-            header,
-            counts,
-            starts,
-            opt,
+            header: walk.header,
+            counts: walk.counts,
+            starts: walk.starts,
+            opt: walk.opt,
         })
+    }
+
+    /// Validates `bytes` in a single lazy pass: the header and questions now, then each
+    /// record as the returned [`Walk`] reaches it. Checks exactly what [`Message::parse`]
+    /// checks; the walk yields the first error it meets and then stops for good.
+    pub fn walk(bytes: &'a [u8]) -> Result<Walk<'a>> {
+        Walk::new(bytes)
     }
 
     /// The wire bytes.
@@ -168,6 +166,11 @@ impl<'a> Message<'a> {
     /// The four section counts as received (the additional count includes OPT).
     pub fn counts(&self) -> Counts {
         self.counts
+    }
+
+    /// Where the answer section starts (the first record).
+    pub(crate) fn records_start(&self) -> usize {
+        self.starts[1]
     }
 
     /// The questions.
@@ -301,7 +304,7 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     /// The owner name.
     pub fn name(&self) -> NameRef<'a> {
-        NameRef::validated(self.msg, self.at.name)
+        NameRef::validated(self.msg, self.at.name as usize)
     }
 
     /// TYPE.
@@ -321,22 +324,24 @@ impl<'a> Record<'a> {
 
     /// Offset of the TTL field in the message (for in-place rewrites).
     pub fn ttl_offset(&self) -> usize {
-        self.at.ttl_at
+        self.at.rdata() - 6
     }
 
     /// The RDATA bytes as on the wire (names may be compressed).
     pub fn rdata(&self) -> &'a [u8] {
-        self.msg.get(self.at.rdata..self.at.end).unwrap_or_default()
+        self.msg
+            .get(self.at.rdata()..self.at.end())
+            .unwrap_or_default()
     }
 
     /// Offset of the RDATA in the message.
     pub fn rdata_offset(&self) -> usize {
-        self.at.rdata
+        self.at.rdata()
     }
 
     /// The RDATA, typed (decoded now; RFC 3597 opaque bytes for unknown types).
     pub fn data(&self) -> Result<RData<'a>> {
-        RData::parse(self.at.rtype, self.msg, self.at.rdata, self.at.end)
+        RData::parse(self.at.rtype, self.msg, self.at.rdata(), self.at.end())
     }
 
     /// The whole message this record lives in (compression pointers address it).
@@ -346,7 +351,46 @@ impl<'a> Record<'a> {
 
     /// Offset right after the RDATA (the end of the record).
     pub fn rdata_end(&self) -> usize {
-        self.at.end
+        self.at.end()
+    }
+}
+
+impl Record<'_> {
+    /// `\# LEN HEX` of the RDATA with its names decompressed (RFC 3597 §5 describes the
+    /// uncompressed RDATA), for untyped types whose names may be compressed (MB, MINFO, RP...).
+    fn fmt_generic(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(fields) = layout::name_layout(self.rtype()) else {
+            return write_generic(f, self.rdata());
+        };
+        let walk = |visit: &mut dyn FnMut(&[u8]) -> fmt::Result| {
+            layout::walk(
+                fields,
+                self.msg,
+                self.rdata_offset(),
+                self.rdata_end(),
+                |part| {
+                    let ok = match part {
+                        Part::Bytes(b) => visit(b),
+                        Part::Name(n) => n
+                            .labels()
+                            .try_for_each(|l| visit(&[l.len() as u8]).and_then(|()| visit(l)))
+                            .and_then(|()| visit(&[0])),
+                    };
+                    ok.map_err(|_| Error::new(ErrorKind::NoSpace, 0))
+                },
+            )
+        };
+        let mut len = 0usize;
+        if walk(&mut |b| {
+            len += b.len();
+            Ok(())
+        })
+        .is_err()
+        {
+            return write_generic(f, self.rdata());
+        }
+        write!(f, "\\# {len} ")?;
+        walk(&mut |b| crate::text::write_hex(f, b)).map_err(|_| fmt::Error)
     }
 }
 
@@ -363,9 +407,143 @@ impl fmt::Display for Record<'_> {
             self.rtype()
         )?;
         match self.data() {
+            Ok(RData::Unknown(rtype, _)) if layout::decompresses(rtype) => self.fmt_generic(f),
             Ok(data) => data.fmt(f),
             Err(_) => write_generic(f, self.rdata()),
         }
+    }
+}
+
+/// A single validating pass over the records of a message, from [`Message::walk`]: yields
+/// each record with its section, or the first error (then nothing more). Trailing bytes
+/// after the last counted record are reported as an error at the end.
+#[derive(Clone, Debug)]
+pub struct Walk<'a> {
+    msg: &'a [u8],
+    header: Header,
+    counts: Counts,
+    pos: usize,
+    /// Index of the current record section (0 answer, 1 authority, 2 additional, 3 done).
+    section: usize,
+    left: u16,
+    starts: [usize; 4],
+    opt: Option<usize>,
+    targets: Targets,
+    stopped: bool,
+}
+
+impl<'a> Walk<'a> {
+    fn new(msg: &'a [u8]) -> Result<Self> {
+        if msg.len() > MAX_MESSAGE_LEN {
+            return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
+        }
+        let (header, counts) = Header::parse(msg)?;
+        let mut targets = Targets::default();
+        let mut pos = HEADER_LEN;
+        for _ in 0..counts.questions {
+            pos = read_question(msg, pos, &mut targets)?.2;
+        }
+        Ok(Self {
+            msg,
+            header,
+            counts,
+            pos,
+            section: 0,
+            left: counts.answers,
+            starts: [HEADER_LEN, pos, pos, pos],
+            opt: None,
+            targets,
+            stopped: false,
+        })
+    }
+
+    /// ID and flags.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The section counts as received.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The questions (validated when the walk began).
+    pub fn questions(&self) -> Questions<'a> {
+        Questions {
+            msg: self.msg,
+            pos: HEADER_LEN,
+            left: self.counts.questions,
+        }
+    }
+
+    /// The next record, `None` at the end, or the error that ends the walk.
+    fn advance(&mut self) -> Result<Option<(Section, Record<'a>)>> {
+        while self.left == 0 {
+            self.section += 1;
+            let Some(&section) = Section::ALL.get(self.section) else {
+                if self.pos != self.msg.len() {
+                    return Err(Error::new(ErrorKind::TrailingBytes, self.pos));
+                }
+                return Ok(None);
+            };
+            if let Some(start) = self.starts.get_mut(self.section + 1) {
+                *start = self.pos;
+            }
+            self.left = match section {
+                Section::Answer => self.counts.answers,
+                Section::Authority => self.counts.authority,
+                Section::Additional => self.counts.additional,
+            };
+        }
+        let section = Section::ALL
+            .get(self.section)
+            .copied()
+            .unwrap_or(Section::Additional);
+        let pos = self.pos;
+        let rec = read_record(self.msg, pos, &mut self.targets)?;
+        if rec.rtype == Type::OPT {
+            self.check_opt(section, pos, &rec)?;
+        }
+        self.pos = rec.end();
+        self.left -= 1;
+        Ok(Some((
+            section,
+            Record {
+                msg: self.msg,
+                at: rec,
+            },
+        )))
+    }
+
+    /// RFC 6891 §6.1.1: one OPT record, in the additional section, owned by the root, with
+    /// options that fit its RDATA.
+    fn check_opt(&mut self, section: Section, pos: usize, rec: &RecordAt) -> Result<()> {
+        if section != Section::Additional || self.msg.get(pos) != Some(&0) {
+            return Err(Error::new(ErrorKind::MisplacedOpt, pos));
+        }
+        if self.opt.is_some() {
+            return Err(Error::new(ErrorKind::DuplicateOpt, pos));
+        }
+        let rdata = self.msg.get(rec.rdata()..rec.end()).unwrap_or_default();
+        crate::edns::Options::new(rdata)
+            .map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
+        self.opt = Some(pos);
+        Ok(())
+    }
+}
+
+impl<'a> Iterator for Walk<'a> {
+    type Item = Result<(Section, Record<'a>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.stopped {
+            return None;
+        }
+        let item = self.advance().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.stopped = true;
+        }
+        item
     }
 }
 
@@ -384,21 +562,11 @@ impl<'a> Iterator for Records<'a> {
         self.left = self.left.checked_sub(1)?;
         let start = self.pos;
         let at = name::skip(self.msg, start);
-        let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed(self.msg, at, "record header").ok()?;
-        let rdata = at + 10;
-        let end = rdata + usize::from(u16::from_be_bytes([r0, r1]));
-        self.pos = end;
+        let rec = RecordAt::new(start, at, fixed(self.msg, at, "record header").ok()?);
+        self.pos = rec.end();
         Some(Record {
             msg: self.msg,
-            at: RecordAt {
-                name: start,
-                rtype: Type(u16::from_be_bytes([t0, t1])),
-                class: u16::from_be_bytes([c0, c1]),
-                ttl_at: at + 4,
-                ttl: u32::from_be_bytes([l0, l1, l2, l3]),
-                rdata,
-                end,
-            },
+            at: rec,
         })
     }
 

@@ -36,15 +36,54 @@ pub(crate) struct Scanned {
     pub(crate) end: usize,
 }
 
+/// Pointer targets already validated in one message, direct-mapped by offset: the
+/// uncompressed length and pointer hops of the suffix stored there. A pointer to one of them
+/// needs no second walk (compressed names mostly point at the same few suffixes).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Targets {
+    /// `(offset + 1, suffix length, hops)`; 0 marks an empty slot.
+    slots: [(u16, u8, u8); 16],
+}
+
+impl Targets {
+    fn get(&self, offset: usize) -> Option<(usize, usize)> {
+        let &(o, len, hops) = self.slots.get(offset % 16)?;
+        (usize::from(o) == offset + 1).then_some((usize::from(len), usize::from(hops)))
+    }
+
+    fn put(&mut self, offset: usize, len: usize, hops: usize) {
+        if let (Ok(key), Ok(len), Ok(hops), Some(slot)) = (
+            u16::try_from(offset + 1),
+            u8::try_from(len),
+            u8::try_from(hops),
+            self.slots.get_mut(offset % 16),
+        ) {
+            *slot = (key, len, hops);
+        }
+    }
+}
+
 /// Validates the name at `start` in `msg`: a loop, never recursion; every pointer must point
 /// strictly before the label sequence that contains it; reserved label types are rejected;
 /// the uncompressed name must fit 255 octets.
 pub(crate) fn scan(msg: &[u8], start: usize, compression: Compression) -> Result<Scanned> {
+    scan_with(msg, start, compression, &mut Targets::default())
+}
+
+/// [`scan`], reusing and extending what `targets` knows about validated pointer targets.
+pub(crate) fn scan_with(
+    msg: &[u8],
+    start: usize,
+    compression: Compression,
+    targets: &mut Targets,
+) -> Result<Scanned> {
     let mut pos = start;
     let mut segment_start = start;
     let mut end = None;
     let mut len = 0usize;
     let mut hops = 0usize;
+    // The first pointer's target and the length before it, to remember the suffix there.
+    let mut first_jump = None;
     loop {
         let &byte = msg
             .get(pos)
@@ -57,6 +96,9 @@ pub(crate) fn scan(msg: &[u8], start: usize, compression: Compression) -> Result
                     return Err(Error::new(ErrorKind::NameTooLong, pos));
                 }
                 if label == 0 {
+                    if let Some((target, before)) = first_jump {
+                        targets.put(target, len - before, hops - 1);
+                    }
                     let end = end.unwrap_or(pos + 1);
                     return Ok(Scanned { end });
                 }
@@ -83,7 +125,18 @@ pub(crate) fn scan(msg: &[u8], start: usize, compression: Compression) -> Result
                 if hops > MAX_POINTER_HOPS {
                     return Err(Error::new(ErrorKind::TooManyPointers, pos));
                 }
-                end.get_or_insert(pos + 2);
+                let end = *end.get_or_insert(pos + 2);
+                if let Some((rest, rest_hops)) = targets.get(target) {
+                    // The suffix there was validated: only the totals remain to check.
+                    if len + rest > MAX_NAME_LEN {
+                        return Err(Error::new(ErrorKind::NameTooLong, pos));
+                    }
+                    if hops + rest_hops > MAX_POINTER_HOPS {
+                        return Err(Error::new(ErrorKind::TooManyPointers, pos));
+                    }
+                    return Ok(Scanned { end });
+                }
+                first_jump.get_or_insert((target, len));
                 segment_start = target;
                 pos = target;
             }
@@ -188,12 +241,31 @@ impl<'a> NameRef<'a> {
         self.labels().count()
     }
 
+    /// The wire bytes of the name when it is stored without compression pointers (always the
+    /// case for names in standalone uncompressed RDATA), without copying.
+    pub fn uncompressed(&self) -> Option<&'a [u8]> {
+        let mut pos = self.start;
+        loop {
+            match *self.msg.get(pos)? {
+                0 => return self.msg.get(self.start..=pos),
+                len @ 1..=0x3F => pos += 1 + usize::from(len),
+                _ => return None,
+            }
+        }
+    }
+
     /// An owned, uncompressed copy with the case kept.
     pub fn to_name(&self) -> Name {
         let mut name = Name::root();
+        self.write_into(&mut name);
+        name
+    }
+
+    /// Overwrites `name` with this name (no intermediate copy of the 256-byte `Name`).
+    pub(crate) fn write_into(&self, name: &mut Name) {
         let mut len = 0usize;
         for label in self.labels() {
-            // A validated name fits: wire_len <= 255.
+            // A validated name fits: its wire length is at most 255.
             let Some(dst) = name.bytes.get_mut(len..len + 1 + label.len()) else {
                 break;
             };
@@ -207,7 +279,6 @@ impl<'a> NameRef<'a> {
             *root = 0;
         }
         name.len = (len + 1) as u8;
-        name
     }
 
     /// Case-insensitive comparison of two names (RFC 1035 §2.3.3, RFC 4343).

@@ -6,6 +6,7 @@
 
 use alloc::vec::Vec;
 
+use crate::bytes::RdataBytes;
 use crate::edns::{Edns, Options, opt_ttl};
 use crate::encode::Encoder;
 use crate::error::{Error, ErrorKind, Result};
@@ -41,7 +42,7 @@ pub struct OwnedRecord {
     /// TTL in seconds.
     pub ttl: u32,
     /// RDATA in uncompressed wire form.
-    pub rdata: Vec<u8>,
+    pub rdata: RdataBytes,
 }
 
 impl OwnedRecord {
@@ -54,28 +55,35 @@ impl OwnedRecord {
             rtype: data.rtype(),
             class,
             ttl,
-            rdata,
+            rdata: rdata.into(),
         }
     }
 
     /// Copies a record out of a message, decompressing the names in its RDATA where
     /// RFC 3597 §4 allows compression.
     pub fn from_record(record: &Record<'_>) -> Result<Self> {
-        let mut rdata = Vec::with_capacity(record.rdata().len());
+        let mut out = Self {
+            name: Name::root(),
+            rtype: record.rtype(),
+            class: record.class(),
+            ttl: record.ttl(),
+            rdata: RdataBytes::new(),
+        };
+        out.fill_from(record)?;
+        Ok(out)
+    }
+
+    /// Sets the owner name and RDATA from `record`.
+    fn fill_from(&mut self, record: &Record<'_>) -> Result<()> {
+        record.name().write_into(&mut self.name);
+        self.rdata.clear();
         layout::decompress_into(
             record.rtype(),
             record.msg(),
             record.rdata_offset(),
             record.rdata_end(),
-            &mut rdata,
-        )?;
-        Ok(Self {
-            name: record.name().to_name(),
-            rtype: record.rtype(),
-            class: record.class(),
-            ttl: record.ttl(),
-            rdata,
-        })
+            &mut self.rdata,
+        )
     }
 
     /// The RDATA, typed.
@@ -181,11 +189,21 @@ impl OwnedMessage {
             if record.rtype() == Type::OPT {
                 continue;
             }
-            let record = OwnedRecord::from_record(&record)?;
-            match section {
-                Section::Answer => out.answers.push(record),
-                Section::Authority => out.authority.push(record),
-                Section::Additional => out.additional.push(record),
+            let records = match section {
+                Section::Answer => &mut out.answers,
+                Section::Authority => &mut out.authority,
+                Section::Additional => &mut out.additional,
+            };
+            // Filled in place: a record holds a 256-byte inline name, not worth moving.
+            records.push(OwnedRecord {
+                name: Name::root(),
+                rtype: record.rtype(),
+                class: record.class(),
+                ttl: record.ttl(),
+                rdata: RdataBytes::new(),
+            });
+            if let Some(last) = records.last_mut() {
+                last.fill_from(&record)?;
             }
         }
         Ok(out)
@@ -229,13 +247,15 @@ impl OwnedMessage {
     /// [`ErrorKind::NoSpace`] if it does not fit. Returns the length written.
     pub fn encode(&self, buf: &mut [u8]) -> Result<usize> {
         let limit = buf.len();
-        let mut enc = self.start(buf, limit)?;
+        let mut enc = Encoder::new(buf, self.header)?;
+        self.write_questions(&mut enc, limit)?;
         for section in Section::ALL {
             for r in self.section(section) {
                 enc.record(section, &r.name, r.rtype, r.class, r.ttl, &r.rdata)?;
             }
         }
-        self.finish(enc)
+        self.write_opt(&mut enc)?;
+        Ok(enc.finish())
     }
 
     /// Encodes into `buf` within `budget` bytes, truncating when needed: records are written
@@ -250,7 +270,8 @@ impl OwnedMessage {
         let reserved = limit
             .checked_sub(opt_len)
             .ok_or(Error::new(ErrorKind::NoSpace, 0))?;
-        let mut enc = self.start(buf, reserved)?;
+        let mut enc = Encoder::new(buf, self.header)?;
+        self.write_questions(&mut enc, reserved)?;
         'sections: for section in Section::ALL {
             for r in self.section(section) {
                 match enc.record(section, &r.name, r.rtype, r.class, r.ttl, &r.rdata) {
@@ -266,12 +287,12 @@ impl OwnedMessage {
             }
         }
         enc.set_limit(limit);
-        self.finish(enc)
+        self.write_opt(&mut enc)?;
+        Ok(enc.finish())
     }
 
-    /// An encoder limited to `limit` bytes with the header and questions written.
-    fn start<'b>(&self, buf: &'b mut [u8], limit: usize) -> Result<Encoder<'b>> {
-        let mut enc = Encoder::new(buf, self.header)?;
+    /// Limits `enc` to `limit` bytes and writes the questions.
+    fn write_questions(&self, enc: &mut Encoder<'_>, limit: usize) -> Result<()> {
         enc.set_limit(limit);
         if enc.len() > limit {
             return Err(Error::new(ErrorKind::NoSpace, limit));
@@ -279,10 +300,11 @@ impl OwnedMessage {
         for q in &self.questions {
             enc.question(&q.name, q.qtype, q.qclass)?;
         }
-        Ok(enc)
+        Ok(())
     }
 
-    fn finish(&self, mut enc: Encoder<'_>) -> Result<usize> {
+    /// Writes the OPT record, if any, as the last additional record.
+    fn write_opt(&self, enc: &mut Encoder<'_>) -> Result<()> {
         if let Some(edns) = &self.edns {
             let ttl = opt_ttl(edns.ext_rcode, edns.version, edns.dnssec_ok, edns.z);
             let class = Class(edns.udp_payload_size);
@@ -295,7 +317,7 @@ impl OwnedMessage {
                 &edns.options,
             )?;
         }
-        Ok(enc.finish())
+        Ok(())
     }
 
     /// Encodes into a new vector (no size limit beyond the 65,535 bytes of a TCP message).

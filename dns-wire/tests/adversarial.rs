@@ -193,7 +193,7 @@ fn a_record(name: Name, last: u8) -> OwnedRecord {
         rtype: Type::A,
         class: Class::IN,
         ttl: 60,
-        rdata: vec![192, 0, 2, last],
+        rdata: [192, 0, 2, last][..].into(),
     }
 }
 
@@ -249,6 +249,13 @@ fn a_64_kib_message_parses() {
     assert_eq!(msg.answers().next().unwrap().rdata().len(), len);
     let owned = OwnedMessage::from_message(&msg).unwrap();
     assert_eq!(owned.to_vec().unwrap(), m);
+}
+
+#[test]
+fn a_message_over_65535_bytes_is_rejected() {
+    let mut m = with_question(0, 0, 0);
+    m.resize(65_536, 0);
+    assert_eq!(kind(&m), ErrorKind::MessageTooLong);
 }
 
 #[test]
@@ -326,4 +333,44 @@ fn mutated_corpus_messages_never_panic() {
             }
         }
     }
+}
+
+#[test]
+fn rfc3597_s5_generic_form_of_compressed_untyped_rdata_is_uncompressed() {
+    // An MB record (RFC 1035 type 7, untyped here) whose RDATA is a pointer to "a.".
+    let mut m = with_question(1, 0, 0);
+    m.extend_from_slice(&[0xC0, 12, 0, 7, 0, 1, 0, 0, 0, 60, 0, 2, 0xC0, 12]);
+    let msg = Message::parse(&m).unwrap();
+    let text = msg.answers().next().unwrap().to_string();
+    assert_eq!(text, "a.\t60\tIN\tMB\t\\# 3 016100");
+    let owned = OwnedMessage::from_message(&msg).unwrap();
+    assert_eq!(&owned.answers[0].rdata[..], b"\x01a\x00");
+}
+
+#[test]
+fn walk_stops_for_good_after_the_first_error() {
+    // NLnetLabs/domain PR #573: reading on after a malformed record must not panic or resume.
+    let mut m = with_question(3, 0, 0);
+    m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 1]);
+    m.extend_from_slice(&[0xC0, 0x7F, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 2]);
+    m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 3]);
+    let mut walk = Message::walk(&m).unwrap();
+    assert!(walk.next().unwrap().is_ok());
+    let err = walk.next().unwrap().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::BadPointer { target: 0x7F }));
+    assert!(walk.next().is_none());
+    assert!(walk.next().is_none());
+}
+
+#[test]
+fn walk_reports_trailing_bytes_at_the_end() {
+    let mut m = with_question(1, 0, 0);
+    m.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 1, 0xAA]);
+    let results: Vec<_> = Message::walk(&m).unwrap().collect();
+    assert_eq!(results.len(), 2);
+    assert!(results[0].is_ok());
+    assert_eq!(
+        results[1].as_ref().unwrap_err().kind(),
+        ErrorKind::TrailingBytes
+    );
 }

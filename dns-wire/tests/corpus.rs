@@ -163,6 +163,21 @@ fn corpus_round_trips_equal_and_no_larger() {
 }
 
 #[test]
+fn the_single_pass_walk_sees_what_parse_sees() {
+    for (path, wire) in common::corpus_messages() {
+        let msg = Message::parse(&wire).unwrap();
+        let walk = Message::walk(&wire).unwrap();
+        assert_eq!(walk.questions().count(), msg.questions().count());
+        let walked: Vec<String> = walk
+            .map(|r| r.unwrap())
+            .map(|(s, r)| format!("{s:?} {r}"))
+            .collect();
+        let parsed: Vec<String> = msg.records().map(|(s, r)| format!("{s:?} {r}")).collect();
+        assert_eq!(walked, parsed, "{}", path.display());
+    }
+}
+
+#[test]
 fn the_do_bit_survives_parse_and_encode() {
     let wire = std::fs::read(common::corpus_dir().join("query_do.bin")).unwrap();
     let encoded = OwnedMessage::parse(&wire).unwrap().to_vec().unwrap();

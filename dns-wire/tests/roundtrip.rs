@@ -52,7 +52,7 @@ proptest! {
             let data = r.data().unwrap();
             let mut again = Vec::new();
             data.write_to(&mut again);
-            prop_assert_eq!(&again, &r.rdata);
+            prop_assert_eq!(&again[..], &r.rdata[..]);
             prop_assert_eq!(data.rtype(), r.rtype);
             let _ = data.to_string();
         }

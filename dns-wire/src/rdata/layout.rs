@@ -9,8 +9,7 @@
 //! Every other type is opaque: its bytes are copied unchanged, and a pointer inside a typed
 //! view of it is malformed data.
 
-use alloc::vec::Vec;
-
+use crate::bytes::RdataBytes;
 use crate::error::{Error, ErrorKind, Result};
 use crate::name::{Compression, NameRef};
 use crate::reader::Reader;
@@ -125,13 +124,19 @@ pub(crate) fn decompress_into(
     msg: &[u8],
     start: usize,
     end: usize,
-    out: &mut Vec<u8>,
+    out: &mut RdataBytes,
 ) -> Result<()> {
     match name_layout(rtype) {
         Some(layout) => walk(layout, msg, start, end, |part| {
             match part {
                 Part::Bytes(b) => out.extend_from_slice(b),
-                Part::Name(n) => super::write_name(out, &n),
+                Part::Name(n) => {
+                    for label in n.labels() {
+                        out.push(label.len() as u8);
+                        out.extend_from_slice(label);
+                    }
+                    out.push(0);
+                }
             }
             Ok(())
         }),
@@ -191,8 +196,8 @@ mod tests {
     fn rfc3597_s4_srv_target_is_decompressed_on_decode() {
         // offset 0: "a" + root; SRV RDATA at 3: 6 fixed bytes then a pointer to 0.
         let msg = [1, b'a', 0, 0, 1, 0, 2, 0, 3, 0xC0, 0x00];
-        let mut out = Vec::new();
+        let mut out = RdataBytes::new();
         decompress_into(Type::SRV, &msg, 3, msg.len(), &mut out).unwrap();
-        assert_eq!(out, [0, 1, 0, 2, 0, 3, 1, b'a', 0]);
+        assert_eq!(out.as_slice(), [0, 1, 0, 2, 0, 3, 1, b'a', 0]);
     }
 }

@@ -303,7 +303,7 @@ pub fn record() -> impl Strategy<Value = OwnedRecord> {
         rtype,
         class: Class::IN,
         ttl,
-        rdata,
+        rdata: rdata.into(),
     })
 }
 
@@ -402,7 +402,7 @@ fn rr_lines(records: &[OwnedRecord]) -> String {
         );
         let set = sets.entry(key).or_insert((u32::MAX, BTreeSet::new()));
         set.0 = set.0.min(r.ttl);
-        set.1.insert(r.rdata.clone());
+        set.1.insert(r.rdata.to_vec());
     }
     let mut lines = BTreeSet::new();
     for ((name, t, c, _), (ttl, rdatas)) in sets {

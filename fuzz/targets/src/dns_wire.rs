@@ -49,13 +49,12 @@ pub fn dns_decode(data: &[u8]) {
     }
     let _ = OwnedMessage::from_message(&msg);
     let mut copy = data.to_vec();
-    cache::set_id(&mut copy, 0xFFFF).expect("a parsed message has a header");
     cache::age_ttls(&mut copy, 17).expect("a parsed message can be aged");
+    // A pointer may aim into the header or a TTL field (any earlier offset is legal), so the
+    // rewrites below may change names: they must not panic, nothing more.
+    let _ = cache::set_id(&mut copy, 0xFFFF);
     let _ = cache::copy_question_case(&mut copy, data);
-    assert!(
-        Message::parse(&copy).is_ok(),
-        "in-place rewrites broke the message"
-    );
+    let _ = Message::parse(&copy);
 }
 
 /// Decode, encode, decode: the two owned models must be equal, and a truncated encoding
@@ -138,7 +137,7 @@ fn record(u: &mut Unstructured<'_>) -> Result<OwnedRecord> {
         rtype,
         class: Class(u.arbitrary()?),
         ttl: u.arbitrary()?,
-        rdata,
+        rdata: rdata.into(),
     })
 }
 
