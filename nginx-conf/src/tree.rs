@@ -179,13 +179,10 @@ impl Directive {
         Ok(self)
     }
 
-    /// Makes it a block directive holding `directives`.
+    /// Makes it a block directive holding `block` (a [`Block`] or a `Vec<Directive>`).
     #[must_use]
-    pub fn block(mut self, directives: Vec<Directive>) -> Self {
-        self.end = End::Block(Block {
-            directives,
-            trailing: Trivia::empty(),
-        });
+    pub fn block(mut self, block: impl Into<Block>) -> Self {
+        self.end = End::Block(block.into());
         self
     }
 
@@ -220,6 +217,12 @@ impl Directive {
             End::Block(block) => Some(block),
             End::Semicolon | End::Lua(_) => None,
         }
+    }
+}
+
+impl From<Vec<Directive>> for Block {
+    fn from(directives: Vec<Directive>) -> Self {
+        Self::new(directives)
     }
 }
 
