@@ -8,6 +8,8 @@
 //! cargo run -p nginx-conf --example crossplane -- format nginx.conf
 //! ```
 #![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
+// `value["key"]` on a serde_json `Value` cannot panic: a missing key reads as `null`.
+#![allow(clippy::indexing_slicing)]
 
 use nginx_conf::crossplane::{self, payload};
 use nginx_conf::{
