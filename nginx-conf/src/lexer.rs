@@ -100,6 +100,37 @@ impl<'a> Lexer<'a> {
                 self.last = input.len().min(start + BUFFER);
             }
 
+            // Fast paths: runs of bytes that cannot change the state, up to the buffer end.
+            let run = input.get(self.pos..self.last).unwrap_or_default();
+            let skip = if escaped || need_space {
+                0
+            } else if comment {
+                run.iter().position(|&b| b == b'\n').unwrap_or(run.len())
+            } else if last_space {
+                let n = run
+                    .iter()
+                    .position(|&b| b != b' ' && b != b'\t')
+                    .unwrap_or(run.len());
+                if n > 0 {
+                    start = self.pos + n - 1;
+                }
+                n
+            } else if let Some(q) = quote {
+                run.iter()
+                    .position(|&b| b == q || b == b'\\' || b == b'\n')
+                    .unwrap_or(run.len())
+            } else if variable {
+                0
+            } else {
+                run.iter()
+                    .position(|&b| is_space(b) || matches!(b, b';' | b'{' | b'\\' | b'$'))
+                    .unwrap_or(run.len())
+            };
+            if skip > 0 {
+                self.pos += skip;
+                continue;
+            }
+
             let Some(&ch) = input.get(self.pos) else {
                 return Err(self.error(ErrorKind::UnexpectedEof));
             };
