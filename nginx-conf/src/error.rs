@@ -199,3 +199,59 @@ impl fmt::Display for EmitError {
 }
 
 impl core::error::Error for EmitError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn messages_are_nginx_s_words() {
+        // Spec section 4: the texts nginx and lua-nginx-module print.
+        let cases: [(ErrorKind, &str); 8] = [
+            (ErrorKind::Unexpected(b'}'), "unexpected \"}\""),
+            (
+                ErrorKind::UnexpectedEof,
+                "unexpected end of file, expecting \";\" or \"}\"",
+            ),
+            (
+                ErrorKind::UnclosedBlock,
+                "unexpected end of file, expecting \"}\"",
+            ),
+            (
+                ErrorKind::TooLongParameter(b"xxxxxxxxxx".to_vec()),
+                "too long parameter \"xxxxxxxxxx...\" started",
+            ),
+            (
+                ErrorKind::TooLongQuoted(b'"'),
+                "too long parameter, probably missing terminating \"\"\" character",
+            ),
+            (
+                ErrorKind::LuaUnterminated,
+                "unexpected end of file, expecting terminating characters for lua code block",
+            ),
+            (
+                ErrorKind::LuaMissingLongBracket(b"]==]".to_vec()),
+                "Lua code block missing the closing long bracket \"]==]\", the inlined Lua code \
+                 may be too long",
+            ),
+            (
+                ErrorKind::LuaTooLong,
+                "too long lua code block, probably missing terminating characters",
+            ),
+        ];
+        for (kind, text) in cases {
+            assert_eq!(kind.to_string(), text);
+        }
+        let error = Error::new(ErrorKind::Unexpected(b';'), 6, 0);
+        assert_eq!(error.to_string(), "unexpected \";\" in line 6");
+        assert_eq!(
+            error.in_file("x.conf").to_string(),
+            "unexpected \";\" in x.conf:6"
+        );
+        assert_eq!(
+            ErrorKind::IncludeNotFound("/x.conf".into()).to_string(),
+            "open() \"/x.conf\" failed (2: No such file or directory)"
+        );
+    }
+}
