@@ -42,6 +42,20 @@ pub(crate) struct Lexer<'a> {
     pub(crate) last: usize,
 }
 
+/// Bytes that end or change an unquoted word: whitespace, `;`, `{`, `\\` and `$`.
+// Evaluated at compile time: an out-of-range index would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const WORD_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let stops = b" \t\r\n;{\\$";
+    let mut i = 0;
+    while i < stops.len() {
+        table[stops[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 pub(crate) fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
 }
@@ -123,7 +137,7 @@ impl<'a> Lexer<'a> {
                 0
             } else {
                 run.iter()
-                    .position(|&b| is_space(b) || matches!(b, b';' | b'{' | b'\\' | b'$'))
+                    .position(|&b| WORD_STOP.get(usize::from(b)) == Some(&true))
                     .unwrap_or(run.len())
             };
             if skip > 0 {
