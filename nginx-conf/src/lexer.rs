@@ -151,7 +151,7 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
 
             if ch == b'\n' {
-                self.line += 1;
+                self.line = self.line.saturating_add(1);
                 comment = false;
             }
             if comment {

@@ -208,7 +208,9 @@ impl Lexer<'_> {
                 }
                 match find_lexeme(input, self.pos, self.last) {
                     Some((Lexeme::LongBracket { level }, at, open_end)) => {
-                        self.line += count_lines(input.get(self.pos..at).unwrap_or_default());
+                        self.line = self.line.saturating_add(count_lines(
+                            input.get(self.pos..at).unwrap_or_default(),
+                        ));
                         self.pos = at;
                         let Some(end) = long_close(input, open_end, self.last, level) else {
                             let kind = ErrorKind::LuaMissingLongBracket(closing_bracket(level));
@@ -238,7 +240,9 @@ impl Lexer<'_> {
                 }
             };
             let (lexeme, end) = lexeme;
-            self.line += count_lines(input.get(self.pos..end).unwrap_or_default());
+            self.line = self
+                .line
+                .saturating_add(count_lines(input.get(self.pos..end).unwrap_or_default()));
             self.pos = end;
             match lexeme {
                 Lexeme::Open => {
