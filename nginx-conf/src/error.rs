@@ -166,8 +166,8 @@ pub enum EmitError {
     /// Two tokens would touch: an argument must be preceded by whitespace, and the spacing after
     /// a word may not start with a comment.
     MissingSpace,
-    /// A Lua body whose braces, strings or long brackets do not balance, or with 4096 bytes or
-    /// more between two Lua lexemes, so it would not read back as the same body.
+    /// A Lua body whose braces, strings or long brackets do not balance, or with a Lua token of
+    /// 2048 bytes or more (half of nginx's buffer), so it might not read back as the same body.
     LuaBody,
     /// A spelling given as raw text is not exactly one nginx word.
     NotOneWord,
@@ -190,9 +190,9 @@ impl fmt::Display for EmitError {
             Self::MissingSpace => {
                 f.write_str("an argument must be separated from the previous word by whitespace")
             }
-            Self::LuaBody => f.write_str(
-                "Lua body does not balance or has 4096 bytes or more between two Lua lexemes",
-            ),
+            Self::LuaBody => {
+                f.write_str("Lua body does not balance or has a token of 2048 bytes or more")
+            }
             Self::NotOneWord => f.write_str("raw spelling is not exactly one nginx word"),
         }
     }

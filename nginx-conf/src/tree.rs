@@ -68,8 +68,9 @@ impl LuaBody {
     }
 
     /// Checks that `code` reads back as the same body: its braces, strings and long brackets
-    /// balance as lua-nginx-module counts them, and no stretch without a Lua lexeme reaches
-    /// nginx's buffer size.
+    /// balance as lua-nginx-module counts them, and no Lua token (a lexeme and the text before
+    /// it) reaches 2048 bytes, half of nginx's buffer, so that it reads back the same wherever
+    /// it falls in the buffer.
     ///
     /// # Errors
     ///
