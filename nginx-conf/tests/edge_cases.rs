@@ -525,6 +525,96 @@ fn live_nginx_agrees_on_buffer_boundaries() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The line number at the end of an nginx message (`... in FILE:LINE`).
+fn message_line(message: &str) -> u32 {
+    message.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// Whether nginx's message comes from reading the file rather than from a directive handler.
+fn is_lexical(message: &str) -> bool {
+    [
+        "unexpected ",
+        "too long ",
+        "Lua code block",
+        "lua code block",
+    ]
+    .iter()
+    .any(|m| message.starts_with(m))
+}
+
+/// Random soups of the bytes that matter to the lexer, inside a `location`, through the real
+/// nginx: where nginx reports a lexical error we report the same message and line; where it
+/// accepts, we accept; where a directive handler stops it first (`unknown directive`, ...),
+/// we either accept or find a lexical error no earlier than that line.
+#[test]
+fn live_nginx_agrees_on_random_statements() {
+    let dir = std::env::temp_dir().join(format!("nginx-conf-random-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let atoms: [&str; 24] = [
+        "a",
+        "b",
+        " ",
+        " ",
+        "\n",
+        ";",
+        "{",
+        "}",
+        "\"",
+        "'",
+        "#",
+        "\\",
+        "$",
+        "(",
+        ")",
+        "x y",
+        "\t",
+        "\r",
+        "${v}",
+        "return",
+        "content_by_lua_block",
+        "[[",
+        "]]",
+        "--",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |bound: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % bound as u64).unwrap()
+    };
+    let mut lexical = 0;
+    for i in 0..60 {
+        let len = 1 + next(14);
+        let fragment: String = (0..len).map(|_| atoms[next(atoms.len())]).collect();
+        let text = file_text(Place::Location, fragment.as_bytes());
+        let name = format!("random-{i}.conf");
+        let path = dir.join(&name);
+        std::fs::write(&path, &text).unwrap();
+        let Some(nginx) = run_nginx(&path, &dir) else {
+            eprintln!(
+                "skipping the live nginx check: nginx cannot run here (apt-get install nginx libnginx-mod-http-lua; needs root)"
+            );
+            return;
+        };
+        let ours = parse(&text).err().map(|e| e.in_file(&name).to_string());
+        let context = format!("{fragment:?}: nginx said {nginx:?}, we said {ours:?}");
+        if nginx.is_empty() {
+            assert_eq!(ours, None, "{context}");
+        } else if is_lexical(&nginx) {
+            assert_eq!(ours.as_deref(), Some(nginx.as_str()), "{context}");
+            lexical += 1;
+        } else if let Some(ours) = &ours {
+            assert!(message_line(ours) >= message_line(&nginx), "{context}");
+        }
+    }
+    assert!(
+        lexical >= 10,
+        "only {lexical} lexical rejections: probes too tame"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Runs the real nginx (through `../shared/tools/nginx-t.sh`) on every probe: it accepts or
 /// rejects lexically exactly where we do, with the same message. Skips when nginx cannot run.
 #[test]
