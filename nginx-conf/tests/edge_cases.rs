@@ -446,7 +446,7 @@ fn every_edge_case_matches_nginx() {
 }
 
 /// Runs `nginx-t.sh` on `path`: `None` when nginx cannot run here, else nginx's first
-/// `[emerg]` message with the folder `dir` taken out of file names (empty when it accepts).
+/// `[emerg]`, `[alert]`, `[crit]` or `[error]` message with the folder `dir` taken out of file names (empty when it accepts).
 fn run_nginx(path: &std::path::Path, dir: &std::path::Path) -> Option<String> {
     let tool = common::corpus().join("../../tools/nginx-t.sh");
     let output = Command::new(&tool).arg(path).output().ok()?;
@@ -457,7 +457,11 @@ fn run_nginx(path: &std::path::Path, dir: &std::path::Path) -> Option<String> {
     Some(
         stderr
             .lines()
-            .find_map(|l| l.split_once("[emerg] ").map(|(_, m)| m.to_owned()))
+            .find_map(|l| {
+                ["[emerg] ", "[alert] ", "[crit] ", "[error] "]
+                    .iter()
+                    .find_map(|level| l.split_once(level).map(|(_, m)| m.to_owned()))
+            })
             .map(|m| {
                 m.split_once(": ")
                     .map_or(m.clone(), |(_, rest)| rest.to_owned())
