@@ -186,6 +186,21 @@ impl<'a> Lexer<'a> {
                 let Some(&first) = window.get(at) else {
                     continue;
                 };
+                match first {
+                    b';' if !words.is_empty() => {
+                        self.pos = at + 1;
+                        return Ok(End::Semicolon(at));
+                    }
+                    b'{' if !words.is_empty() => {
+                        self.pos = at + 1;
+                        return Ok(End::BlockStart(at));
+                    }
+                    b'}' if words.is_empty() => {
+                        self.pos = at + 1;
+                        return Ok(End::BlockDone(at));
+                    }
+                    _ => {}
+                }
                 if starts_bare_word(first) {
                     let (end, lines) = bare_word_end(window, at);
                     start = at;
@@ -217,10 +232,12 @@ impl<'a> Lexer<'a> {
 
             // Fast paths: runs of bytes that cannot change the state, up to the buffer end.
             let run = input.get(self.pos..self.last).unwrap_or_default();
-            let skip = if escaped || need_space || last_space {
+            let skip = if escaped || need_space {
                 0
             } else if comment {
                 run.iter().position(|&b| b == b'\n').unwrap_or(run.len())
+            } else if last_space {
+                0
             } else if let Some(q) = quote {
                 run.iter()
                     .position(|&b| b == q || b == b'\\' || b == b'\n')
