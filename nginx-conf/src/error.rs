@@ -166,8 +166,8 @@ pub enum EmitError {
     /// Two tokens would touch: an argument must be preceded by whitespace, and the spacing after
     /// a word may not start with a comment.
     MissingSpace,
-    /// A Lua body whose braces, strings or long brackets do not balance, or with 4096 bytes or
-    /// more between two Lua lexemes, so it would not read back as the same body.
+    /// A Lua body whose braces, strings or long brackets do not balance, or with a Lua token of
+    /// 2048 bytes or more (half of nginx's buffer), so it might not read back as the same body.
     LuaBody,
     /// A spelling given as raw text is not exactly one nginx word.
     NotOneWord,
@@ -190,12 +190,68 @@ impl fmt::Display for EmitError {
             Self::MissingSpace => {
                 f.write_str("an argument must be separated from the previous word by whitespace")
             }
-            Self::LuaBody => f.write_str(
-                "Lua body does not balance or has 4096 bytes or more between two Lua lexemes",
-            ),
+            Self::LuaBody => {
+                f.write_str("Lua body does not balance or has a token of 2048 bytes or more")
+            }
             Self::NotOneWord => f.write_str("raw spelling is not exactly one nginx word"),
         }
     }
 }
 
 impl core::error::Error for EmitError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn messages_are_nginx_s_words() {
+        // Spec section 4: the texts nginx and lua-nginx-module print.
+        let cases: [(ErrorKind, &str); 8] = [
+            (ErrorKind::Unexpected(b'}'), "unexpected \"}\""),
+            (
+                ErrorKind::UnexpectedEof,
+                "unexpected end of file, expecting \";\" or \"}\"",
+            ),
+            (
+                ErrorKind::UnclosedBlock,
+                "unexpected end of file, expecting \"}\"",
+            ),
+            (
+                ErrorKind::TooLongParameter(b"xxxxxxxxxx".to_vec()),
+                "too long parameter \"xxxxxxxxxx...\" started",
+            ),
+            (
+                ErrorKind::TooLongQuoted(b'"'),
+                "too long parameter, probably missing terminating \"\"\" character",
+            ),
+            (
+                ErrorKind::LuaUnterminated,
+                "unexpected end of file, expecting terminating characters for lua code block",
+            ),
+            (
+                ErrorKind::LuaMissingLongBracket(b"]==]".to_vec()),
+                "Lua code block missing the closing long bracket \"]==]\", the inlined Lua code \
+                 may be too long",
+            ),
+            (
+                ErrorKind::LuaTooLong,
+                "too long lua code block, probably missing terminating characters",
+            ),
+        ];
+        for (kind, text) in cases {
+            assert_eq!(kind.to_string(), text);
+        }
+        let error = Error::new(ErrorKind::Unexpected(b';'), 6, 0);
+        assert_eq!(error.to_string(), "unexpected \";\" in line 6");
+        assert_eq!(
+            error.in_file("x.conf").to_string(),
+            "unexpected \";\" in x.conf:6"
+        );
+        assert_eq!(
+            ErrorKind::IncludeNotFound("/x.conf".into()).to_string(),
+            "open() \"/x.conf\" failed (2: No such file or directory)"
+        );
+    }
+}

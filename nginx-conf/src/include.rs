@@ -115,8 +115,8 @@ impl Files {
     ///
     /// # Errors
     ///
-    /// Only when the main file itself does not exist; every other problem is recorded in the
-    /// [`File`] it belongs to.
+    /// When the main file itself does not exist, or the include tree has more than
+    /// [`MAX_FILES`] files; every other problem is recorded in the [`File`] it belongs to.
     pub fn load(
         main: &str,
         resolver: &mut dyn Resolver,

@@ -42,8 +42,73 @@ pub(crate) struct Lexer<'a> {
     pub(crate) last: usize,
 }
 
+/// Bytes that end or change an unquoted word: whitespace, `;`, `{`, `\\` and `$`.
+// Evaluated at compile time: an out-of-range index would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const WORD_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let stops = b" \t\r\n;{\\$";
+    let mut i = 0;
+    while i < stops.len() {
+        table[stops[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 pub(crate) fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn is_word_stop(byte: u8) -> bool {
+    WORD_STOP.get(usize::from(byte)) == Some(&true)
+}
+
+/// Whether `byte`, read between words, starts a bare word (not a quote, comment, `;`, `{` or
+/// `}`, which the byte-by-byte path handles).
+fn starts_bare_word(byte: u8) -> bool {
+    !is_space(byte) && !matches!(byte, b';' | b'{' | b'}' | b'#' | b'"' | b'\'')
+}
+
+/// Scans a bare word starting at `from` in `window` (the input up to the end of nginx's
+/// buffer). Returns the offset of the byte that ends it (whitespace, `;` or `{`), or of the
+/// first `\` or `$` whose meaning depends on bytes past the window, or the window's end; and
+/// the number of escaped newlines before that offset.
+///
+/// Inside a bare word, `\` makes the next byte ordinary, and `$` makes the `{` bytes right
+/// after it ordinary; every other byte that is not whitespace, `;` or `{` is ordinary.
+fn bare_word_end(window: &[u8], from: usize) -> (usize, u32) {
+    let mut at = from;
+    let mut lines = 0u32;
+    loop {
+        let rest = window.get(at..).unwrap_or_default();
+        at += rest
+            .iter()
+            .position(|&b| is_word_stop(b))
+            .unwrap_or(rest.len());
+        match window.get(at) {
+            Some(b'\\') => match window.get(at + 1) {
+                Some(&escaped) => {
+                    lines = lines.saturating_add(u32::from(escaped == b'\n'));
+                    at += 2;
+                }
+                None => return (at, lines),
+            },
+            Some(b'$') => {
+                let braces = window
+                    .get(at + 1..)
+                    .unwrap_or_default()
+                    .iter()
+                    .take_while(|&&b| b == b'{')
+                    .count();
+                if at + 1 + braces >= window.len() {
+                    return (at, lines);
+                }
+                at += 1 + braces;
+            }
+            _ => return (at, lines),
+        }
+    }
 }
 
 impl<'a> Lexer<'a> {
@@ -100,13 +165,102 @@ impl<'a> Lexer<'a> {
                 self.last = input.len().min(start + BUFFER);
             }
 
+            if last_space && !comment {
+                // Fast path between words: skip whitespace, then read a bare word in one go if
+                // its end is in the buffer. The state changes exactly as byte by byte.
+                let window = input.get(..self.last).unwrap_or_default();
+                let mut at = self.pos;
+                while let Some(&b) = window.get(at) {
+                    match b {
+                        b'\n' => self.line = self.line.saturating_add(1),
+                        b' ' | b'\t' | b'\r' => {}
+                        _ => break,
+                    }
+                    at += 1;
+                }
+                if at > self.pos {
+                    start = at - 1;
+                    start_line = self.line;
+                    self.pos = at;
+                }
+                let Some(&first) = window.get(at) else {
+                    continue;
+                };
+                match first {
+                    b';' if !words.is_empty() => {
+                        self.pos = at + 1;
+                        return Ok(End::Semicolon(at));
+                    }
+                    b'{' if !words.is_empty() => {
+                        self.pos = at + 1;
+                        return Ok(End::BlockStart(at));
+                    }
+                    b'}' if words.is_empty() => {
+                        self.pos = at + 1;
+                        return Ok(End::BlockDone(at));
+                    }
+                    _ => {}
+                }
+                if starts_bare_word(first) {
+                    let (end, lines) = bare_word_end(window, at);
+                    start = at;
+                    start_line = self.line;
+                    word.start = at;
+                    word.line = self.line;
+                    self.line = self.line.saturating_add(lines);
+                    match window.get(end) {
+                        Some(&stop) if is_space(stop) || stop == b';' || stop == b'{' => {
+                            word.end = end;
+                            words.push(word);
+                            self.pos = end + 1;
+                            match stop {
+                                b';' => return Ok(End::Semicolon(end)),
+                                b'{' => return Ok(End::BlockStart(end)),
+                                b'\n' => self.line = self.line.saturating_add(1),
+                                _ => {}
+                            }
+                        }
+                        // Left to the byte-by-byte path, inside the word.
+                        _ => {
+                            self.pos = end;
+                            last_space = false;
+                        }
+                    }
+                    continue;
+                }
+            }
+
+            // Fast paths: runs of bytes that cannot change the state, up to the buffer end.
+            let run = input.get(self.pos..self.last).unwrap_or_default();
+            let skip = if escaped || need_space {
+                0
+            } else if comment {
+                run.iter().position(|&b| b == b'\n').unwrap_or(run.len())
+            } else if last_space {
+                0
+            } else if let Some(q) = quote {
+                run.iter()
+                    .position(|&b| b == q || b == b'\\' || b == b'\n')
+                    .unwrap_or(run.len())
+            } else if variable {
+                0
+            } else {
+                run.iter()
+                    .position(|&b| is_word_stop(b))
+                    .unwrap_or(run.len())
+            };
+            if skip > 0 {
+                self.pos += skip;
+                continue;
+            }
+
             let Some(&ch) = input.get(self.pos) else {
                 return Err(self.error(ErrorKind::UnexpectedEof));
             };
             self.pos += 1;
 
             if ch == b'\n' {
-                self.line += 1;
+                self.line = self.line.saturating_add(1);
                 comment = false;
             }
             if comment {

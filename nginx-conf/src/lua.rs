@@ -208,7 +208,9 @@ impl Lexer<'_> {
                 }
                 match find_lexeme(input, self.pos, self.last) {
                     Some((Lexeme::LongBracket { level }, at, open_end)) => {
-                        self.line += count_lines(input.get(self.pos..at).unwrap_or_default());
+                        self.line = self.line.saturating_add(count_lines(
+                            input.get(self.pos..at).unwrap_or_default(),
+                        ));
                         self.pos = at;
                         let Some(end) = long_close(input, open_end, self.last, level) else {
                             let kind = ErrorKind::LuaMissingLongBracket(closing_bracket(level));
@@ -238,7 +240,9 @@ impl Lexer<'_> {
                 }
             };
             let (lexeme, end) = lexeme;
-            self.line += count_lines(input.get(self.pos..end).unwrap_or_default());
+            self.line = self
+                .line
+                .saturating_add(count_lines(input.get(self.pos..end).unwrap_or_default()));
             self.pos = end;
             match lexeme {
                 Lexeme::Open => {
@@ -257,14 +261,43 @@ impl Lexer<'_> {
     }
 }
 
-/// Checks that `body` reads back as the same Lua body when written between `{` and `}` at the
-/// start of a buffer: its lexemes balance and nothing is too long for nginx's buffer.
+/// Checks that `body` reads back as the same Lua body wherever it is written: its lexemes
+/// balance as lua-nginx-module counts them, and each token (the text before a lexeme and the
+/// lexeme) is shorter than half of nginx's buffer, which lua-nginx-module always has in view
+/// before it searches, so the result does not depend on where the body falls in the buffer.
 pub(crate) fn body_reads_back(body: &[u8]) -> bool {
     let mut text = Vec::with_capacity(body.len() + 1);
     text.extend_from_slice(body);
     text.push(b'}');
-    let mut lexer = Lexer::new(&text);
-    lexer.lua_body() == Ok(body.len())
+    let len = text.len();
+    let mut pos = 0;
+    let mut level = 1usize;
+    loop {
+        let Some((lexeme, _, end)) = find_lexeme(&text, pos, len) else {
+            return false;
+        };
+        let end = match lexeme {
+            Lexeme::LongBracket { level } => match long_close(&text, end, len, level) {
+                Some(close) => close,
+                None => return false,
+            },
+            _ => end,
+        };
+        if end - pos >= BUFFER / 2 {
+            return false;
+        }
+        pos = end;
+        match lexeme {
+            Lexeme::Open => level += 1,
+            Lexeme::Close => {
+                level -= 1;
+                if level == 0 {
+                    return end == len;
+                }
+            }
+            Lexeme::LongBracket { .. } | Lexeme::Other => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -325,6 +358,16 @@ mod tests {
         let mut fits = alloc::vec![b'x'; 4000];
         fits.push(b'}');
         assert!(body(&fits).is_ok());
+    }
+
+    #[test]
+    fn builder_bodies_must_read_back_anywhere() {
+        assert!(body_reads_back(b" ngx.say([[ } ]]) "));
+        assert!(!body_reads_back(b" ngx.say(1) } "));
+        assert!(!body_reads_back(b" t = { "));
+        assert!(!body_reads_back(b" s = [[ "));
+        assert!(!body_reads_back(&alloc::vec![b'x'; 2048]));
+        assert!(body_reads_back(&alloc::vec![b'x'; 2000]));
     }
 
     #[test]

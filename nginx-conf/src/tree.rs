@@ -68,8 +68,9 @@ impl LuaBody {
     }
 
     /// Checks that `code` reads back as the same body: its braces, strings and long brackets
-    /// balance as lua-nginx-module counts them, and no stretch without a Lua lexeme reaches
-    /// nginx's buffer size.
+    /// balance as lua-nginx-module counts them, and no Lua token (a lexeme and the text before
+    /// it) reaches 2048 bytes, half of nginx's buffer, so that it reads back the same wherever
+    /// it falls in the buffer.
     ///
     /// # Errors
     ///
@@ -179,13 +180,10 @@ impl Directive {
         Ok(self)
     }
 
-    /// Makes it a block directive holding `directives`.
+    /// Makes it a block directive holding `block` (a [`Block`] or a `Vec<Directive>`).
     #[must_use]
-    pub fn block(mut self, directives: Vec<Directive>) -> Self {
-        self.end = End::Block(Block {
-            directives,
-            trailing: Trivia::empty(),
-        });
+    pub fn block(mut self, block: impl Into<Block>) -> Self {
+        self.end = End::Block(block.into());
         self
     }
 
@@ -220,6 +218,12 @@ impl Directive {
             End::Block(block) => Some(block),
             End::Semicolon | End::Lua(_) => None,
         }
+    }
+}
+
+impl From<Vec<Directive>> for Block {
+    fn from(directives: Vec<Directive>) -> Self {
+        Self::new(directives)
     }
 }
 

@@ -51,6 +51,9 @@ impl Trivia {
     /// [`EmitError::InvalidTrivia`], [`EmitError::TooLong`] or [`EmitError::Nul`].
     pub fn new(raw: impl AsRef<[u8]>) -> Result<Self, EmitError> {
         let raw = raw.as_ref();
+        if raw.contains(&0) {
+            return Err(EmitError::Nul);
+        }
         let trivia = Self::from_raw(raw);
         trivia.check(false)?;
         Ok(trivia)
@@ -64,6 +67,9 @@ impl Trivia {
     /// As [`Trivia::new`].
     pub fn comment(text: impl AsRef<[u8]>) -> Result<Self, EmitError> {
         let text = text.as_ref();
+        if text.contains(&0) {
+            return Err(EmitError::Nul);
+        }
         let mut raw = alloc::vec::Vec::with_capacity(text.len() + 2);
         raw.push(b'#');
         raw.extend_from_slice(text);
@@ -75,7 +81,9 @@ impl Trivia {
         Ok(trivia)
     }
 
-    /// Verifies the invariant; `at_end_of_file` allows a final comment without a newline.
+    /// Verifies the structure (NUL bytes are only refused in new trivia: a parsed comment may
+    /// hold them, nginx discards comments); `at_end_of_file` allows a final comment without a
+    /// newline.
     pub(crate) fn check(&self, at_end_of_file: bool) -> Result<(), EmitError> {
         let mut rest: &[u8] = &self.raw;
         while let Some((&first, tail)) = rest.split_first() {
@@ -90,9 +98,6 @@ impl Trivia {
             let len = end.map_or(tail.len(), |e| e + 1);
             if len > MAX_COMMENT {
                 return Err(EmitError::TooLong(len));
-            }
-            if tail.get(..len).is_some_and(|c| c.contains(&0)) {
-                return Err(EmitError::Nul);
             }
             match end {
                 Some(e) => rest = tail.get(e + 1..).unwrap_or_default(),

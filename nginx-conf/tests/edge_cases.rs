@@ -445,11 +445,184 @@ fn every_edge_case_matches_nginx() {
     }
 }
 
+/// Runs `nginx-t.sh` on `path`: `None` when nginx cannot run here, else nginx's first
+/// `[emerg]`, `[alert]`, `[crit]` or `[error]` message with the folder `dir` taken out of file names (empty when it accepts).
+fn run_nginx(path: &std::path::Path, dir: &std::path::Path) -> Option<String> {
+    let tool = common::corpus().join("../../tools/nginx-t.sh");
+    let output = Command::new(&tool).arg(path).output().ok()?;
+    if output.status.code() == Some(3) {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    Some(
+        stderr
+            .lines()
+            .find_map(|l| {
+                ["[emerg] ", "[alert] ", "[crit] ", "[error] "]
+                    .iter()
+                    .find_map(|level| l.split_once(level).map(|(_, m)| m.to_owned()))
+            })
+            .map(|m| {
+                m.split_once(": ")
+                    .map_or(m.clone(), |(_, rest)| rest.to_owned())
+            })
+            .map(|m| m.replace(&format!("{}/", dir.display()), ""))
+            .unwrap_or_default(),
+    )
+}
+
+/// Probes around nginx's 4096-byte read buffer: long words, quoted words, comments, Lua text
+/// and Lua long strings near 4096 bytes, shifted by a padding comment so that they fall at
+/// different places in the buffer. Real nginx and the crate must agree on every one (this is
+/// what the buffer simulation of the lexer and of the Lua scanner is for).
+#[test]
+fn live_nginx_agrees_on_buffer_boundaries() {
+    let dir = std::env::temp_dir().join(format!("nginx-conf-buffer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |bound: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % bound
+    };
+    let (mut agreed, mut rejected) = (0, 0);
+    for i in 0..40 {
+        let pad = next(4000) as usize;
+        let len = [4093, 4094, 4095, 4096, 4097, 3000 + next(2000) as usize][next(6) as usize];
+        let x = "x".repeat(len);
+        let body = match i % 5 {
+            0 => format!("return 200 {x} ;\n"),
+            1 => format!("return 200 \"{x}\" ;\n"),
+            2 => format!("#{x}\nreturn 200;\n"),
+            3 => format!("content_by_lua_block {{ local a = 1 {x} }}\n"),
+            _ => format!("content_by_lua_block {{ local s = [[{x}]] ngx.say(s) }}\n"),
+        };
+        let text = format!(
+            "events {{}}\nhttp {{\nserver {{\nlisten 127.0.0.1:18080;\n# {}\nlocation / {{\n{body}}}\n}}\n}}\n",
+            "p".repeat(pad)
+        );
+        let path = dir.join(format!("buffer-{i}.conf"));
+        std::fs::write(&path, &text).unwrap();
+        let Some(nginx) = run_nginx(&path, &dir) else {
+            eprintln!(
+                "skipping the live nginx check: nginx cannot run here (apt-get install nginx libnginx-mod-http-lua; needs root)"
+            );
+            return;
+        };
+        let ours = parse(text.as_bytes())
+            .err()
+            .map(|e| e.in_file(format!("buffer-{i}.conf")).to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            ours, nginx,
+            "probe {i}: {len} bytes after {pad} bytes of padding"
+        );
+        agreed += 1;
+        rejected += usize::from(!ours.is_empty());
+    }
+    assert_eq!(agreed, 40);
+    assert!(
+        rejected > 5 && rejected < 35,
+        "{rejected} rejections: probes too one-sided"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The line number at the end of an nginx message (`... in FILE:LINE`).
+fn message_line(message: &str) -> u32 {
+    message.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// Whether nginx's message comes from reading the file rather than from a directive handler.
+fn is_lexical(message: &str) -> bool {
+    [
+        "unexpected ",
+        "too long ",
+        "Lua code block",
+        "lua code block",
+    ]
+    .iter()
+    .any(|m| message.starts_with(m))
+}
+
+/// Random soups of the bytes that matter to the lexer, inside a `location`, through the real
+/// nginx: where nginx reports a lexical error we report the same message and line; where it
+/// accepts, we accept; where a directive handler stops it first (`unknown directive`, ...),
+/// we either accept or find a lexical error no earlier than that line.
+#[test]
+fn live_nginx_agrees_on_random_statements() {
+    let dir = std::env::temp_dir().join(format!("nginx-conf-random-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let atoms: [&str; 24] = [
+        "a",
+        "b",
+        " ",
+        " ",
+        "\n",
+        ";",
+        "{",
+        "}",
+        "\"",
+        "'",
+        "#",
+        "\\",
+        "$",
+        "(",
+        ")",
+        "x y",
+        "\t",
+        "\r",
+        "${v}",
+        "return",
+        "content_by_lua_block",
+        "[[",
+        "]]",
+        "--",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |bound: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % bound as u64).unwrap()
+    };
+    let mut lexical = 0;
+    for i in 0..60 {
+        let len = 1 + next(14);
+        let fragment: String = (0..len).map(|_| atoms[next(atoms.len())]).collect();
+        let text = file_text(Place::Location, fragment.as_bytes());
+        let name = format!("random-{i}.conf");
+        let path = dir.join(&name);
+        std::fs::write(&path, &text).unwrap();
+        let Some(nginx) = run_nginx(&path, &dir) else {
+            eprintln!(
+                "skipping the live nginx check: nginx cannot run here (apt-get install nginx libnginx-mod-http-lua; needs root)"
+            );
+            return;
+        };
+        let ours = parse(&text).err().map(|e| e.in_file(&name).to_string());
+        let context = format!("{fragment:?}: nginx said {nginx:?}, we said {ours:?}");
+        if nginx.is_empty() {
+            assert_eq!(ours, None, "{context}");
+        } else if is_lexical(&nginx) {
+            assert_eq!(ours.as_deref(), Some(nginx.as_str()), "{context}");
+            lexical += 1;
+        } else if let Some(ours) = &ours {
+            assert!(message_line(ours) >= message_line(&nginx), "{context}");
+        }
+    }
+    assert!(
+        lexical >= 10,
+        "only {lexical} lexical rejections: probes too tame"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Runs the real nginx (through `../shared/tools/nginx-t.sh`) on every probe: it accepts or
 /// rejects lexically exactly where we do, with the same message. Skips when nginx cannot run.
 #[test]
 fn live_nginx_agrees_on_every_edge_case() {
-    let tool = common::corpus().join("../../tools/nginx-t.sh");
     let dir = std::env::temp_dir().join(format!("nginx-conf-edge-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let lexical = |message: &str| {
@@ -469,25 +642,13 @@ fn live_nginx_agrees_on_every_edge_case() {
         let path = dir.join(format!("{}.conf", p.case));
         let text = file_text(p.place, &p.input);
         std::fs::write(&path, &text).unwrap();
-        let output = match Command::new(&tool).arg(&path).output() {
-            Ok(output) if output.status.code() != Some(3) => output,
-            _ => {
-                eprintln!(
-                    "skipping the live nginx check: {} cannot run nginx (apt-get install nginx libnginx-mod-http-lua; needs root)",
-                    tool.display()
-                );
-                return;
-            }
+        let Some(nginx_error) = run_nginx(&path, &dir) else {
+            eprintln!(
+                "skipping the live nginx check: nginx cannot run here (apt-get install nginx libnginx-mod-http-lua; needs root)"
+            );
+            return;
         };
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let nginx_error = stderr
-            .lines()
-            .find_map(|l| l.split_once("[emerg] ").map(|(_, m)| m.to_owned()))
-            .map(|m| {
-                m.split_once(": ")
-                    .map_or(m.clone(), |(_, rest)| rest.to_owned())
-            })
-            .map(|m| m.replace(&format!("{}/", dir.display()), ""));
+        let nginx_error = Some(nginx_error).filter(|m| !m.is_empty());
         let ours = check(&text, p.case).err().map(|e| e.to_string());
         let row = format!("row {} ({})", p.row, p.case);
         match nginx_error {
@@ -495,7 +656,7 @@ fn live_nginx_agrees_on_every_edge_case() {
                 assert_eq!(ours.as_deref(), Some(message.as_str()), "{row}");
             }
             _ if matches!(p.expect, Expect::OpensBlock(_)) => {}
-            _ => assert_eq!(ours, None, "{row}: nginx said {stderr}"),
+            other => assert_eq!(ours, None, "{row}: nginx said {other:?}"),
         }
     }
     std::fs::remove_dir_all(&dir).ok();

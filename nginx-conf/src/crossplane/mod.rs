@@ -172,7 +172,7 @@ impl<'a> Walker<'a> {
     fn trivia(&mut self, trivia: &Trivia, out: &mut Vec<Json>, keep: bool) {
         for piece in trivia.pieces() {
             match piece {
-                Piece::Space(space) => self.line += count_lf(space),
+                Piece::Space(space) => self.line = self.line.saturating_add(count_lf(space)),
                 Piece::Comment(body) => {
                     if keep {
                         out.push(self.comment(body, self.line, true));
@@ -188,12 +188,14 @@ impl<'a> Walker<'a> {
             at.push(i);
             self.trivia(&directive.leading, &mut out, self.options.comments);
             let line = self.line;
-            self.line += count_lf(directive.name.spelling());
+            self.line = self
+                .line
+                .saturating_add(count_lf(directive.name.spelling()));
             let mut inline = Vec::new();
             let mut args: Vec<Cow<'_, [u8]>> = Vec::with_capacity(directive.args.len() + 1);
             for arg in &directive.args {
                 self.collect(arg.space(), &mut inline);
-                self.line += count_lf(arg.word().spelling());
+                self.line = self.line.saturating_add(count_lf(arg.word().spelling()));
                 args.push(arg.word().crossplane_value());
             }
             self.collect(&directive.before_end, &mut inline);
@@ -205,7 +207,7 @@ impl<'a> Walker<'a> {
             match &directive.end {
                 End::Semicolon => {}
                 End::Lua(body) => {
-                    self.line += count_lf(body.as_bytes());
+                    self.line = self.line.saturating_add(count_lf(body.as_bytes()));
                     args.push(Cow::Borrowed(body.as_bytes()));
                 }
                 End::Block(inner) => block_json = Some(self.block(inner, at)),
@@ -249,7 +251,7 @@ impl<'a> Walker<'a> {
     fn collect(&mut self, trivia: &Trivia, inline: &mut Vec<Vec<u8>>) {
         for piece in trivia.pieces() {
             match piece {
-                Piece::Space(space) => self.line += count_lf(space),
+                Piece::Space(space) => self.line = self.line.saturating_add(count_lf(space)),
                 Piece::Comment(body) => inline.push(body.to_vec()),
             }
         }
