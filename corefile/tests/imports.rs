@@ -5,6 +5,7 @@
     clippy::indexing_slicing,
     clippy::panic
 )]
+#![allow(clippy::std_instead_of_alloc)] // a std test: its collections come from std
 
 use std::collections::BTreeMap;
 
