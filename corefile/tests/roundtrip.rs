@@ -38,7 +38,7 @@ fn line(depth: u32) -> BoxedStrategy<Line> {
     };
     (name, proptest::collection::vec(value(), 0..4), nested)
         .prop_map(|(name, args, nested)| {
-            let mut parts: Vec<Part> = std::iter::once(name)
+            let mut parts: Vec<Part> = core::iter::once(name)
                 .chain(args)
                 .map(|w| Part::Word(Word::new(w)))
                 .collect();
