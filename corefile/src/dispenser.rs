@@ -93,7 +93,7 @@ impl<'a> Dispenser<'a> {
 
     /// The current token's text (`""` when there is none).
     pub fn val(&self) -> &'a str {
-        self.token().map_or("", |t| t.text.as_str())
+        self.token().map_or("", |t| &*t.text)
     }
 
     /// The rest of the line, stopping before a `{`.

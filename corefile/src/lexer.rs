@@ -6,6 +6,7 @@
 //! escapes only `"`.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 
 /// One lexeme: a token, or a comment (kept for the lossless tree and the formatter).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,8 +25,9 @@ pub enum Lexeme {
 /// A token as the lexer produces it, before environment substitution or import splicing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawToken {
-    /// The token text: quotes removed, `\"` unescaped, CR outside quotes removed.
-    pub text: String,
+    /// The token text: quotes removed, `\"` unescaped, CR outside quotes removed. Shared,
+    /// so the parser's copies cost no allocation.
+    pub text: Arc<str>,
     /// 1-based line of the token's first character (the opening quote for a quoted token).
     pub line: usize,
     /// Whether the token was written in quotes. Parsing never looks at this.
@@ -75,6 +77,8 @@ pub struct Lexer<'a> {
     rest: &'a [u8],
     line: usize,
     pending_comment: Option<(String, usize)>,
+    /// The text of the token being read, reused across tokens.
+    buf: String,
 }
 
 impl<'a> Lexer<'a> {
@@ -85,6 +89,7 @@ impl<'a> Lexer<'a> {
             rest,
             line: 1,
             pending_comment: None,
+            buf: String::new(),
         }
     }
 
@@ -100,7 +105,8 @@ impl<'a> Lexer<'a> {
         if let Some((text, line)) = self.pending_comment.take() {
             return Some(Lexeme::Comment { text, line });
         }
-        let mut val = String::new();
+        let mut val = core::mem::take(&mut self.buf);
+        val.clear();
         let mut quoted = false;
         let mut escaped = false;
         let mut comment: Option<(String, usize)> = None;
@@ -109,7 +115,7 @@ impl<'a> Lexer<'a> {
             let Some(ch) = self.next_rune() else {
                 if !val.is_empty() {
                     self.pending_comment = comment;
-                    return Some(token(val, line, quoted));
+                    return Some(self.token(val, line, quoted));
                 }
                 return comment.map(|(text, line)| Lexeme::Comment { text, line });
             };
@@ -120,7 +126,7 @@ impl<'a> Lexer<'a> {
                         continue;
                     }
                     if ch == '"' {
-                        return Some(token(val, line, true));
+                        return Some(self.token(val, line, true));
                     }
                 }
                 if ch == '\n' {
@@ -143,7 +149,7 @@ impl<'a> Lexer<'a> {
                 }
                 if !val.is_empty() {
                     self.pending_comment = comment;
-                    return Some(token(val, line, false));
+                    return Some(self.token(val, line, false));
                 }
                 match comment.as_mut() {
                     Some(_) if newline => {
@@ -174,8 +180,13 @@ impl<'a> Lexer<'a> {
     }
 }
 
-fn token(text: String, line: usize, quoted: bool) -> Lexeme {
-    Lexeme::Token(RawToken { text, line, quoted })
+impl Lexer<'_> {
+    /// Makes a token of `val` and keeps its buffer for the next one.
+    fn token(&mut self, val: String, line: usize, quoted: bool) -> Lexeme {
+        let text = Arc::from(val.as_str());
+        self.buf = val;
+        Lexeme::Token(RawToken { text, line, quoted })
+    }
 }
 
 impl Iterator for Lexer<'_> {

@@ -3,6 +3,7 @@
 //! The token stream is kept as Go's slice-and-cursor, split around the cursor so that an
 //! import splices in place in time proportional to what it imports.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -24,7 +25,7 @@ pub const MAX_TOKENS: usize = 1_000_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Token {
     /// The text, environment-substituted except for directive-name tokens.
-    pub text: String,
+    pub text: Arc<str>,
     /// 1-based line of its first character in its file.
     pub line: usize,
     /// The absolute path of the imported file it came from; `None` for the main input.
@@ -173,7 +174,7 @@ impl Parser<'_> {
     }
 
     fn val(&self) -> &str {
-        self.cur.as_ref().map_or("", |t| t.text.as_str())
+        self.cur.as_ref().map_or("", |t| &t.text)
     }
 
     fn err(&self, kind: ParseErrorKind) -> ParseError {
@@ -197,7 +198,7 @@ impl Parser<'_> {
 
     fn substitute(&self, text: &str) -> Result<String> {
         env::substitute(text, self.opts.env)
-            .map(alloc::borrow::Cow::into_owned)
+            .map(Cow::into_owned)
             .map_err(|e| self.err(ParseErrorKind::EnvLoop(e.token)))
     }
 
@@ -347,8 +348,12 @@ impl Parser<'_> {
                 }
                 _ => {}
             }
-            let text = self.substitute(self.val())?;
             if let Some(cur) = &self.cur {
+                let text = match env::substitute(&cur.text, self.opts.env) {
+                    Ok(Cow::Borrowed(_)) => cur.text.clone(),
+                    Ok(Cow::Owned(text)) => Arc::from(text),
+                    Err(e) => return Err(self.err(ParseErrorKind::EnvLoop(e.token))),
+                };
                 tokens.push(Token {
                     text,
                     line: cur.line,
@@ -474,7 +479,7 @@ fn imports_itself(tokens: &[Token], name: &str, env: &dyn Env) -> bool {
             || tokens
                 .get(i - 1)
                 .is_some_and(|prev| prev.file != import.file || prev.line != import.line);
-        import.text == "import"
+        &*import.text == "import"
             && at_line_start
             && env::substitute(&arg.text, env).is_ok_and(|p| p == name)
     })

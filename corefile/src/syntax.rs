@@ -202,7 +202,7 @@ impl TreeBuilder {
                 let token = core::mem::replace(
                     t,
                     RawToken {
-                        text: String::new(),
+                        text: alloc::sync::Arc::from(""),
                         line: 0,
                         quoted: false,
                     },
@@ -260,7 +260,7 @@ impl TreeBuilder {
         let mut prev_end: Option<usize> = None;
         while let Some(lexeme) = self.peek() {
             let line = match lexeme {
-                Lex::Token(t) if t.text == "{" => break,
+                Lex::Token(t) if &*t.text == "{" => break,
                 Lex::Token(t) => t.line,
                 Lex::Comment(_, line) => *line,
             };
@@ -280,14 +280,14 @@ impl TreeBuilder {
             }
             prev_end = Some(end_line(&token));
             block.keys.push(Word {
-                text: token.text,
+                text: String::from(&*token.text),
                 quoted: token.quoted,
             });
         }
         if block.comment.is_none() {
             block.comment = self.take_trailing_comment(self.last_line);
         }
-        let braced = self.peek_token().is_some_and(|t| t.text == "{");
+        let braced = self.peek_token().is_some_and(|t| &*t.text == "{");
         if braced {
             let open = self.take_token();
             if block.comment.is_none() {
@@ -328,7 +328,7 @@ impl TreeBuilder {
             let Some(token) = self.take_token() else {
                 break;
             };
-            match token.text.as_str() {
+            match &*token.text {
                 "{" => {
                     if frames.len() > MAX_DEPTH {
                         return Err(SyntaxError::TooDeep { line: token.line });
@@ -354,7 +354,7 @@ impl TreeBuilder {
                 _ => {
                     let current = line.get_or_insert_with(Line::default);
                     current.parts.push(Part::Word(Word {
-                        text: token.text,
+                        text: String::from(&*token.text),
                         quoted: token.quoted,
                     }));
                     if let Some(text) = self.take_trailing_comment(self.last_line) {

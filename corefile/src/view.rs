@@ -4,6 +4,7 @@
 //! block is left, normalize every key into zone addresses, then run the overlap check.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
@@ -85,7 +86,7 @@ pub type Line = Vec<LineItem>;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LineItem {
     /// A token's text.
-    Word(String),
+    Word(Arc<str>),
     /// A `{ ... }` block, as its lines.
     Block(Vec<Line>),
 }
@@ -219,7 +220,7 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
             finish(&mut top, &mut open, core::mem::take(&mut line));
             line_open = false;
         }
-        match token.text.as_str() {
+        match &*token.text {
             "{" => {
                 open.push((core::mem::take(&mut line), Vec::new()));
                 line_open = false;
@@ -231,8 +232,8 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
                 }
                 line_open = true;
             }
-            text => {
-                line.push(LineItem::Word(String::from(text)));
+            _ => {
+                line.push(LineItem::Word(token.text.clone()));
                 line_open = true;
             }
         }
@@ -261,14 +262,14 @@ fn bind_addresses(lines: &[Line]) -> Vec<String> {
     for line in lines {
         for item in line.iter().skip(1) {
             match item {
-                LineItem::Word(word) => addresses.push(word.as_str()),
+                LineItem::Word(word) => addresses.push(&**word),
                 LineItem::Block(block) => {
                     for option in block {
                         if let [LineItem::Word(first), rest @ ..] = option.as_slice()
-                            && first == "except"
+                            && &**first == "except"
                         {
                             except.extend(rest.iter().filter_map(|i| match i {
-                                LineItem::Word(w) => Some(w.as_str()),
+                                LineItem::Word(w) => Some(&**w),
                                 LineItem::Block(_) => None,
                             }));
                         }

@@ -23,7 +23,12 @@ fn semantic(input: &[u8]) -> Semantic {
             let directives = b
                 .directives
                 .into_iter()
-                .map(|d| (d.name, d.tokens.into_iter().map(|t| t.text).collect()))
+                .map(|d| {
+                    (
+                        d.name,
+                        d.tokens.into_iter().map(|t| t.text.to_string()).collect(),
+                    )
+                })
                 .collect();
             (b.raw_keys, directives)
         })

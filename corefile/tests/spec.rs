@@ -15,11 +15,13 @@ use corefile::plugin_order::PluginOrder;
 use corefile::view::{self, Options};
 
 fn lex(input: &[u8]) -> Vec<(String, usize)> {
-    lexer::tokens(input).map(|t| (t.text, t.line)).collect()
+    lexer::tokens(input)
+        .map(|t| (t.text.to_string(), t.line))
+        .collect()
 }
 
 fn texts(input: &[u8]) -> Vec<String> {
-    lexer::tokens(input).map(|t| t.text).collect()
+    lexer::tokens(input).map(|t| t.text.to_string()).collect()
 }
 
 fn load_err(input: &str) -> String {
@@ -193,8 +195,8 @@ fn s2_3_environment_substitution() {
     let log = &v.blocks[0].directives[0];
     assert_eq!(log.name, "log");
     // Quirk 8: the directive-name token keeps its raw text.
-    assert_eq!(log.tokens[0].text, "{$P}");
-    assert_eq!(log.tokens[1].text, "log");
+    assert_eq!(&*log.tokens[0].text, "{$P}");
+    assert_eq!(&*log.tokens[1].text, "log");
     let err = load_env(". {\n    log {$SELF}\n}\n", &env).unwrap_err();
     assert!(
         err.starts_with("Corefile:2 - Error during parsing: environment variable substitution"),
