@@ -105,12 +105,27 @@ impl<'a> Lexer<'a> {
         if let Some((text, line)) = self.pending_comment.take() {
             return Some(Lexeme::Comment { text, line });
         }
+        self.skip_plain_whitespace();
+        let mut line = self.line;
         let mut val = core::mem::take(&mut self.buf);
         val.clear();
+        // Fast path: a run of printable ASCII that ends at plain whitespace or EOF.
+        let run = self
+            .rest
+            .iter()
+            .take_while(|&&b| b.is_ascii_graphic() && b != b'#' && b != b'"')
+            .count();
+        if run > 0 {
+            let (word, rest) = self.rest.split_at(run);
+            val.push_str(core::str::from_utf8(word).unwrap_or_default());
+            self.rest = rest;
+            if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\n')) {
+                return Some(self.token(val, line, false));
+            }
+        }
         let mut quoted = false;
         let mut escaped = false;
         let mut comment: Option<(String, usize)> = None;
-        let mut line = self.line;
         loop {
             let Some(ch) = self.next_rune() else {
                 if !val.is_empty() {
@@ -181,6 +196,20 @@ impl<'a> Lexer<'a> {
 }
 
 impl Lexer<'_> {
+    /// Skips spaces, tabs and newlines (counting lines) before a token.
+    fn skip_plain_whitespace(&mut self) {
+        let mut skipped = 0;
+        for &b in self.rest {
+            match b {
+                b' ' | b'\t' => {}
+                b'\n' => self.line = self.line.saturating_add(1),
+                _ => break,
+            }
+            skipped += 1;
+        }
+        self.rest = self.rest.get(skipped..).unwrap_or_default();
+    }
+
     /// Makes a token of `val` and keeps its buffer for the next one.
     fn token(&mut self, val: String, line: usize, quoted: bool) -> Lexeme {
         let text = Arc::from(val.as_str());

@@ -290,7 +290,6 @@ impl Parser<'_> {
     }
 
     fn directives(&mut self, block: &mut ServerBlock) -> Result<()> {
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
         while self.next() {
             match self.val() {
                 "}" => break,
@@ -298,27 +297,22 @@ impl Parser<'_> {
                     self.do_import()?;
                     self.back();
                 }
-                _ => self.directive(block, &mut index)?,
+                _ => self.directive(block)?,
             }
         }
         Ok(())
     }
 
-    fn directive(
-        &mut self,
-        block: &mut ServerBlock,
-        index: &mut BTreeMap<String, usize>,
-    ) -> Result<()> {
+    fn directive(&mut self, block: &mut ServerBlock) -> Result<()> {
         let name = self.substitute(self.val())?;
         if let Some(valid) = self.opts.directives
             && !valid.contains(&name.as_str())
         {
             return Err(self.err(ParseErrorKind::UnknownDirective(name)));
         }
-        let slot = match index.get(&name) {
-            Some(&slot) => slot,
+        let slot = match block.directives.iter().position(|d| d.name == name) {
+            Some(slot) => slot,
             None => {
-                index.insert(name.clone(), block.directives.len());
                 block.directives.push(Directive {
                     name,
                     tokens: Vec::new(),
