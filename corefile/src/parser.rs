@@ -105,7 +105,13 @@ pub fn parse(input: &[u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock>
         })
         .collect();
     after.reverse();
+    let valid = options.directives.map(|names| {
+        let mut sorted = names.to_vec();
+        sorted.sort_unstable();
+        sorted
+    });
     let mut parser = Parser {
+        valid,
         before: Vec::new(),
         cur: None,
         after,
@@ -121,6 +127,8 @@ pub fn parse(input: &[u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock>
 }
 
 struct Parser<'a> {
+    /// The accepted directive names, sorted for binary search.
+    valid: Option<Vec<&'a str>>,
     /// `tokens[..cursor]`.
     before: Vec<Token>,
     /// `tokens[cursor]`; `None` when the cursor is out of range.
@@ -305,8 +313,8 @@ impl Parser<'_> {
 
     fn directive(&mut self, block: &mut ServerBlock) -> Result<()> {
         let name = self.substitute(self.val())?;
-        if let Some(valid) = self.opts.directives
-            && !valid.contains(&name.as_str())
+        if let Some(valid) = &self.valid
+            && valid.binary_search(&name.as_str()).is_err()
         {
             return Err(self.err(ParseErrorKind::UnknownDirective(name)));
         }
