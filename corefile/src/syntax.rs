@@ -331,9 +331,9 @@ impl TreeBuilder {
             // At the start of a body, before any directive, `{` is a directive name.
             let directive_name = frames.len() == 1
                 && line.is_none()
-                && !frames
-                    .first()
-                    .is_some_and(|(entries, _)| entries.iter().any(|e| matches!(e, Entry::Line(_))));
+                && !frames.first().is_some_and(|(entries, _)| {
+                    entries.iter().any(|e| matches!(e, Entry::Line(_)))
+                });
             match &*token.text {
                 "{" if !directive_name => {
                     if frames.len() > MAX_DEPTH {
