@@ -206,6 +206,10 @@ pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
     }
 }
 
+/// Deepest nesting [`lines`] represents as nested blocks; deeper braces stay words, so the
+/// structure (and dropping it) needs no deep recursion. Tokens are never affected.
+pub const MAX_LINES_DEPTH: usize = 256;
+
 /// Builds the Dispenser line structure of a token list, without recursion.
 pub fn lines(tokens: &[Token]) -> Vec<Line> {
     let mut top: Vec<Line> = Vec::new();
@@ -213,6 +217,7 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
     let mut line: Line = Vec::new();
     let mut line_open = false;
     let mut prev: Option<&Token> = None;
+    let mut too_deep = 0usize;
     for token in tokens {
         let same_line = line_open && prev.is_some_and(|p| p.is_same_line_as(token));
         prev = Some(token);
@@ -221,6 +226,16 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
             line_open = false;
         }
         match &*token.text {
+            "{" if open.len() >= MAX_LINES_DEPTH => {
+                too_deep += 1;
+                line.push(LineItem::Word(token.text.clone()));
+                line_open = true;
+            }
+            "}" if too_deep > 0 => {
+                too_deep -= 1;
+                line.push(LineItem::Word(token.text.clone()));
+                line_open = true;
+            }
             "{" => {
                 open.push((core::mem::take(&mut line), Vec::new()));
                 line_open = false;

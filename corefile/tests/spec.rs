@@ -243,3 +243,16 @@ fn s4_3_normalization_errors_are_prefixed() {
         "error inspecting server blocks: zone is not a valid domain name: a..b"
     );
 }
+
+#[test]
+fn s5_deep_nesting_needs_no_recursion() {
+    let depth = 100_000;
+    let input = format!(
+        ". {{\n    a {}\n{}}}\n",
+        "{ ".repeat(depth),
+        "}\n".repeat(depth)
+    );
+    let blocks = view::parse_only(input.as_bytes(), "Corefile", &PluginOrder::default()).unwrap();
+    assert_eq!(blocks[0].directives[0].tokens.len(), 1 + 2 * depth);
+    assert!(corefile::emit::format(input.as_bytes()).is_err());
+}
