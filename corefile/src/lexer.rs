@@ -74,6 +74,8 @@ pub fn decode_lossy(bytes: &[u8]) -> String {
 /// An iterator over the lexemes of one file.
 #[derive(Clone, Debug)]
 pub struct Lexer<'a> {
+    /// The whole input as text when it is valid UTF-8 (so ASCII runs slice without checks).
+    text: Option<&'a str>,
     rest: &'a [u8],
     line: usize,
     pending_comment: Option<(String, usize)>,
@@ -86,6 +88,7 @@ impl<'a> Lexer<'a> {
     pub fn new(input: &'a [u8]) -> Self {
         let rest = input.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(input);
         Lexer {
+            text: core::str::from_utf8(rest).ok(),
             rest,
             line: 1,
             pending_comment: None,
@@ -117,7 +120,14 @@ impl<'a> Lexer<'a> {
             .count();
         if run > 0 {
             let (word, rest) = self.rest.split_at(run);
-            val.push_str(core::str::from_utf8(word).unwrap_or_default());
+            let word = match self.text {
+                Some(text) => {
+                    let start = text.len() - self.rest.len();
+                    text.get(start..start + run).unwrap_or_default()
+                }
+                None => core::str::from_utf8(word).unwrap_or_default(),
+            };
+            val.push_str(word);
             self.rest = rest;
             if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\n')) {
                 return Some(self.token(val, line, false));
