@@ -172,6 +172,28 @@ pub fn parse_only(
     Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
 }
 
+/// Whether two parses mean the same to CoreDNS: the same keys, and per directive the same
+/// token texts, whatever the line numbers and files.
+pub fn same_meaning(a: &[BlockView], b: &[BlockView]) -> bool {
+    let same_directive = |x: &DirectiveView, y: &DirectiveView| {
+        x.name == y.name
+            && x.tokens.len() == y.tokens.len()
+            && x.tokens
+                .iter()
+                .zip(&y.tokens)
+                .all(|(s, t)| s.text == t.text)
+    };
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.raw_keys == y.raw_keys
+                && x.directives.len() == y.directives.len()
+                && x.directives
+                    .iter()
+                    .zip(&y.directives)
+                    .all(|(d, e)| same_directive(d, e))
+        })
+}
+
 /// A block's view without normalization: directives in execution order, lines and `bind`
 /// addresses computed, no zones.
 pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
