@@ -26,7 +26,7 @@ pub struct Options<'a> {
     /// The name errors print for the input (CoreDNS: the `-conf` value; `Corefile`).
     pub filename: &'a str,
     /// The directive list and execution order.
-    pub order: PluginOrder,
+    pub order: PluginOrder<'a>,
     /// The default DNS port (`-dns.port`), `53`.
     pub dns_port: &'a str,
     /// Environment variables for `{$NAME}` / `{%NAME%}`.
@@ -158,7 +158,7 @@ pub fn load_with(input: &[u8], options: Options<'_>) -> Result<CorefileView, Err
 pub fn parse_only(
     input: &[u8],
     filename: &str,
-    order: &PluginOrder,
+    order: &PluginOrder<'_>,
 ) -> Result<Vec<BlockView>, ParseError> {
     let blocks = parser::parse(
         input,
@@ -196,7 +196,7 @@ pub fn same_meaning(a: &[BlockView], b: &[BlockView]) -> bool {
 
 /// A block's view without normalization: directives in execution order, lines and `bind`
 /// addresses computed, no zones.
-pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
+pub fn block_view(block: ServerBlock, order: &PluginOrder<'_>) -> BlockView {
     let mut directives: Vec<Directive> = block.directives;
     directives.sort_by(|a, b| {
         let rank = |d: &Directive| {
