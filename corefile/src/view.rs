@@ -198,15 +198,15 @@ pub fn same_meaning(a: &[BlockView], b: &[BlockView]) -> bool {
 /// addresses computed, no zones.
 pub fn block_view(block: ServerBlock, order: &PluginOrder<'_>) -> BlockView {
     let mut directives: Vec<Directive> = block.directives;
-    directives.sort_by(|a, b| {
-        let rank = |d: &Directive| {
-            (
-                order.position(&d.name).unwrap_or(usize::MAX),
-                d.name.clone(),
-            )
-        };
-        rank(a).cmp(&rank(b))
-    });
+    // Stable: names outside the order keep their source order here, then sort by name.
+    directives.sort_by_cached_key(|d| order.position(&d.name).unwrap_or(usize::MAX));
+    let known = directives
+        .iter()
+        .take_while(|d| order.contains(&d.name))
+        .count();
+    if let Some(unknown) = directives.get_mut(known..) {
+        unknown.sort_by(|a, b| a.name.cmp(&b.name));
+    }
     let directives: Vec<DirectiveView> = directives
         .into_iter()
         .map(|d| DirectiveView {
