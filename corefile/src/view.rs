@@ -3,6 +3,8 @@
 //! Parse with the plugin.cfg directive list, fall back to the default Corefile when no server
 //! block is left, normalize every key into zone addresses, then run the overlap check.
 
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -11,7 +13,7 @@ use core::net::IpAddr;
 use crate::env::{Env, NoEnv};
 use crate::error::{Error, ParseError};
 use crate::import::{NoFiles, Resolver};
-use crate::overlap::{Listener, OverlapChecker};
+use crate::overlap::{Conflict, Listener, OverlapChecker, OverlapError, UNBOUND};
 use crate::parser::{self, Directive, ParseOptions, ServerBlock, Token};
 use crate::plugin_order::PluginOrder;
 use crate::zone::{self, ZoneAddr};
@@ -326,6 +328,9 @@ fn bind_addresses(lines: &[Line]) -> Vec<String> {
 /// registered, then the others are checked and registered, so the result does not depend on
 /// block order (coredns/coredns#7733, fixed by #8001).
 fn check_overlap(blocks: &[BlockView]) -> Result<(), Error> {
+    let mut zone_ids: BTreeMap<&ZoneAddr, usize> = BTreeMap::new();
+    let mut host_ids: BTreeMap<&str, usize> = BTreeMap::new();
+    host_ids.insert("", UNBOUND);
     let mut checker = OverlapChecker::default();
     let is_filtered = |block: &&BlockView| block.directives.iter().any(|d| d.name == "view");
     let filtered = blocks.iter().filter(is_filtered).map(|b| (b, true));
@@ -333,20 +338,42 @@ fn check_overlap(blocks: &[BlockView]) -> Result<(), Error> {
         .iter()
         .filter(|b| !is_filtered(b))
         .map(|b| (b, false));
+    let unbound = [String::new()];
     for (block, filtered) in filtered.chain(unfiltered) {
-        let unbound = [String::new()];
         let hosts: &[String] = if block.listen_hosts.is_empty() {
             &unbound
         } else {
             &block.listen_hosts
         };
         for zone in &block.zones {
+            let next = zone_ids.len();
+            let zone_id = *zone_ids.entry(zone).or_insert(next);
             for host in hosts {
-                let listener = Listener {
-                    zone: zone.clone(),
-                    address: host.clone(),
+                let next = host_ids.len();
+                let host_id = *host_ids.entry(host.as_str()).or_insert(next);
+                let Err(conflict) = checker.add(zone_id, host_id, filtered) else {
+                    continue;
                 };
-                checker.add(listener, filtered).map_err(Error::Overlap)?;
+                let listener = |address: &str| {
+                    Box::new(Listener {
+                        zone: zone.clone(),
+                        address: String::from(address),
+                    })
+                };
+                let error = match conflict {
+                    Conflict::AlreadyDefined => OverlapError::AlreadyDefined(listener(host)),
+                    Conflict::Overlap(other) => {
+                        let other = host_ids
+                            .iter()
+                            .find(|&(_, &id)| id == other)
+                            .map_or("", |(h, _)| *h);
+                        OverlapError::Overlap {
+                            listener: listener(host),
+                            with: listener(other),
+                        }
+                    }
+                };
+                return Err(Error::Overlap(error));
             }
         }
     }
