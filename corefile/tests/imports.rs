@@ -49,7 +49,10 @@ impl Resolver for MemFiles {
     }
 }
 
-fn load(input: &str, files: &[(&'static str, &'static str)]) -> Result<view::CorefileView, String> {
+fn load<'a>(
+    input: &'a str,
+    files: &[(&'static str, &'static str)],
+) -> Result<view::CorefileView<'a>, String> {
     let mut resolver = MemFiles(files.iter().copied().collect());
     view::load_with(
         input.as_bytes(),
@@ -164,7 +167,7 @@ fn fs_resolver_reads_globs_and_refuses_directories() {
     std::fs::write(dir.join("conf.d/a.conf"), "log\n").unwrap();
     let main = dir.join("Corefile");
     let main_name = main.to_str().unwrap().to_string();
-    let run = |text: &str| {
+    let run = |text: &'static str| {
         view::load_with(
             text.as_bytes(),
             Options {
@@ -178,11 +181,7 @@ fn fs_resolver_reads_globs_and_refuses_directories() {
         .map_err(|e| e.to_string())
     };
     let v = run(". {\n    import conf.d/*.conf\n}\n").unwrap();
-    let names: Vec<&str> = v.blocks[0]
-        .directives
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
+    let names: Vec<&str> = v.blocks[0].directives.iter().map(|d| &*d.name).collect();
     assert_eq!(names, ["errors", "log"]);
     let log = &v.blocks[0].directives[1].tokens[0];
     assert_eq!(log.file.as_deref(), dir.join("conf.d/a.conf").to_str());

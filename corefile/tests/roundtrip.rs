@@ -126,12 +126,13 @@ fn actual(text: &str) -> Semantic {
                 .into_iter()
                 .map(|d| {
                     (
-                        d.name,
-                        d.tokens.into_iter().map(|t| t.text.to_string()).collect(),
+                        d.name.into_owned(),
+                        d.tokens.into_iter().map(|t| t.text.into_owned()).collect(),
                     )
                 })
                 .collect();
-            (b.raw_keys, directives)
+            let keys = b.raw_keys.into_iter().map(|k| k.into_owned()).collect();
+            (keys, directives)
         })
         .collect()
 }

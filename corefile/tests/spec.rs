@@ -16,12 +16,16 @@ use corefile::view::{self, Options};
 
 fn lex(input: &[u8]) -> Vec<(String, usize)> {
     lexer::tokens(input)
+        .into_iter()
         .map(|t| (t.text.to_string(), t.line))
         .collect()
 }
 
 fn texts(input: &[u8]) -> Vec<String> {
-    lexer::tokens(input).map(|t| t.text.to_string()).collect()
+    lexer::tokens(input)
+        .into_iter()
+        .map(|t| t.text.to_string())
+        .collect()
 }
 
 fn load_err(input: &str) -> String {
@@ -32,11 +36,14 @@ fn keys(input: &str) -> Vec<Vec<String>> {
     view::parse_only(input.as_bytes(), "Corefile", &PluginOrder::default())
         .unwrap()
         .into_iter()
-        .map(|b| b.raw_keys)
+        .map(|b| b.raw_keys.into_iter().map(|k| k.into_owned()).collect())
         .collect()
 }
 
-fn load_env(input: &str, env: &BTreeMap<String, String>) -> Result<view::CorefileView, String> {
+fn load_env<'a>(
+    input: &'a str,
+    env: &BTreeMap<String, String>,
+) -> Result<view::CorefileView<'a>, String> {
     view::load_with(
         input.as_bytes(),
         Options {
