@@ -39,7 +39,7 @@ pub const ERR_ONCE: &str = "this plugin can only be used once per Server Block";
 pub struct Dispenser<'a> {
     plugin: &'static str,
     filename: &'a str,
-    tokens: &'a [Token],
+    tokens: &'a [Token<'a>],
     /// Go's cursor: `None` before the first token.
     cursor: Option<usize>,
     nesting: usize,
@@ -47,7 +47,7 @@ pub struct Dispenser<'a> {
 
 impl<'a> Dispenser<'a> {
     /// A cursor before the first token; `filename` names the main input in errors.
-    pub fn new(plugin: &'static str, filename: &'a str, tokens: &'a [Token]) -> Self {
+    pub fn new(plugin: &'static str, filename: &'a str, tokens: &'a [Token<'a>]) -> Self {
         Dispenser {
             plugin,
             filename,
@@ -57,11 +57,11 @@ impl<'a> Dispenser<'a> {
         }
     }
 
-    fn token(&self) -> Option<&'a Token> {
+    fn token(&self) -> Option<&'a Token<'a>> {
         self.tokens.get(self.cursor?)
     }
 
-    fn following(&self) -> Option<&'a Token> {
+    fn following(&self) -> Option<&'a Token<'a>> {
         match self.cursor {
             None => self.tokens.first(),
             Some(c) => self.tokens.get(c.checked_add(1)?),
@@ -93,7 +93,7 @@ impl<'a> Dispenser<'a> {
 
     /// The current token's text (`""` when there is none).
     pub fn val(&self) -> &'a str {
-        self.token().map_or("", |t| t.text.as_str())
+        self.token().map_or("", |t| &*t.text)
     }
 
     /// The rest of the line, stopping before a `{`.

@@ -11,6 +11,7 @@ use alloc::string::String;
 use core::fmt;
 
 use crate::syntax::{self, Block, Entry, Item, Line, MAX_DEPTH, Part, SyntaxTree, Word};
+use crate::view;
 
 /// How to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +87,8 @@ pub enum FormatError {
     Syntax(syntax::SyntaxError),
     /// A value cannot be written back.
     Emit(EmitError),
+    /// The canonical layout would change what CoreDNS reads.
+    NotPreserved,
 }
 
 impl fmt::Display for FormatError {
@@ -94,6 +97,10 @@ impl fmt::Display for FormatError {
             Self::Parse(e) => e.fmt(f),
             Self::Syntax(e) => e.fmt(f),
             Self::Emit(e) => e.fmt(f),
+            Self::NotPreserved => f.write_str(
+                "the input relies on a layout the canonical form cannot keep \
+                 (e.g. a key `import` after a block's `}` on the same line)",
+            ),
         }
     }
 }
@@ -102,19 +109,23 @@ impl core::error::Error for FormatError {}
 
 /// Formats a Corefile canonically. The input must parse (any directive name is accepted);
 /// the output parses to the same server blocks, directives and token texts.
+///
+/// The output is checked: if it would not read back the same (a layout quirk the canonical
+/// form cannot express, such as a key `import` on the line of the previous block's `}`), the
+/// result is [`FormatError::NotPreserved`] rather than altered text.
 pub fn format(input: &[u8]) -> Result<String, FormatError> {
-    crate::view::parse_only(
-        input,
-        "Corefile",
-        &crate::plugin_order::PluginOrder::default(),
-    )
-    .map_err(FormatError::Parse)?;
+    let order = crate::plugin_order::PluginOrder::default();
+    let before = view::parse_only(input, "Corefile", &order).map_err(FormatError::Parse)?;
     let tree = syntax::parse_tree(input).map_err(FormatError::Syntax)?;
     let options = EmitOptions {
         allow_env_references: true,
         ..EmitOptions::default()
     };
-    emit(&tree, &options).map_err(FormatError::Emit)
+    let text = emit(&tree, &options).map_err(FormatError::Emit)?;
+    match view::parse_only(text.as_bytes(), "Corefile", &order) {
+        Ok(after) if view::same_meaning(&before, &after) => Ok(text),
+        _ => Err(FormatError::NotPreserved),
+    }
 }
 
 /// Writes `tree` as Corefile text.

@@ -10,6 +10,8 @@ pub mod dispenser;
 pub mod emit;
 pub mod env;
 pub mod error;
+#[cfg(feature = "std")]
+pub mod fs;
 pub mod go;
 pub mod import;
 pub mod lexer;
@@ -18,6 +20,7 @@ pub mod parser;
 pub mod plugin_order;
 pub mod plugins;
 pub mod syntax;
+pub mod template;
 pub mod view;
 pub mod zone;
 

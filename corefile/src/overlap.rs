@@ -2,7 +2,7 @@
 //! CoreDNS `validateZonesAndListeningAddresses`).
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use core::fmt;
 
@@ -15,15 +15,6 @@ pub struct Listener {
     pub zone: ZoneAddr,
     /// The listen address from `bind`, or `""` when unbound.
     pub address: String,
-}
-
-impl Listener {
-    fn unbound(&self) -> Listener {
-        Listener {
-            zone: self.zone.clone(),
-            address: String::new(),
-        }
-    }
 }
 
 impl fmt::Display for Listener {
@@ -64,42 +55,47 @@ impl fmt::Display for OverlapError {
 
 impl core::error::Error for OverlapError {}
 
-/// The checker: feed it every listener in block and key order.
+/// The checker, on interned ids: feed it every (zone address, listen address) pair in block
+/// and key order. Host id [`UNBOUND`] means "no `bind`". Ids keep the check cheap when many
+/// zones meet many listen addresses.
 #[derive(Clone, Debug, Default)]
 pub struct OverlapChecker {
-    registered: BTreeMap<Listener, ()>,
-    unbound: BTreeMap<Listener, Listener>,
+    registered: BTreeSet<(usize, usize)>,
+    /// Per zone address, the host of the listener registered last (CoreDNS's
+    /// `unboundOverlap` map, overwritten on every registration).
+    last: BTreeMap<usize, usize>,
+}
+
+/// The host id of an unbound listener.
+pub const UNBOUND: usize = 0;
+
+/// Why a listener was refused, with the host id of the one it collides with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// The same zone address and host were registered before.
+    AlreadyDefined,
+    /// The same zone address is registered bound and unbound; the other listener's host.
+    Overlap(usize),
 }
 
 impl OverlapChecker {
-    /// Checks `listener` and, unless `filtered` (the block uses `view`), registers it.
-    pub fn add(&mut self, listener: Listener, filtered: bool) -> Result<(), OverlapError> {
-        self.check(&listener)?;
+    /// Checks the listener `(zone, host)` and, unless `filtered` (the block uses `view`),
+    /// registers it.
+    pub fn add(&mut self, zone: usize, host: usize, filtered: bool) -> Result<(), Conflict> {
+        if self.registered.contains(&(zone, host)) {
+            return Err(Conflict::AlreadyDefined);
+        }
+        if let Some(&already) = self.last.get(&zone) {
+            if host == UNBOUND {
+                return Err(Conflict::Overlap(already));
+            }
+            if self.registered.contains(&(zone, UNBOUND)) {
+                return Err(Conflict::Overlap(UNBOUND));
+            }
+        }
         if !filtered {
-            self.unbound.insert(listener.unbound(), listener.clone());
-            self.registered.insert(listener, ());
-        }
-        Ok(())
-    }
-
-    fn check(&self, listener: &Listener) -> Result<(), OverlapError> {
-        if self.registered.contains_key(listener) {
-            return Err(OverlapError::AlreadyDefined(Box::new(listener.clone())));
-        }
-        let unbound = listener.unbound();
-        if let Some(already) = self.unbound.get(&unbound) {
-            if listener.address.is_empty() {
-                return Err(OverlapError::Overlap {
-                    listener: Box::new(listener.clone()),
-                    with: Box::new(already.clone()),
-                });
-            }
-            if self.registered.contains_key(&unbound) {
-                return Err(OverlapError::Overlap {
-                    listener: Box::new(listener.clone()),
-                    with: Box::new(unbound),
-                });
-            }
+            self.registered.insert((zone, host));
+            self.last.insert(zone, host);
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! The token stream is kept as Go's slice-and-cursor, split around the cursor so that an
 //! import splices in place in time proportional to what it imports.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -22,16 +23,26 @@ pub const MAX_TOKENS: usize = 1_000_000;
 
 /// A token as the parser hands it to plugins.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Token {
-    /// The text, environment-substituted except for directive-name tokens.
-    pub text: String,
+pub struct Token<'a> {
+    /// The text, environment-substituted except for directive-name tokens. Borrowed from the
+    /// main input unless lexing or substitution changed it, or it comes from an imported file.
+    pub text: Cow<'a, str>,
     /// 1-based line of its first character in its file.
     pub line: usize,
     /// The absolute path of the imported file it came from; `None` for the main input.
     pub file: Option<Arc<str>>,
 }
 
-impl Token {
+impl Token<'_> {
+    /// The same token, owning its text.
+    pub fn into_owned(self) -> Token<'static> {
+        Token {
+            text: Cow::Owned(self.text.into_owned()),
+            line: self.line,
+            file: self.file,
+        }
+    }
+
     /// Whether `next` starts on a later line than this token ends (caddy's `isNextOnNewLine`).
     pub fn is_new_line_before(&self, next: &Token) -> bool {
         self.file != next.file || self.end_line() < next.line
@@ -50,26 +61,52 @@ impl Token {
 
 /// One server block: its keys and, per directive name, every token of every occurrence.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ServerBlock {
+pub struct ServerBlock<'a> {
     /// The keys (addresses) as written, environment-substituted, one trailing comma removed.
-    pub keys: Vec<String>,
+    pub keys: Vec<Cow<'a, str>>,
     /// Directives in order of first appearance; each name appears once.
-    pub directives: Vec<Directive>,
+    pub directives: Vec<Directive<'a>>,
 }
 
 /// All occurrences of one directive in a block, concatenated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Directive {
+pub struct Directive<'a> {
     /// The directive name (environment-substituted).
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Its tokens: each occurrence starts with its (raw) name token.
-    pub tokens: Vec<Token>,
+    pub tokens: Vec<Token<'a>>,
 }
 
-impl ServerBlock {
+impl ServerBlock<'_> {
+    /// The same block, owning its text.
+    pub fn into_owned(self) -> ServerBlock<'static> {
+        ServerBlock {
+            keys: self
+                .keys
+                .into_iter()
+                .map(|k| Cow::Owned(k.into_owned()))
+                .collect(),
+            directives: self
+                .directives
+                .into_iter()
+                .map(Directive::into_owned)
+                .collect(),
+        }
+    }
+
     /// The directive called `name`, if the block has it.
-    pub fn directive(&self, name: &str) -> Option<&Directive> {
+    pub fn directive(&self, name: &str) -> Option<&Directive<'_>> {
         self.directives.iter().find(|d| d.name == name)
+    }
+}
+
+impl Directive<'_> {
+    /// The same directive, owning its text.
+    pub fn into_owned(self) -> Directive<'static> {
+        Directive {
+            name: Cow::Owned(self.name.into_owned()),
+            tokens: self.tokens.into_iter().map(Token::into_owned).collect(),
+        }
     }
 }
 
@@ -94,17 +131,17 @@ impl core::fmt::Debug for ParseOptions<'_> {
     }
 }
 
-/// Parses `input` into server blocks.
-pub fn parse(input: &[u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock>> {
-    let mut after: Vec<Token> = lexer::tokens(input)
-        .map(|t| Token {
-            text: t.text,
-            line: t.line,
-            file: None,
-        })
-        .collect();
+/// Parses `input` into server blocks, which borrow their text from it where they can.
+pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock<'i>>> {
+    let mut after = tokens_of(input, None);
     after.reverse();
+    let valid = options.directives.map(|names| {
+        let mut sorted = names.to_vec();
+        sorted.sort_unstable();
+        sorted
+    });
     let mut parser = Parser {
+        valid,
         before: Vec::new(),
         cur: None,
         after,
@@ -119,15 +156,29 @@ pub fn parse(input: &[u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock>
     parser.parse_all()
 }
 
-struct Parser<'a> {
+/// The tokens of one file, from `file` (`None` for the main input).
+fn tokens_of<'i>(input: &'i [u8], file: Option<&Arc<str>>) -> Vec<Token<'i>> {
+    lexer::map_lexemes(input, |lexeme| match lexeme {
+        lexer::Lexeme::Token(t) => Some(Token {
+            text: t.text,
+            line: t.line,
+            file: file.cloned(),
+        }),
+        lexer::Lexeme::Comment { .. } => None,
+    })
+}
+
+struct Parser<'a, 'i> {
+    /// The accepted directive names, sorted for binary search.
+    valid: Option<Vec<&'a str>>,
     /// `tokens[..cursor]`.
-    before: Vec<Token>,
+    before: Vec<Token<'i>>,
     /// `tokens[cursor]`; `None` when the cursor is out of range.
-    cur: Option<Token>,
+    cur: Option<Token<'i>>,
     /// `tokens[cursor + 1..]`, reversed.
-    after: Vec<Token>,
+    after: Vec<Token<'i>>,
     opts: ParseOptions<'a>,
-    snippets: BTreeMap<String, Vec<Token>>,
+    snippets: BTreeMap<String, Vec<Token<'i>>>,
     snippet_expansions: usize,
     file_expansions: usize,
     total_tokens: usize,
@@ -136,7 +187,7 @@ struct Parser<'a> {
 
 type Result<T> = core::result::Result<T, ParseError>;
 
-impl Parser<'_> {
+impl<'i> Parser<'_, 'i> {
     // --- Dispenser primitives -----------------------------------------------------------
 
     fn next(&mut self) -> bool {
@@ -173,7 +224,7 @@ impl Parser<'_> {
     }
 
     fn val(&self) -> &str {
-        self.cur.as_ref().map_or("", |t| t.text.as_str())
+        self.cur.as_ref().map_or("", |t| &t.text)
     }
 
     fn err(&self, kind: ParseErrorKind) -> ParseError {
@@ -197,13 +248,31 @@ impl Parser<'_> {
 
     fn substitute(&self, text: &str) -> Result<String> {
         env::substitute(text, self.opts.env)
-            .map(alloc::borrow::Cow::into_owned)
+            .map(Cow::into_owned)
             .map_err(|e| self.err(ParseErrorKind::EnvLoop(e.token)))
+    }
+
+    /// The current token's text, environment-substituted, still borrowed when nothing changed.
+    fn substituted_val(&self) -> Result<Cow<'i, str>> {
+        let Some(cur) = &self.cur else {
+            return Ok(Cow::Borrowed(""));
+        };
+        self.substituted(&cur.text)
+    }
+
+    fn substituted(&self, text: &Cow<'i, str>) -> Result<Cow<'i, str>> {
+        let substituted = match text {
+            Cow::Borrowed(text) => env::substitute(text, self.opts.env),
+            Cow::Owned(text) => {
+                env::substitute(text, self.opts.env).map(|s| Cow::Owned(s.into_owned()))
+            }
+        };
+        substituted.map_err(|e| self.err(ParseErrorKind::EnvLoop(e.token)))
     }
 
     // --- parse.go ---------------------------------------------------------------------
 
-    fn parse_all(&mut self) -> Result<Vec<ServerBlock>> {
+    fn parse_all(&mut self) -> Result<Vec<ServerBlock<'i>>> {
         let mut blocks = Vec::new();
         while self.next() {
             let block = self.begin()?;
@@ -214,7 +283,7 @@ impl Parser<'_> {
         Ok(blocks)
     }
 
-    fn begin(&mut self) -> Result<ServerBlock> {
+    fn begin(&mut self) -> Result<ServerBlock<'i>> {
         let mut block = ServerBlock {
             keys: self.addresses()?,
             directives: Vec::new(),
@@ -239,11 +308,11 @@ impl Parser<'_> {
         Ok(block)
     }
 
-    fn addresses(&mut self) -> Result<Vec<String>> {
+    fn addresses(&mut self) -> Result<Vec<Cow<'i, str>>> {
         let mut keys = Vec::new();
         let mut expecting_another = false;
         loop {
-            let mut key = self.substitute(self.val())?;
+            let mut key = self.substituted_val()?;
             if key == "import" && self.is_new_line() {
                 self.do_import()?;
                 continue;
@@ -257,7 +326,7 @@ impl Parser<'_> {
             if !key.is_empty() {
                 expecting_another = key.ends_with(',');
                 if expecting_another {
-                    key.pop();
+                    key = without_last_comma(key);
                 }
                 keys.push(key);
             }
@@ -276,7 +345,7 @@ impl Parser<'_> {
         Ok(keys)
     }
 
-    fn block_contents(&mut self, block: &mut ServerBlock) -> Result<()> {
+    fn block_contents(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         let braced = self.val() == "{";
         if !braced {
             self.back();
@@ -288,8 +357,7 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn directives(&mut self, block: &mut ServerBlock) -> Result<()> {
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         while self.next() {
             match self.val() {
                 "}" => break,
@@ -297,27 +365,22 @@ impl Parser<'_> {
                     self.do_import()?;
                     self.back();
                 }
-                _ => self.directive(block, &mut index)?,
+                _ => self.directive(block)?,
             }
         }
         Ok(())
     }
 
-    fn directive(
-        &mut self,
-        block: &mut ServerBlock,
-        index: &mut BTreeMap<String, usize>,
-    ) -> Result<()> {
-        let name = self.substitute(self.val())?;
-        if let Some(valid) = self.opts.directives
-            && !valid.contains(&name.as_str())
+    fn directive(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
+        let name = self.substituted_val()?;
+        if let Some(valid) = &self.valid
+            && valid.binary_search(&&*name).is_err()
         {
-            return Err(self.err(ParseErrorKind::UnknownDirective(name)));
+            return Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned())));
         }
-        let slot = match index.get(&name) {
-            Some(&slot) => slot,
+        let slot = match block.directives.iter().position(|d| d.name == name) {
+            Some(slot) => slot,
             None => {
-                index.insert(name.clone(), block.directives.len());
                 block.directives.push(Directive {
                     name,
                     tokens: Vec::new(),
@@ -347,10 +410,9 @@ impl Parser<'_> {
                 }
                 _ => {}
             }
-            let text = self.substitute(self.val())?;
             if let Some(cur) = &self.cur {
                 tokens.push(Token {
-                    text,
+                    text: self.substituted(&cur.text)?,
                     line: cur.line,
                     file: cur.file.clone(),
                 });
@@ -400,7 +462,7 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn import_files(&mut self, pattern: &str) -> Result<Vec<Token>> {
+    fn import_files(&mut self, pattern: &str) -> Result<Vec<Token<'i>>> {
         if self.file_expansions >= MAX_FILE_EXPANSIONS {
             return Err(self.err(ParseErrorKind::FileDepth));
         }
@@ -418,11 +480,8 @@ impl Parser<'_> {
         let mut tokens = Vec::new();
         for file in files {
             let path: Arc<str> = Arc::from(file.path.as_str());
-            tokens.extend(lexer::tokens(&file.contents).map(|t| Token {
-                text: t.text,
-                line: t.line,
-                file: Some(path.clone()),
-            }));
+            let imported = tokens_of(&file.contents, Some(&path));
+            tokens.extend(imported.into_iter().map(Token::into_owned));
             if tokens.len() > MAX_TOKENS {
                 return Err(self.err(ParseErrorKind::TooManyTokens));
             }
@@ -430,7 +489,7 @@ impl Parser<'_> {
         Ok(tokens)
     }
 
-    fn snippet_tokens(&mut self) -> Result<Vec<Token>> {
+    fn snippet_tokens(&mut self) -> Result<Vec<Token<'i>>> {
         if self.val() != "{" {
             return Err(self.syntax_err('{'));
         }
@@ -458,8 +517,19 @@ impl Parser<'_> {
     }
 }
 
+/// `key` without its last character, a comma.
+fn without_last_comma(key: Cow<'_, str>) -> Cow<'_, str> {
+    match key {
+        Cow::Borrowed(key) => Cow::Borrowed(key.strip_suffix(',').unwrap_or(key)),
+        Cow::Owned(mut key) => {
+            key.pop();
+            Cow::Owned(key)
+        }
+    }
+}
+
 /// The snippet name of a block whose only key is `(name)`.
-fn snippet_name(keys: &[String]) -> Option<&str> {
+fn snippet_name<'k>(keys: &'k [Cow<'_, str>]) -> Option<&'k str> {
     match keys {
         [key] => key.strip_prefix('(').and_then(|k| k.strip_suffix(')')),
         _ => None,
@@ -467,14 +537,14 @@ fn snippet_name(keys: &[String]) -> Option<&str> {
 }
 
 /// caddy's guard: a snippet body with `import NAME` of itself at a line start.
-fn imports_itself(tokens: &[Token], name: &str, env: &dyn Env) -> bool {
+fn imports_itself(tokens: &[Token<'_>], name: &str, env: &dyn Env) -> bool {
     tokens.windows(2).enumerate().any(|(i, pair)| {
         let [import, arg] = pair else { return false };
         let at_line_start = i == 0
             || tokens
                 .get(i - 1)
                 .is_some_and(|prev| prev.file != import.file || prev.line != import.line);
-        import.text == "import"
+        &*import.text == "import"
             && at_line_start
             && env::substitute(&arg.text, env).is_ok_and(|p| p == name)
     })

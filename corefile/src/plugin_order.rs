@@ -2,15 +2,15 @@
 
 /// A CoreDNS release's directive list, in execution order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PluginOrder {
+pub struct PluginOrder<'a> {
     /// The CoreDNS version the list belongs to.
-    pub version: &'static str,
+    pub version: &'a str,
     /// Directive names, earliest first.
-    pub names: &'static [&'static str],
+    pub names: &'a [&'a str],
 }
 
 /// CoreDNS v1.14.7's `plugin.cfg` (60 directives).
-pub const V1_14_7: PluginOrder = PluginOrder {
+pub const V1_14_7: PluginOrder<'static> = PluginOrder {
     version: "1.14.7",
     names: &[
         "root",
@@ -76,13 +76,29 @@ pub const V1_14_7: PluginOrder = PluginOrder {
     ],
 };
 
-impl Default for PluginOrder {
+impl Default for PluginOrder<'static> {
     fn default() -> Self {
         V1_14_7
     }
 }
 
-impl PluginOrder {
+/// The directive names of a `plugin.cfg` file, as CoreDNS's `directives_generate.go` reads
+/// it: lines starting with `#` are skipped, and of every line with exactly one `:` the part
+/// before it is a directive. Use with [`PluginOrder`] for another release.
+pub fn names_from_plugin_cfg(plugin_cfg: &str) -> alloc::vec::Vec<&str> {
+    plugin_cfg
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(
+            |line| match line.split(':').collect::<alloc::vec::Vec<_>>()[..] {
+                [name, _] => Some(name),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+impl PluginOrder<'_> {
     /// The position of `name` in the order, or `None` if it is not a directive.
     pub fn position(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| *n == name)
@@ -104,5 +120,11 @@ mod tests {
         assert!(V1_14_7.position("log") < V1_14_7.position("whoami"));
         assert!(V1_14_7.contains("on"));
         assert!(!V1_14_7.contains("proxy"));
+    }
+
+    #[test]
+    fn plugin_cfg_lines_spec_4_5() {
+        let cfg = "# comment: here\nmetadata:metadata\nlog:log\nbad\na:b:c\n";
+        assert_eq!(names_from_plugin_cfg(cfg), ["metadata", "log"]);
     }
 }

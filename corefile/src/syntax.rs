@@ -6,10 +6,11 @@
 //! end of the line (or a trailing comma), a `{` opens a block anywhere, a `}` at the start of a
 //! body line closes it, and a directive line takes every token on its line plus nested blocks.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::lexer::{Lexeme, Lexer, RawToken};
+use crate::lexer::{self, Lexeme, RawToken};
 
 /// Deepest nesting of blocks inside a directive the tree accepts (a crate cap).
 pub const MAX_DEPTH: usize = 64;
@@ -141,19 +142,19 @@ impl core::fmt::Display for SyntaxError {
 impl core::error::Error for SyntaxError {}
 
 /// A token or comment with its position among the lexemes.
-enum Lex {
-    Token(RawToken),
-    Comment(String, usize),
+enum Lex<'a> {
+    Token(RawToken<'a>),
+    Comment(Cow<'a, str>, usize),
 }
 
 /// Builds the lossless tree of `input`.
 pub fn parse_tree(input: &[u8]) -> Result<SyntaxTree, SyntaxError> {
-    let lexemes: Vec<Lex> = Lexer::new(input)
-        .map(|l| match l {
+    let lexemes = lexer::map_lexemes(input, |l| {
+        Some(match l {
             Lexeme::Token(t) => Lex::Token(t),
             Lexeme::Comment { text, line } => Lex::Comment(text, line),
         })
-        .collect();
+    });
     TreeBuilder {
         lexemes,
         pos: 0,
@@ -162,24 +163,24 @@ pub fn parse_tree(input: &[u8]) -> Result<SyntaxTree, SyntaxError> {
     .build()
 }
 
-struct TreeBuilder {
-    lexemes: Vec<Lex>,
+struct TreeBuilder<'a> {
+    lexemes: Vec<Lex<'a>>,
     pos: usize,
     /// The line the previous lexeme ended on (0 before the first).
     last_line: usize,
 }
 
-fn end_line(t: &RawToken) -> usize {
+fn end_line(t: &RawToken<'_>) -> usize {
     t.line
         .saturating_add(t.text.bytes().filter(|&b| b == b'\n').count())
 }
 
-impl TreeBuilder {
-    fn peek(&self) -> Option<&Lex> {
+impl<'a> TreeBuilder<'a> {
+    fn peek(&self) -> Option<&Lex<'a>> {
         self.lexemes.get(self.pos)
     }
 
-    fn peek_token(&self) -> Option<&RawToken> {
+    fn peek_token(&self) -> Option<&RawToken<'a>> {
         match self.peek() {
             Some(Lex::Token(t)) => Some(t),
             _ => None,
@@ -196,13 +197,13 @@ impl TreeBuilder {
         self.last_line > 0 && line > self.last_line.saturating_add(1)
     }
 
-    fn take_token(&mut self) -> Option<RawToken> {
+    fn take_token(&mut self) -> Option<RawToken<'a>> {
         match self.lexemes.get_mut(self.pos) {
             Some(Lex::Token(t)) => {
                 let token = core::mem::replace(
                     t,
                     RawToken {
-                        text: String::new(),
+                        text: Cow::Borrowed(""),
                         line: 0,
                         quoted: false,
                     },
@@ -219,7 +220,7 @@ impl TreeBuilder {
     fn take_trailing_comment(&mut self, line: usize) -> Option<String> {
         match self.lexemes.get_mut(self.pos) {
             Some(Lex::Comment(text, l)) if *l == line => {
-                let text = core::mem::take(text);
+                let text = core::mem::take(text).into_owned();
                 self.pos += 1;
                 Some(text)
             }
@@ -230,7 +231,7 @@ impl TreeBuilder {
     fn take_comment(&mut self) -> Option<String> {
         match self.lexemes.get_mut(self.pos) {
             Some(Lex::Comment(text, line)) => {
-                let text = core::mem::take(text);
+                let text = core::mem::take(text).into_owned();
                 self.last_line = *line;
                 self.pos += 1;
                 Some(text)
@@ -260,7 +261,7 @@ impl TreeBuilder {
         let mut prev_end: Option<usize> = None;
         while let Some(lexeme) = self.peek() {
             let line = match lexeme {
-                Lex::Token(t) if t.text == "{" => break,
+                Lex::Token(t) if &*t.text == "{" => break,
                 Lex::Token(t) => t.line,
                 Lex::Comment(_, line) => *line,
             };
@@ -280,14 +281,14 @@ impl TreeBuilder {
             }
             prev_end = Some(end_line(&token));
             block.keys.push(Word {
-                text: token.text,
+                text: token.text.into_owned(),
                 quoted: token.quoted,
             });
         }
         if block.comment.is_none() {
             block.comment = self.take_trailing_comment(self.last_line);
         }
-        let braced = self.peek_token().is_some_and(|t| t.text == "{");
+        let braced = self.peek_token().is_some_and(|t| &*t.text == "{");
         if braced {
             let open = self.take_token();
             if block.comment.is_none() {
@@ -328,8 +329,14 @@ impl TreeBuilder {
             let Some(token) = self.take_token() else {
                 break;
             };
-            match token.text.as_str() {
-                "{" => {
+            // At the start of a body, before any directive, `{` is a directive name.
+            let directive_name = frames.len() == 1
+                && line.is_none()
+                && !frames.first().is_some_and(|(entries, _)| {
+                    entries.iter().any(|e| matches!(e, Entry::Line(_)))
+                });
+            match &*token.text {
+                "{" if !directive_name => {
                     if frames.len() > MAX_DEPTH {
                         return Err(SyntaxError::TooDeep { line: token.line });
                     }
@@ -354,7 +361,7 @@ impl TreeBuilder {
                 _ => {
                     let current = line.get_or_insert_with(Line::default);
                     current.parts.push(Part::Word(Word {
-                        text: token.text,
+                        text: token.text.into_owned(),
                         quoted: token.quoted,
                     }));
                     if let Some(text) = self.take_trailing_comment(self.last_line) {

@@ -3,6 +3,9 @@
 //! Parse with the plugin.cfg directive list, fall back to the default Corefile when no server
 //! block is left, normalize every key into zone addresses, then run the overlap check.
 
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -10,7 +13,7 @@ use core::net::IpAddr;
 use crate::env::{Env, NoEnv};
 use crate::error::{Error, ParseError};
 use crate::import::{NoFiles, Resolver};
-use crate::overlap::{Listener, OverlapChecker};
+use crate::overlap::{Conflict, Listener, OverlapChecker, OverlapError, UNBOUND};
 use crate::parser::{self, Directive, ParseOptions, ServerBlock, Token};
 use crate::plugin_order::PluginOrder;
 use crate::zone::{self, ZoneAddr};
@@ -25,7 +28,7 @@ pub struct Options<'a> {
     /// The name errors print for the input (CoreDNS: the `-conf` value; `Corefile`).
     pub filename: &'a str,
     /// The directive list and execution order.
-    pub order: PluginOrder,
+    pub order: PluginOrder<'a>,
     /// The default DNS port (`-dns.port`), `53`.
     pub dns_port: &'a str,
     /// Environment variables for `{$NAME}` / `{%NAME%}`.
@@ -44,54 +47,54 @@ impl core::fmt::Debug for Options<'_> {
     }
 }
 
-/// The CoreDNS view of a Corefile.
+/// The CoreDNS view of a Corefile. Its text borrows from the input where it can.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CorefileView {
+pub struct CorefileView<'a> {
     /// The input had no server block, so the default Corefile was used.
     pub used_default_input: bool,
     /// The server blocks, in source order.
-    pub blocks: Vec<BlockView>,
+    pub blocks: Vec<BlockView<'a>>,
 }
 
 /// One server block as CoreDNS sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BlockView {
+pub struct BlockView<'a> {
     /// The keys as the parser returned them.
-    pub raw_keys: Vec<String>,
+    pub raw_keys: Vec<Cow<'a, str>>,
     /// One zone address per key (a CIDR key may give several), in key order; empty in
     /// parse-only mode.
     pub zones: Vec<ZoneAddr>,
     /// Directives in execution order.
-    pub directives: Vec<DirectiveView>,
+    pub directives: Vec<DirectiveView<'a>>,
     /// The literal IP addresses of `bind` (minus `except`), used by the overlap check.
     pub listen_hosts: Vec<String>,
 }
 
 /// One directive of a block: its tokens and the Dispenser's line structure.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirectiveView {
+pub struct DirectiveView<'a> {
     /// The directive name.
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Every token of every occurrence, in source order.
-    pub tokens: Vec<Token>,
+    pub tokens: Vec<Token<'a>>,
     /// The occurrences as lines: `[name, arg, ..., [nested lines], ...]`.
-    pub lines: Vec<Line>,
+    pub lines: Vec<Line<'a>>,
 }
 
 /// A line: words and nested blocks.
-pub type Line = Vec<LineItem>;
+pub type Line<'a> = Vec<LineItem<'a>>;
 
 /// One item of a [`Line`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LineItem {
+pub enum LineItem<'a> {
     /// A token's text.
-    Word(String),
+    Word(Cow<'a, str>),
     /// A `{ ... }` block, as its lines.
-    Block(Vec<Line>),
+    Block(Vec<Line<'a>>),
 }
 
 /// Loads a Corefile as CoreDNS v1.14.7 does with no environment and no files.
-pub fn load(input: &[u8]) -> Result<CorefileView, Error> {
+pub fn load(input: &[u8]) -> Result<CorefileView<'_>, Error> {
     load_with(
         input,
         Options {
@@ -105,7 +108,7 @@ pub fn load(input: &[u8]) -> Result<CorefileView, Error> {
 }
 
 /// Loads a Corefile through the whole CoreDNS front end.
-pub fn load_with(input: &[u8], options: Options<'_>) -> Result<CorefileView, Error> {
+pub fn load_with<'i>(input: &'i [u8], options: Options<'_>) -> Result<CorefileView<'i>, Error> {
     let Options {
         filename,
         order,
@@ -132,7 +135,10 @@ pub fn load_with(input: &[u8], options: Options<'_>) -> Result<CorefileView, Err
                 env: &NoEnv,
                 resolver: &mut NoFiles,
             },
-        )?;
+        )?
+        .into_iter()
+        .map(ServerBlock::into_owned)
+        .collect();
     }
     let mut views = Vec::with_capacity(blocks.len());
     for block in blocks {
@@ -154,11 +160,11 @@ pub fn load_with(input: &[u8], options: Options<'_>) -> Result<CorefileView, Err
 /// Parses like caddy with no directive list and no CoreDNS stages (the corpus's
 /// `setup-inputs` mode): keys stay raw and unknown directives sort alphabetically after the
 /// known ones.
-pub fn parse_only(
-    input: &[u8],
+pub fn parse_only<'i>(
+    input: &'i [u8],
     filename: &str,
-    order: &PluginOrder,
-) -> Result<Vec<BlockView>, ParseError> {
+    order: &PluginOrder<'_>,
+) -> Result<Vec<BlockView<'i>>, ParseError> {
     let blocks = parser::parse(
         input,
         ParseOptions {
@@ -171,20 +177,42 @@ pub fn parse_only(
     Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
 }
 
+/// Whether two parses mean the same to CoreDNS: the same keys, and per directive the same
+/// token texts, whatever the line numbers and files.
+pub fn same_meaning(a: &[BlockView<'_>], b: &[BlockView<'_>]) -> bool {
+    let same_directive = |x: &DirectiveView<'_>, y: &DirectiveView<'_>| {
+        x.name == y.name
+            && x.tokens.len() == y.tokens.len()
+            && x.tokens
+                .iter()
+                .zip(&y.tokens)
+                .all(|(s, t)| s.text == t.text)
+    };
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.raw_keys == y.raw_keys
+                && x.directives.len() == y.directives.len()
+                && x.directives
+                    .iter()
+                    .zip(&y.directives)
+                    .all(|(d, e)| same_directive(d, e))
+        })
+}
+
 /// A block's view without normalization: directives in execution order, lines and `bind`
 /// addresses computed, no zones.
-pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
-    let mut directives: Vec<Directive> = block.directives;
-    directives.sort_by(|a, b| {
-        let rank = |d: &Directive| {
-            (
-                order.position(&d.name).unwrap_or(usize::MAX),
-                d.name.clone(),
-            )
-        };
-        rank(a).cmp(&rank(b))
-    });
-    let directives: Vec<DirectiveView> = directives
+pub fn block_view<'a>(block: ServerBlock<'a>, order: &PluginOrder<'_>) -> BlockView<'a> {
+    let mut directives: Vec<Directive<'a>> = block.directives;
+    // Stable: names outside the order keep their source order here, then sort by name.
+    directives.sort_by_cached_key(|d| order.position(&d.name).unwrap_or(usize::MAX));
+    let known = directives
+        .iter()
+        .take_while(|d| order.contains(&d.name))
+        .count();
+    if let Some(unknown) = directives.get_mut(known..) {
+        unknown.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    let directives: Vec<DirectiveView<'a>> = directives
         .into_iter()
         .map(|d| DirectiveView {
             lines: lines(&d.tokens),
@@ -205,13 +233,18 @@ pub fn block_view(block: ServerBlock, order: &PluginOrder) -> BlockView {
     }
 }
 
+/// Deepest nesting [`lines`] represents as nested blocks; deeper braces stay words, so the
+/// structure (and dropping it) needs no deep recursion. Tokens are never affected.
+pub const MAX_LINES_DEPTH: usize = 256;
+
 /// Builds the Dispenser line structure of a token list, without recursion.
-pub fn lines(tokens: &[Token]) -> Vec<Line> {
-    let mut top: Vec<Line> = Vec::new();
-    let mut open: Vec<(Line, Vec<Line>)> = Vec::new();
-    let mut line: Line = Vec::new();
+pub fn lines<'a>(tokens: &[Token<'a>]) -> Vec<Line<'a>> {
+    let mut top: Vec<Line<'a>> = Vec::new();
+    let mut open: Vec<(Line<'a>, Vec<Line<'a>>)> = Vec::new();
+    let mut line: Line<'a> = Vec::new();
     let mut line_open = false;
-    let mut prev: Option<&Token> = None;
+    let mut prev: Option<&Token<'a>> = None;
+    let mut too_deep = 0usize;
     for token in tokens {
         let same_line = line_open && prev.is_some_and(|p| p.is_same_line_as(token));
         prev = Some(token);
@@ -219,7 +252,17 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
             finish(&mut top, &mut open, core::mem::take(&mut line));
             line_open = false;
         }
-        match token.text.as_str() {
+        match &*token.text {
+            "{" if open.len() >= MAX_LINES_DEPTH => {
+                too_deep += 1;
+                line.push(LineItem::Word(token.text.clone()));
+                line_open = true;
+            }
+            "}" if too_deep > 0 => {
+                too_deep -= 1;
+                line.push(LineItem::Word(token.text.clone()));
+                line_open = true;
+            }
             "{" => {
                 open.push((core::mem::take(&mut line), Vec::new()));
                 line_open = false;
@@ -231,8 +274,8 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
                 }
                 line_open = true;
             }
-            text => {
-                line.push(LineItem::Word(String::from(text)));
+            _ => {
+                line.push(LineItem::Word(token.text.clone()));
                 line_open = true;
             }
         }
@@ -247,7 +290,7 @@ pub fn lines(tokens: &[Token]) -> Vec<Line> {
     top
 }
 
-fn finish(top: &mut Vec<Line>, open: &mut [(Line, Vec<Line>)], line: Line) {
+fn finish<'a>(top: &mut Vec<Line<'a>>, open: &mut [(Line<'a>, Vec<Line<'a>>)], line: Line<'a>) {
     match open.last_mut() {
         Some((_, block)) => block.push(line),
         None => top.push(line),
@@ -255,20 +298,20 @@ fn finish(top: &mut Vec<Line>, open: &mut [(Line, Vec<Line>)], line: Line) {
 }
 
 /// The literal IP arguments of every `bind` line, minus the `except` list.
-fn bind_addresses(lines: &[Line]) -> Vec<String> {
+fn bind_addresses(lines: &[Line<'_>]) -> Vec<String> {
     let mut addresses = Vec::new();
     let mut except = Vec::new();
     for line in lines {
         for item in line.iter().skip(1) {
             match item {
-                LineItem::Word(word) => addresses.push(word.as_str()),
+                LineItem::Word(word) => addresses.push(&**word),
                 LineItem::Block(block) => {
                     for option in block {
                         if let [LineItem::Word(first), rest @ ..] = option.as_slice()
-                            && first == "except"
+                            && &**first == "except"
                         {
                             except.extend(rest.iter().filter_map(|i| match i {
-                                LineItem::Word(w) => Some(w.as_str()),
+                                LineItem::Word(w) => Some(&**w),
                                 LineItem::Block(_) => None,
                             }));
                         }
@@ -287,28 +330,53 @@ fn bind_addresses(lines: &[Line]) -> Vec<String> {
 /// The overlap check. Blocks that use `view` (filtered) are checked first and never
 /// registered, then the others are checked and registered, so the result does not depend on
 /// block order (coredns/coredns#7733, fixed by #8001).
-fn check_overlap(blocks: &[BlockView]) -> Result<(), Error> {
+fn check_overlap(blocks: &[BlockView<'_>]) -> Result<(), Error> {
+    let mut zone_ids: BTreeMap<&ZoneAddr, usize> = BTreeMap::new();
+    let mut host_ids: BTreeMap<&str, usize> = BTreeMap::new();
+    host_ids.insert("", UNBOUND);
     let mut checker = OverlapChecker::default();
-    let is_filtered = |block: &&BlockView| block.directives.iter().any(|d| d.name == "view");
+    let is_filtered = |block: &&BlockView<'_>| block.directives.iter().any(|d| d.name == "view");
     let filtered = blocks.iter().filter(is_filtered).map(|b| (b, true));
     let unfiltered = blocks
         .iter()
         .filter(|b| !is_filtered(b))
         .map(|b| (b, false));
+    let unbound = [String::new()];
     for (block, filtered) in filtered.chain(unfiltered) {
-        let unbound = [String::new()];
         let hosts: &[String] = if block.listen_hosts.is_empty() {
             &unbound
         } else {
             &block.listen_hosts
         };
         for zone in &block.zones {
+            let next = zone_ids.len();
+            let zone_id = *zone_ids.entry(zone).or_insert(next);
             for host in hosts {
-                let listener = Listener {
-                    zone: zone.clone(),
-                    address: host.clone(),
+                let next = host_ids.len();
+                let host_id = *host_ids.entry(host.as_str()).or_insert(next);
+                let Err(conflict) = checker.add(zone_id, host_id, filtered) else {
+                    continue;
                 };
-                checker.add(listener, filtered).map_err(Error::Overlap)?;
+                let listener = |address: &str| {
+                    Box::new(Listener {
+                        zone: zone.clone(),
+                        address: String::from(address),
+                    })
+                };
+                let error = match conflict {
+                    Conflict::AlreadyDefined => OverlapError::AlreadyDefined(listener(host)),
+                    Conflict::Overlap(other) => {
+                        let other = host_ids
+                            .iter()
+                            .find(|&(_, &id)| id == other)
+                            .map_or("", |(h, _)| *h);
+                        OverlapError::Overlap {
+                            listener: listener(host),
+                            with: listener(other),
+                        }
+                    }
+                };
+                return Err(Error::Overlap(error));
             }
         }
     }

@@ -23,9 +23,15 @@ fn semantic(input: &[u8]) -> Semantic {
             let directives = b
                 .directives
                 .into_iter()
-                .map(|d| (d.name, d.tokens.into_iter().map(|t| t.text).collect()))
+                .map(|d| {
+                    (
+                        d.name.into_owned(),
+                        d.tokens.into_iter().map(|t| t.text.into_owned()).collect(),
+                    )
+                })
                 .collect();
-            (b.raw_keys, directives)
+            let keys = b.raw_keys.into_iter().map(|k| k.into_owned()).collect();
+            (keys, directives)
         })
         .collect()
 }

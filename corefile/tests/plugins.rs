@@ -96,3 +96,79 @@ fn corpus_plugin_configs_parse_and_round_trip() {
     );
     assert!(stats.0 > 300);
 }
+
+fn plugin_err<P: PluginConfig + core::fmt::Debug>(body: &str) -> String {
+    let text = format!(". {{\n{body}\n}}\n");
+    let view = corefile::load(text.as_bytes()).unwrap();
+    plugins::config::<P>(&view.blocks[0], "Corefile")
+        .unwrap()
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn plugin_errors_read_like_coredns() {
+    assert_eq!(
+        plugin_err::<plugins::Whoami>("    whoami x"),
+        "plugin/whoami: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'x'"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Ready>("    ready\n    ready"),
+        "plugin/ready: this plugin can only be used once per Server Block"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Forward>("    forward . 1.1.1.1 {\n        bogus\n    }"),
+        "plugin/forward: Corefile:3 - Error during parsing: unknown property 'bogus'"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Forward>("    forward ."),
+        "plugin/forward: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '.'"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Cache>("    cache {\n        servfail 6m\n    }"),
+        "plugin/cache: caching SERVFAIL responses over 5 minutes is not permitted"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Reload>("    reload 1s"),
+        "plugin/reload: interval value must be greater or equal to 2s"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Health>("    health :8080 {\n        lameduck x\n    }"),
+        "plugin/health: unable to parse lameduck duration value: 'x' : time: invalid duration \"x\""
+    );
+    assert_eq!(
+        plugin_err::<plugins::Bind>("    bind 127.0.0.1 {\n        only x\n    }"),
+        "plugin/bind: invalid option \"only\""
+    );
+    assert_eq!(
+        plugin_err::<plugins::Hosts>("    hosts {\n        ttl 0\n    }"),
+        "plugin/hosts: Corefile:3 - Error during parsing: ttl provided is invalid"
+    );
+}
+
+#[test]
+fn typed_values() {
+    let view = corefile::load(
+        b". {\n    cache 30 example.org {\n        success 9984 30 5\n        prefetch 10 1m 20%\n        serve_stale 1h verify\n    }\n    reload 10s\n}\n",
+    )
+    .unwrap();
+    let cache: plugins::Cache = plugins::config(&view.blocks[0], "Corefile")
+        .unwrap()
+        .unwrap();
+    assert_eq!(cache.ttl, Some(30));
+    assert_eq!(cache.zones, ["example.org"]);
+    assert_eq!(
+        cache.success,
+        Some(plugins::CacheTier {
+            capacity: 9984,
+            ttl: Some(30),
+            min_ttl: Some(5)
+        })
+    );
+    assert_eq!(cache.prefetch.unwrap().percentage, Some(20));
+    let reload: plugins::Reload = plugins::config(&view.blocks[0], "Corefile")
+        .unwrap()
+        .unwrap();
+    assert_eq!(reload.interval.to_string(), "10s");
+    assert_eq!(reload.jitter.to_string(), "5s");
+}

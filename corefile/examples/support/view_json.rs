@@ -214,6 +214,7 @@ pub(crate) fn view_json(input: &[u8], filename: &str, parse_only: bool) -> (Json
     }
     fields.push(("server_blocks", Json::Arr(blocks)));
     let tokens = lexer::tokens(input)
+        .into_iter()
         .map(|t| Json::Obj(vec![("text", s(&t.text)), ("line", Json::Num(t.line))]))
         .collect();
     fields.push(("lexer_tokens", Json::Arr(tokens)));
