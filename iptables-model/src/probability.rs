@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use num_bigint::{BigInt, BigUint};
-use num_rational::BigRational;
+pub use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::model::Probability;
