@@ -76,13 +76,15 @@ fn normalize_option(option: &MatchOption) -> MatchOption {
             }
             MatchOption::Comment(text.get(..end).unwrap_or_default().into())
         }
-        MatchOption::CtState { negated, states } => {
+        MatchOption::CtState { negated, states } | MatchOption::State { negated, states } => {
             let mut states = states.clone();
             states.sort_by_key(|s| ct_rank(*s));
             states.dedup();
-            MatchOption::CtState {
-                negated: *negated,
-                states,
+            let negated = *negated;
+            if matches!(option, MatchOption::State { .. }) {
+                MatchOption::State { negated, states }
+            } else {
+                MatchOption::CtState { negated, states }
             }
         }
         MatchOption::SrcType { negated, types } | MatchOption::DstType { negated, types } => {

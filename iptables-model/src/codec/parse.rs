@@ -116,7 +116,12 @@ pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
-    if name.is_empty() || name.chars().count() > 28 || name.starts_with(['-', '!']) {
+    let bad_char = |c: char| c.is_whitespace() || matches!(c, '"' | '\\' | '\'');
+    if name.is_empty()
+        || name.chars().count() > 28
+        || name.starts_with(['-', '!', '[', ':', '*', '#'])
+        || name.chars().any(bad_char)
+    {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
     }
     Ok(name.into())
@@ -234,6 +239,7 @@ fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failur
                             },
                         ));
                     }
+                    cur.pos += 1;
                     Command::DeleteAt { chain, position }
                 }
                 _ => Command::Delete {

@@ -246,7 +246,8 @@ impl Evaluator<'_> {
                         };
                         (*negated, hit)
                     }
-                    MatchOption::CtState { negated, states } => {
+                    MatchOption::CtState { negated, states }
+                    | MatchOption::State { negated, states } => {
                         let hit = states.iter().any(|s| match s {
                             CtState::New => !state.untracked,
                             CtState::Untracked => state.untracked,
