@@ -189,12 +189,8 @@ fn target() -> impl Strategy<Value = Option<Target>> {
         }),
         any::<u32>().prop_map(|v| Target::Mark(iptables_model::model::MarkAction::OrMark(v))),
         Just(Target::Notrack),
-        ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2)).prop_map(|(name, args)| {
-            Target::Other {
-                name: name.into(),
-                args,
-            }
-        }),
+        ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2))
+            .prop_map(|(name, args)| { Target::Other { name, args } }),
     ])
 }
 
