@@ -278,10 +278,8 @@ fn rule(
 ) -> Result<Rule, Failure> {
     let mut rule = Rule {
         counters,
-        specs: Vec::new(),
-        target: None,
+        ..Rule::new()
     };
-    let mut modules: Vec<Module> = Vec::new();
     let mut negated: Option<usize> = None;
     let mut target_needs_option = false;
     while let Some(word) = cur.next() {
@@ -342,7 +340,6 @@ fn rule(
                     return Err((column, ParseErrorKind::MisplacedNegation));
                 }
                 let module = Module::from_name(&cur.value(text, column)?.text);
-                modules.push(module.clone());
                 Spec::Module(module)
             }
             "-c" | "--set-counters" => {
@@ -394,13 +391,18 @@ fn rule(
                     target_needs_option = false;
                     continue;
                 }
-                let known = modules.iter().any(|m| m.accepts(option));
+                let mut modules = rule.specs.iter().filter_map(|s| match s {
+                    Spec::Module(m) => Some(m),
+                    _ => None,
+                });
+                let any_module = rule.specs.iter().any(|s| matches!(s, Spec::Module(_)));
+                let known = modules.any(|m| m.accepts(option));
                 let implicit = matches!(rule.protocol(), Some("tcp" | "udp" | "sctp"))
                     && matches!(
                         option,
                         "--dport" | "--sport" | "--destination-port" | "--source-port"
                     );
-                if !known && !implicit && modules.is_empty() {
+                if !known && !implicit && !any_module {
                     return Err((column, ParseErrorKind::UnknownOption(option.into())));
                 }
                 let parsed = if known || implicit {
