@@ -106,7 +106,7 @@ pub fn iptables_trace(data: &[u8]) {
     } else {
         Path::Local
     };
-    if let Ok(outcomes) = evaluate_with_budget(&ruleset, &host, &packet, path, 20_000) {
+    if let Ok(outcomes) = evaluate_with_budget(&ruleset, &host, &packet, path, 2_000) {
         for o in &outcomes {
             assert!(
                 o.exact >= iptables_model::probability::BigRational::from_integer(0.into()),

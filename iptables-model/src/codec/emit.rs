@@ -130,7 +130,8 @@ fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result 
         }
         MatchOption::Unknown { negated, args, .. } => {
             bang(f, *negated)?;
-            write!(f, " {name}")?;
+            f.write_char(' ')?;
+            word(f, name, false)?;
             args.iter().try_for_each(|a| {
                 f.write_char(' ')?;
                 word(f, a, false)
