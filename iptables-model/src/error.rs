@@ -34,7 +34,8 @@ pub enum ParseErrorKind {
     MissingCommit,
     /// A line that is neither a table, chain, command, comment nor `COMMIT`.
     UnknownLine(String),
-    /// A chain name that is empty, too long (more than 28 characters) or starts with `-` or `!`.
+    /// A chain name that is empty, too long (more than 28 characters), holds blanks or quotes, or
+    /// starts with `-`, `!`, `[`, `:`, `*` or `#`.
     InvalidChainName(String),
     /// A chain line whose policy is not `ACCEPT`, `DROP` or `-`.
     InvalidPolicy(String),
@@ -79,7 +80,7 @@ impl fmt::Display for ParseErrorKind {
             Self::UnknownLine(l) => write!(f, "cannot parse line starting with `{l}`"),
             Self::InvalidChainName(n) => write!(
                 f,
-                "invalid chain name `{n}` (1 to 28 characters, not starting with `-` or `!`)"
+                "invalid chain name `{n}` (1 to 28 characters without blanks or quotes, not starting with `-`, `!`, `[`, `:`, `*` or `#`)"
             ),
             Self::InvalidPolicy(p) => {
                 write!(f, "invalid chain policy `{p}` (expected ACCEPT, DROP or -)")

@@ -9,14 +9,17 @@ extern crate std;
 pub mod addr;
 pub mod codec;
 pub mod error;
+pub mod eval;
+pub mod kube;
 pub mod model;
+pub mod normalize;
+pub mod probability;
+pub mod ruleset;
 
 pub use addr::Cidr;
 pub use codec::{parse, parse_rule};
-pub use error::{ParseError, ParseErrorKind, Position, RestoreError};
+pub use error::{ParseError, ParseErrorKind, Position, RestoreError, TraceError};
 pub use model::{
     Command, Line, MatchOption, Module, RestoreFile, Rule, Spec, Table, TableSection, Target,
 };
-pub mod eval;
-pub mod kube;
-pub mod probability;
+pub use ruleset::Ruleset;

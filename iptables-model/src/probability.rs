@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use num_bigint::{BigInt, BigUint};
-use num_rational::BigRational;
+pub use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
 use crate::model::Probability;
@@ -128,16 +128,13 @@ impl Arithmetic {
 /// The outcome distribution of a chain of random rules: `probabilities[i]` is rule i's match
 /// probability, and a final unconditional rule takes the rest (`probabilities.len() + 1` outcomes).
 pub fn chain_distribution(probabilities: &[BigRational]) -> Vec<BigRational> {
-    // Kept unreduced: the denominators are products of the rules' (powers of 2 or of 10), and
-    // reducing 30,000-bit fractions at every step would dominate the cost.
-    let (mut numer, mut denom) = (BigInt::one(), BigInt::one());
+    let mut remaining = BigRational::one();
     let mut out = Vec::with_capacity(probabilities.len() + 1);
     for q in probabilities {
-        out.push(BigRational::new_raw(&numer * q.numer(), &denom * q.denom()));
-        numer *= q.denom() - q.numer();
-        denom *= q.denom();
+        out.push(&remaining * q);
+        remaining *= BigRational::one() - q;
     }
-    out.push(BigRational::new_raw(numer, denom));
+    out.push(remaining);
     out
 }
 

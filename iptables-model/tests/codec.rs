@@ -38,3 +38,56 @@ fn every_corpus_text_round_trips_byte_for_byte() {
     }
     assert!(seen >= 14, "only {seen} corpus texts found");
 }
+
+#[test]
+fn every_command_and_option_kind_round_trips() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fuzz/corpus/iptables_parse/odd_options.txt"
+    ))
+    .unwrap();
+    let file = parse(&text).unwrap();
+    assert_eq!(file.tables.len(), 2);
+    assert_eq!(parse(&file.to_string()).unwrap(), file);
+    assert_eq!(
+        file.to_string().lines().nth(2).unwrap(),
+        r#"[1:2] -A INPUT -i eth+ ! -s 10.0.0.0/8 -p udp -m multiport --dports 53,8000:8080 -m foo --bar "x y" -j LOG --log-prefix "p: ""#
+    );
+}
+
+#[test]
+fn errors_carry_line_and_column() {
+    use iptables_model::ParseErrorKind;
+    let err = parse("*filter\n-A INPUT -p tcp --dport http -j ACCEPT\nCOMMIT\n").unwrap_err();
+    assert_eq!((err.position.line, err.position.column), (2, 25));
+    assert!(matches!(err.kind, ParseErrorKind::InvalidValue { .. }));
+    assert_eq!(err.to_string(), "2:25: invalid value `http` for `--dport`");
+    assert!(matches!(
+        parse("*filter\n-A INPUT -j ACCEPT\n").unwrap_err().kind,
+        ParseErrorKind::MissingCommit
+    ));
+    assert!(matches!(
+        parse("-A INPUT -j ACCEPT\n").unwrap_err().kind,
+        ParseErrorKind::OutsideTable
+    ));
+    assert!(matches!(
+        parse("*nat\n-A X --dport 80\nCOMMIT\n").unwrap_err().kind,
+        ParseErrorKind::UnknownOption(_)
+    ));
+    assert!(matches!(
+        parse("*nat\n-A X -m comment --comment \"open\nCOMMIT\n")
+            .unwrap_err()
+            .kind,
+        ParseErrorKind::UnterminatedQuote
+    ));
+    assert!(matches!(
+        parse("*nat\n:THIS-CHAIN-NAME-IS-FAR-TOO-LONG - [0:0]\nCOMMIT\n")
+            .unwrap_err()
+            .kind,
+        ParseErrorKind::InvalidChainName(_)
+    ));
+    assert!(matches!(
+        parse("*nat\n-A X -j MARK\nCOMMIT\n").unwrap_err().kind,
+        ParseErrorKind::MissingValue(_)
+    ));
+}

@@ -66,7 +66,7 @@ fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result 
             bang(f, *negated)?;
             write!(f, " {name} {ports}")
         }
-        MatchOption::CtState { negated, states } => {
+        MatchOption::CtState { negated, states } | MatchOption::State { negated, states } => {
             bang(f, *negated)?;
             write!(f, " {name} ")?;
             list(f, states, |s| s.name())
@@ -130,7 +130,8 @@ fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result 
         }
         MatchOption::Unknown { negated, args, .. } => {
             bang(f, *negated)?;
-            write!(f, " {name}")?;
+            f.write_char(' ')?;
+            word(f, name, false)?;
             args.iter().try_for_each(|a| {
                 f.write_char(' ')?;
                 word(f, a, false)
@@ -147,14 +148,18 @@ fn target(f: &mut dyn Write, target: &Target) -> fmt::Result {
         other => write!(f, " -j {}", other.name())?,
     }
     match target {
-        Target::Reject { with: Some(with) } => write!(f, " --reject-with {with}"),
+        Target::Reject { with: Some(with) } => {
+            f.write_str(" --reject-with ")?;
+            word(f, with, false)
+        }
         Target::Dnat {
             to,
             random,
             persistent,
         } => {
             if let Some(to) = to {
-                write!(f, " --to-destination {to}")?;
+                f.write_str(" --to-destination ")?;
+                word(f, to, false)?;
             }
             flag(f, *random, "--random")?;
             flag(f, *persistent, "--persistent")
@@ -166,7 +171,8 @@ fn target(f: &mut dyn Write, target: &Target) -> fmt::Result {
             persistent,
         } => {
             if let Some(to) = to {
-                write!(f, " --to-source {to}")?;
+                f.write_str(" --to-source ")?;
+                word(f, to, false)?;
             }
             flag(f, *random, "--random")?;
             flag(f, *random_fully, "--random-fully")?;
@@ -178,7 +184,8 @@ fn target(f: &mut dyn Write, target: &Target) -> fmt::Result {
             random_fully,
         } => {
             if let Some(ports) = to_ports {
-                write!(f, " --to-ports {ports}")?;
+                f.write_str(" --to-ports ")?;
+                word(f, ports, false)?;
             }
             flag(f, *random, "--random")?;
             flag(f, *random_fully, "--random-fully")
@@ -210,7 +217,8 @@ fn rule(f: &mut dyn Write, rule: &Rule, style: Style) -> fmt::Result {
         match spec {
             Spec::Protocol { negated, protocol } => {
                 bang(f, *negated)?;
-                write!(f, " -p {protocol}")?;
+                f.write_str(" -p ")?;
+                word(f, protocol, false)?;
             }
             Spec::Source { negated, address } => {
                 bang(f, *negated)?;
@@ -288,6 +296,7 @@ fn command(f: &mut dyn Write, command: &Command, style: Style) -> fmt::Result {
             rule(f, r, style)
         }
         Command::Delete { chain, rule: r } => {
+            counters_prefix(f, r)?;
             write!(f, "-D {chain}")?;
             rule(f, r, style)
         }

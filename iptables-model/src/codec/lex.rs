@@ -20,69 +20,64 @@ pub(crate) fn words<'a>(
     out: &mut Vec<Word<'a>>,
 ) -> Result<(), (usize, ParseErrorKind)> {
     out.clear();
-    if !line.bytes().any(|b| b == b'"' || b == b'\\') {
-        let mut start = None;
-        for (i, b) in line
-            .bytes()
-            .enumerate()
-            .chain(core::iter::once((line.len(), b' ')))
-        {
-            match (b == b' ' || b == b'\t', start) {
-                (true, Some(s)) => {
-                    out.push(Word {
-                        text: Cow::Borrowed(line.get(s..i).unwrap_or_default()),
-                        column: s + 1,
-                    });
-                    start = None;
+    // Words without quotes or escapes are borrowed; only the others are rebuilt.
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(b' ' | b'\t') = bytes.get(i) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut quoted = false;
+        let mut plain = true;
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'\\' => {
+                    plain = false;
+                    let escaped = line.get(i + 1..).and_then(|rest| rest.chars().next());
+                    let escaped = escaped.ok_or((i + 1, ParseErrorKind::DanglingEscape))?;
+                    i += 1 + escaped.len_utf8();
+                    continue;
                 }
-                (false, None) => start = Some(i),
+                b'"' => {
+                    plain = false;
+                    quoted = !quoted;
+                }
+                b' ' | b'\t' if !quoted => break,
                 _ => {}
             }
+            i += 1;
         }
-        return Ok(());
-    }
-    let mut current: Option<(String, usize)> = None;
-    let mut quoted = false;
-    let mut chars = line.char_indices();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '\\' => {
-                let (_, next) = chars
-                    .next()
-                    .ok_or((i + 1, ParseErrorKind::DanglingEscape))?;
-                current
-                    .get_or_insert_with(|| (String::new(), i + 1))
-                    .0
-                    .push(next);
-            }
-            '"' => {
-                quoted = !quoted;
-                current.get_or_insert_with(|| (String::new(), i + 1));
-            }
-            ' ' | '\t' if !quoted => {
-                if let Some((text, column)) = current.take() {
-                    out.push(Word {
-                        text: Cow::Owned(text),
-                        column,
-                    });
-                }
-            }
-            c => current
-                .get_or_insert_with(|| (String::new(), i + 1))
-                .0
-                .push(c),
+        if quoted {
+            return Err((line.len(), ParseErrorKind::UnterminatedQuote));
         }
-    }
-    if quoted {
-        return Err((line.len(), ParseErrorKind::UnterminatedQuote));
-    }
-    if let Some((text, column)) = current {
+        let raw = line.get(start..i).unwrap_or_default();
+        let text = if plain {
+            Cow::Borrowed(raw)
+        } else {
+            Cow::Owned(unquote(raw))
+        };
         out.push(Word {
-            text: Cow::Owned(text),
-            column,
+            text,
+            column: start + 1,
         });
     }
     Ok(())
+}
+
+/// Removes quotes and escapes from one word (already checked to be well formed).
+fn unquote(raw: &str) -> String {
+    let mut text = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => text.extend(chars.next()),
+            '"' => {}
+            c => text.push(c),
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -118,6 +113,7 @@ mod tests {
         );
         assert_eq!(split(r#"--comment "say \"hi\"""#)[1].0, r#"say "hi""#);
         assert_eq!(split(r#"--comment """#)[1].0, "");
+        assert_eq!(split("a\\é b")[0].0, "aé");
         let mut out = Vec::new();
         assert!(matches!(
             words("\"open", &mut out),

@@ -126,6 +126,7 @@ fn negatable(option: &MatchOption) -> bool {
         MatchOption::SourcePort { .. }
         | MatchOption::DestinationPort { .. }
         | MatchOption::CtState { .. }
+        | MatchOption::State { .. }
         | MatchOption::Mark { .. }
         | MatchOption::Probability { .. }
         | MatchOption::Every { .. }
@@ -165,7 +166,11 @@ pub(crate) fn match_option(
             let word = cur.value(name, column)?;
             let states =
                 parse_list(&word.text, &CtState::ALL).ok_or_else(|| invalid(name, word))?;
-            MatchOption::CtState { negated, states }
+            if name == "--state" {
+                MatchOption::State { negated, states }
+            } else {
+                MatchOption::CtState { negated, states }
+            }
         }
         "--mark" => {
             let word = cur.value(name, column)?;

@@ -116,7 +116,12 @@ pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
-    if name.is_empty() || name.chars().count() > 28 || name.starts_with(['-', '!']) {
+    let bad_char = |c: char| c.is_whitespace() || matches!(c, '"' | '\\' | '\'');
+    if name.is_empty()
+        || name.chars().count() > 28
+        || name.starts_with(['-', '!', '[', ':', '*', '#'])
+        || name.chars().any(bad_char)
+    {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
     }
     Ok(name.into())
@@ -234,6 +239,7 @@ fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failur
                             },
                         ));
                     }
+                    cur.pos += 1;
                     Command::DeleteAt { chain, position }
                 }
                 _ => Command::Delete {
@@ -272,10 +278,8 @@ fn rule(
 ) -> Result<Rule, Failure> {
     let mut rule = Rule {
         counters,
-        specs: Vec::new(),
-        target: None,
+        ..Rule::new()
     };
-    let mut modules: Vec<Module> = Vec::new();
     let mut negated: Option<usize> = None;
     let mut target_needs_option = false;
     while let Some(word) = cur.next() {
@@ -336,7 +340,6 @@ fn rule(
                     return Err((column, ParseErrorKind::MisplacedNegation));
                 }
                 let module = Module::from_name(&cur.value(text, column)?.text);
-                modules.push(module.clone());
                 Spec::Module(module)
             }
             "-c" | "--set-counters" => {
@@ -388,13 +391,18 @@ fn rule(
                     target_needs_option = false;
                     continue;
                 }
-                let known = modules.iter().any(|m| m.accepts(option));
+                let mut modules = rule.specs.iter().filter_map(|s| match s {
+                    Spec::Module(m) => Some(m),
+                    _ => None,
+                });
+                let any_module = rule.specs.iter().any(|s| matches!(s, Spec::Module(_)));
+                let known = modules.any(|m| m.accepts(option));
                 let implicit = matches!(rule.protocol(), Some("tcp" | "udp" | "sctp"))
                     && matches!(
                         option,
                         "--dport" | "--sport" | "--destination-port" | "--source-port"
                     );
-                if !known && !implicit && modules.is_empty() {
+                if !known && !implicit && !any_module {
                     return Err((column, ParseErrorKind::UnknownOption(option.into())));
                 }
                 let parsed = if known || implicit {

@@ -750,3 +750,81 @@ impl PortContext<'_> {
         }
     }
 }
+
+/// The jumps from the built-in chains that kube-proxy installs outside the restore (spec §2.1),
+/// as a restore document for an empty namespace: the target chains are declared and the jumps
+/// appended. Restore it before the first sync so that packets reach kube-proxy's chains.
+pub fn jump_rules() -> RestoreFile {
+    let jump_rule = |new_only: bool, comment: Option<&str>, chain: &str| {
+        let mut rule = Rule::new();
+        if new_only {
+            rule = ctstate(rule, false, &[CtState::New]);
+        }
+        if let Some(comment) = comment {
+            rule = rule.comment(comment);
+        }
+        rule.target(jump(chain))
+    };
+    let mut nat = TableSection::new(Table::Nat);
+    nat.declare("KUBE-SERVICES");
+    nat.declare("KUBE-POSTROUTING");
+    nat.append(
+        "PREROUTING",
+        jump_rule(false, Some("kubernetes service portals"), "KUBE-SERVICES"),
+    );
+    nat.append(
+        "OUTPUT",
+        jump_rule(false, Some("kubernetes service portals"), "KUBE-SERVICES"),
+    );
+    nat.append(
+        "POSTROUTING",
+        jump_rule(
+            false,
+            Some("kubernetes postrouting rules"),
+            "KUBE-POSTROUTING",
+        ),
+    );
+    let mut filter = TableSection::new(Table::Filter);
+    for chain in [
+        "KUBE-EXTERNAL-SERVICES",
+        "KUBE-NODEPORTS",
+        "KUBE-SERVICES",
+        "KUBE-FORWARD",
+        "KUBE-PROXY-FIREWALL",
+        "KUBE-FIREWALL",
+    ] {
+        filter.declare(chain);
+    }
+    let external = Some("kubernetes externally-visible service portals");
+    let portals = Some("kubernetes service portals");
+    let firewall = Some("kubernetes load balancer firewall");
+    let jumps: [(&str, bool, Option<&str>, &str); 11] = [
+        ("INPUT", true, external, "KUBE-EXTERNAL-SERVICES"),
+        (
+            "INPUT",
+            false,
+            Some("kubernetes health check service ports"),
+            "KUBE-NODEPORTS",
+        ),
+        ("INPUT", true, firewall, "KUBE-PROXY-FIREWALL"),
+        ("INPUT", false, None, "KUBE-FIREWALL"),
+        ("FORWARD", true, external, "KUBE-EXTERNAL-SERVICES"),
+        ("FORWARD", true, portals, "KUBE-SERVICES"),
+        (
+            "FORWARD",
+            false,
+            Some("kubernetes forwarding rules"),
+            "KUBE-FORWARD",
+        ),
+        ("FORWARD", true, firewall, "KUBE-PROXY-FIREWALL"),
+        ("OUTPUT", true, portals, "KUBE-SERVICES"),
+        ("OUTPUT", true, firewall, "KUBE-PROXY-FIREWALL"),
+        ("OUTPUT", false, None, "KUBE-FIREWALL"),
+    ];
+    for (builtin, new_only, comment, chain) in jumps {
+        filter.append(builtin, jump_rule(new_only, comment, chain));
+    }
+    RestoreFile {
+        tables: alloc::vec![filter, nat],
+    }
+}

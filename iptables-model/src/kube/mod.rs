@@ -10,7 +10,7 @@ mod rules;
 mod sync;
 
 pub use canonical::canonical_order;
-pub use generate::{ChangedFn, Generated, SyncRequest, generate};
+pub use generate::{ChangedFn, Generated, SyncRequest, generate, jump_rules};
 pub use input::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, ProxyOptions, Service, ServicePort,
     ServiceType, TrafficPolicy,

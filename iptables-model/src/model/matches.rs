@@ -353,8 +353,15 @@ pub enum MatchOption {
         /// The ports.
         ports: PortRange,
     },
-    /// `[!] --ctstate STATES` (conntrack) or `[!] --state STATES` (state).
+    /// `[!] --ctstate STATES` (conntrack).
     CtState {
+        /// `!`.
+        negated: bool,
+        /// The states, in written order.
+        states: Vec<CtState>,
+    },
+    /// `[!] --state STATES` (the `state` module).
+    State {
         /// `!`.
         negated: bool,
         /// The states, in written order.
@@ -440,6 +447,7 @@ impl MatchOption {
             Self::SourcePort { .. } => "--sport",
             Self::DestinationPort { .. } => "--dport",
             Self::CtState { .. } => "--ctstate",
+            Self::State { .. } => "--state",
             Self::Mark { .. } => "--mark",
             Self::StatisticMode(_) => "--mode",
             Self::Probability { .. } => "--probability",

@@ -71,11 +71,11 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// A rule with no criteria and no target.
-    pub const fn new() -> Self {
+    /// A rule with no criteria and no target (with room for a typical rule's criteria).
+    pub fn new() -> Self {
         Self {
             counters: None,
-            specs: Vec::new(),
+            specs: Vec::with_capacity(8),
             target: None,
         }
     }

@@ -1,0 +1,183 @@
+//! Differential test against the real kernel (spec §8, §9): restore generated rulesets with the
+//! real `iptables-restore` into a throwaway network namespace, read them back with
+//! `iptables-save`, and compare with our restore model and normaliser, on both backends.
+//! Skipped, with a message, without root, `ip netns` or iptables (Debian packages `iptables`
+//! and `iproute2`).
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use iptables_model::codec::{Style, Styled};
+use iptables_model::kube::{Proxier, jump_rules};
+use iptables_model::{RestoreFile, Ruleset, Table, parse};
+
+/// A network namespace deleted on drop, whatever happens in the test.
+struct Namespace(String);
+
+impl Namespace {
+    fn create(name: String) -> Option<Self> {
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(Self(name))
+    }
+
+    fn run(&self, program: &str, args: &[&str], input: &str) -> Result<String, String> {
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &self.0, program])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+fn available(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn compare(what: &str, kernel: &str, model: &Ruleset) {
+    let kernel = parse(kernel)
+        .unwrap_or_else(|e| panic!("{what}: iptables-save output does not parse: {e}"));
+    let ours = model.save(false);
+    for table in [Table::Filter, Table::Nat] {
+        let text = |file: &RestoreFile| {
+            file.table(table)
+                .map(|t| Styled(t, Style::Save).to_string())
+                .unwrap_or_default()
+        };
+        common::assert_text_eq(
+            &format!("{what} {}", table.name()),
+            &text(&ours),
+            &text(&kernel),
+        );
+    }
+}
+
+#[test]
+fn real_restore_in_a_namespace_matches_the_model() {
+    if !is_root() {
+        eprintln!("SKIPPED real_kernel: needs root for network namespaces");
+        return;
+    }
+    let mut ran = 0;
+    for backend in ["nft", "legacy"] {
+        let (restore, save) = (
+            format!("iptables-{backend}-restore"),
+            format!("iptables-{backend}-save"),
+        );
+        if !available(&save) {
+            eprintln!(
+                "SKIPPED real_kernel/{backend}: {save} not installed (Debian package iptables)"
+            );
+            continue;
+        }
+        let Some(ns) = Namespace::create(format!("iptm-{}-{backend}", std::process::id())) else {
+            eprintln!(
+                "SKIPPED real_kernel/{backend}: `ip netns add` failed (no iproute2, or the kernel forbids it)"
+            );
+            continue;
+        };
+        let args = ["-w", "5", "--noflush", "--counters"];
+        let mut model = Ruleset::new();
+
+        // kube-proxy's jumps, then a full sync of vector 01 (nfacct off: its objects do not exist).
+        let v = common::vector("01_overall_rules.json");
+        let mut options = common::options(&[&v["options"]]);
+        options.nfacct = false;
+        options.random_fully = true;
+        let (services, slices) = common::inputs(&v);
+        let mut proxier = Proxier::new(options);
+        let full = proxier.sync(&services, &slices).restore.clone();
+        for file in [&jump_rules(), &full] {
+            ns.run(&restore, &args, &file.to_string())
+                .unwrap_or_else(|e| panic!("{backend}: kernel refused our restore: {e}\n{file}"));
+            model.restore(file, true).unwrap();
+        }
+        proxier.restored();
+        compare(
+            &format!("{backend} full"),
+            &ns.run(&save, &[], "").unwrap(),
+            &model,
+        );
+
+        // A partial sync that deletes two services' chains with -X.
+        let fewer: Vec<_> = services
+            .iter()
+            .filter(|s| s.name != "svc4" && s.name != "svc5")
+            .cloned()
+            .collect();
+        let partial = proxier.sync(&fewer, &slices).restore.clone();
+        assert!(
+            partial.to_string().contains("-X KUBE-SEP-"),
+            "the partial sync deletes stale chains"
+        );
+        ns.run(&restore, &args, &partial.to_string())
+            .unwrap_or_else(|e| panic!("{backend}: kernel refused the partial restore: {e}"));
+        model.restore(&partial, true).unwrap();
+        compare(
+            &format!("{backend} partial"),
+            &ns.run(&save, &[], "").unwrap(),
+            &model,
+        );
+
+        // What the kernel refuses, the model refuses (spec §8's lower rows).
+        for broken in [
+            "*nat\n:A - [0:0]\n-A A -j UNDECLARED-CHAIN\nCOMMIT\n",
+            "*nat\n-A NO-SUCH-CHAIN -j ACCEPT\nCOMMIT\n",
+            "*nat\n-X KUBE-NO-SUCH-CHAIN\nCOMMIT\n",
+            "*filter\n:A - [0:0]\n-A A -j DNAT --to-destination 1.2.3.4\nCOMMIT\n",
+            "*nat\n:A - [0:0]\n-A A -j REJECT\nCOMMIT\n",
+        ] {
+            let kernel = ns.run(&restore, &args, broken);
+            let ours = model.clone().restore(&parse(broken).unwrap(), true);
+            assert!(kernel.is_err(), "{backend}: kernel accepted {broken:?}");
+            assert!(ours.is_err(), "{backend}: model accepted {broken:?}");
+        }
+        ran += 1;
+    }
+    eprintln!("real_kernel: {ran} backend(s) checked");
+}
