@@ -127,6 +127,15 @@ pub fn format_ns(ns: f64) -> String {
     }
 }
 
+/// A throughput in MB/s with the precision its size deserves: `321 MB/s`, `4.2 MB/s`.
+pub fn format_rate(mb_per_s: f64) -> String {
+    if mb_per_s >= 10.0 {
+        format!("{mb_per_s:.0} MB/s")
+    } else {
+        format!("{mb_per_s:.2} MB/s")
+    }
+}
+
 /// Markdown tables: every ratio against a peer, then every measurement of ours with its
 /// throughput where one was declared.
 pub fn markdown(measurements: &[Measurement], ratios: &[Ratio]) -> String {
@@ -151,7 +160,7 @@ pub fn markdown(measurements: &[Measurement], ratios: &[Ratio]) -> String {
     {
         let throughput = m
             .bytes
-            .map(|b| format!("{:.0} MB/s", b as f64 / m.mean_ns * 1e3))
+            .map(|b| format_rate(b as f64 / m.mean_ns * 1e3))
             .unwrap_or_else(|| "-".to_owned());
         md.push_str(&format!(
             "| {} | {} | {} | {} |\n",
