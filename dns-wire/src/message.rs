@@ -10,7 +10,7 @@ use core::fmt;
 use crate::edns::Edns;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
-use crate::name::{self, Compression, NameRef, Targets};
+use crate::name::{self, NameRef, Targets};
 use crate::rdata::RData;
 use crate::rdata::layout::{self, Part};
 use crate::text::write_generic;
@@ -92,7 +92,7 @@ pub(crate) fn read_question(
     pos: usize,
     targets: &mut Targets,
 ) -> Result<(Type, Class, usize)> {
-    let end = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
+    let end = name::scan_owner(msg, pos, targets)?;
     let [t0, t1, c0, c1] = fixed(msg, end, "question")?;
     Ok((
         Type(u16::from_be_bytes([t0, t1])),
@@ -103,7 +103,7 @@ pub(crate) fn read_question(
 
 /// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
 pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Result<RecordAt> {
-    let at = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
+    let at = name::scan_owner(msg, pos, targets)?;
     let rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?);
     if rec.end() > msg.len() {
         return Err(Error::new(
@@ -112,6 +112,42 @@ pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Resu
         ));
     }
     Ok(rec)
+}
+
+/// Checks the length and header of a message and validates its questions; returns the
+/// header, the counts, where the answer section starts and the validated pointer targets.
+fn read_head(msg: &[u8]) -> Result<(Header, Counts, usize, Targets)> {
+    if msg.len() > MAX_MESSAGE_LEN {
+        return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
+    }
+    let (header, counts) = Header::parse(msg)?;
+    let mut targets = Targets::default();
+    let mut pos = HEADER_LEN;
+    for _ in 0..counts.questions {
+        pos = read_question(msg, pos, &mut targets)?.2;
+    }
+    Ok((header, counts, pos, targets))
+}
+
+/// RFC 6891 §6.1.1: one OPT record (the one at `pos`, `rec`), in the additional section,
+/// owned by the root, with options that fit its RDATA; `opt` remembers where the first was.
+fn check_opt(
+    msg: &[u8],
+    section: Section,
+    pos: usize,
+    rec: &RecordAt,
+    opt: &mut Option<usize>,
+) -> Result<()> {
+    if section != Section::Additional || msg.get(pos) != Some(&0) {
+        return Err(Error::new(ErrorKind::MisplacedOpt, pos));
+    }
+    if opt.is_some() {
+        return Err(Error::new(ErrorKind::DuplicateOpt, pos));
+    }
+    let rdata = msg.get(rec.rdata()..rec.end()).unwrap_or_default();
+    crate::edns::Options::new(rdata).map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
+    *opt = Some(pos);
+    Ok(())
 }
 
 /// A validated DNS message borrowed from its wire bytes.
@@ -135,14 +171,30 @@ impl<'a> Message<'a> {
     /// an OPT record outside the additional section or not owned by the root (RFC 6891
     /// §6.1.1); OPT options that overrun their RDATA.
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
-        let mut walk = Walk::new(bytes)?;
-        while walk.advance()?.is_some() {}
+        // The same checks in the same order as `Walk`, in one loop without its per-record
+        // bookkeeping.
+        let (header, counts, mut pos, mut targets) = read_head(bytes)?;
+        let mut starts = [HEADER_LEN, pos, pos, pos];
+        let mut opt = None;
+        for (section, start) in Section::ALL.into_iter().zip(starts.iter_mut().skip(1)) {
+            *start = pos;
+            for _ in 0..counts.of(section) {
+                let rec = read_record(bytes, pos, &mut targets)?;
+                if rec.rtype == Type::OPT {
+                    check_opt(bytes, section, pos, &rec, &mut opt)?;
+                }
+                pos = rec.end();
+            }
+        }
+        if pos != bytes.len() {
+            return Err(Error::new(ErrorKind::TrailingBytes, pos));
+        }
         Ok(Self {
             bytes,
-            header: walk.header,
-            counts: walk.counts,
-            starts: walk.starts,
-            opt: walk.opt,
+            header,
+            counts,
+            starts,
+            opt,
         })
     }
 
@@ -434,15 +486,7 @@ pub struct Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn new(msg: &'a [u8]) -> Result<Self> {
-        if msg.len() > MAX_MESSAGE_LEN {
-            return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
-        }
-        let (header, counts) = Header::parse(msg)?;
-        let mut targets = Targets::default();
-        let mut pos = HEADER_LEN;
-        for _ in 0..counts.questions {
-            pos = read_question(msg, pos, &mut targets)?.2;
-        }
+        let (header, counts, pos, targets) = read_head(msg)?;
         Ok(Self {
             msg,
             header,
@@ -489,11 +533,7 @@ impl<'a> Walk<'a> {
             if let Some(start) = self.starts.get_mut(self.section + 1) {
                 *start = self.pos;
             }
-            self.left = match section {
-                Section::Answer => self.counts.answers,
-                Section::Authority => self.counts.authority,
-                Section::Additional => self.counts.additional,
-            };
+            self.left = self.counts.of(section);
         }
         let section = Section::ALL
             .get(self.section)
@@ -502,7 +542,7 @@ impl<'a> Walk<'a> {
         let pos = self.pos;
         let rec = read_record(self.msg, pos, &mut self.targets)?;
         if rec.rtype == Type::OPT {
-            self.check_opt(section, pos, &rec)?;
+            check_opt(self.msg, section, pos, &rec, &mut self.opt)?;
         }
         self.pos = rec.end();
         self.left -= 1;
@@ -513,22 +553,6 @@ impl<'a> Walk<'a> {
                 at: rec,
             },
         )))
-    }
-
-    /// RFC 6891 §6.1.1: one OPT record, in the additional section, owned by the root, with
-    /// options that fit its RDATA.
-    fn check_opt(&mut self, section: Section, pos: usize, rec: &RecordAt) -> Result<()> {
-        if section != Section::Additional || self.msg.get(pos) != Some(&0) {
-            return Err(Error::new(ErrorKind::MisplacedOpt, pos));
-        }
-        if self.opt.is_some() {
-            return Err(Error::new(ErrorKind::DuplicateOpt, pos));
-        }
-        let rdata = self.msg.get(rec.rdata()..rec.end()).unwrap_or_default();
-        crate::edns::Options::new(rdata)
-            .map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
-        self.opt = Some(pos);
-        Ok(())
     }
 }
 
