@@ -270,10 +270,17 @@ impl<'a> Message<'a> {
 
     /// Every record of the three sections, in wire order, with its section.
     pub fn records(&self) -> impl Iterator<Item = (Section, Record<'a>)> + 'a {
-        let this = *self;
-        Section::ALL
-            .into_iter()
-            .flat_map(move |s| this.section(s).map(move |r| (s, r)))
+        // The sections follow each other: one run over all records, sectioned by index.
+        let answers = u32::from(self.counts.answers);
+        let authority = answers + u32::from(self.counts.authority);
+        AllRecords {
+            msg: self.bytes,
+            pos: self.starts[1],
+            index: 0,
+            authority,
+            answers,
+            total: authority + u32::from(self.counts.additional),
+        }
     }
 
     /// The OPT record, if any.
@@ -579,22 +586,58 @@ pub struct Records<'a> {
     left: u16,
 }
 
+/// The validated record at `*pos` in `msg`; moves `*pos` past it.
+fn next_record<'a>(msg: &'a [u8], pos: &mut usize) -> Option<Record<'a>> {
+    let start = *pos;
+    let at = name::skip(msg, start);
+    let fixed = msg.get(at..).and_then(|rest| rest.first_chunk::<10>())?;
+    let rec = RecordAt::new(start, at, *fixed);
+    *pos = rec.end();
+    Some(Record { msg, at: rec })
+}
+
 impl<'a> Iterator for Records<'a> {
     type Item = Record<'a>;
 
     fn next(&mut self) -> Option<Record<'a>> {
         self.left = self.left.checked_sub(1)?;
-        let start = self.pos;
-        let at = name::skip(self.msg, start);
-        let rec = RecordAt::new(start, at, fixed(self.msg, at, "record header").ok()?);
-        self.pos = rec.end();
-        Some(Record {
-            msg: self.msg,
-            at: rec,
-        })
+        next_record(self.msg, &mut self.pos)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (usize::from(self.left), Some(usize::from(self.left)))
+    }
+}
+
+/// Iterator over the records of all three sections of a validated message, in wire order.
+#[derive(Clone, Debug)]
+struct AllRecords<'a> {
+    msg: &'a [u8],
+    pos: usize,
+    /// How many records were yielded.
+    index: u32,
+    /// The record counts of the answer section, then of answer and authority, then of all.
+    answers: u32,
+    authority: u32,
+    total: u32,
+}
+
+impl<'a> Iterator for AllRecords<'a> {
+    type Item = (Section, Record<'a>);
+
+    fn next(&mut self) -> Option<(Section, Record<'a>)> {
+        let section = match self.index {
+            i if i < self.answers => Section::Answer,
+            i if i < self.authority => Section::Authority,
+            i if i < self.total => Section::Additional,
+            _ => return None,
+        };
+        self.index += 1;
+        Some((section, next_record(self.msg, &mut self.pos)?))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.total - self.index) as usize;
+        (left, Some(left))
     }
 }
