@@ -51,6 +51,23 @@ impl Targets {
         (usize::from(o) == offset + 1).then_some((usize::from(len), usize::from(hops)))
     }
 
+    /// Records a name validated from `start` (`len` octets, `hops` pointers), and the suffix
+    /// at its first pointer's target when it had one (`(target, octets before the pointer)`).
+    /// Either is a valid name on its own: a suffix reached by a pointer is checked against
+    /// the same "strictly before its own segment" rule as a name starting there.
+    fn remember(
+        &mut self,
+        start: usize,
+        first_jump: Option<(usize, usize)>,
+        len: usize,
+        hops: usize,
+    ) {
+        if let Some((target, before)) = first_jump {
+            self.put(target, len - before, hops - 1);
+        }
+        self.put(start, len, hops);
+    }
+
     fn put(&mut self, offset: usize, len: usize, hops: usize) {
         if let (Ok(key), Ok(len), Ok(hops), Some(slot)) = (
             u16::try_from(offset + 1),
@@ -96,9 +113,7 @@ pub(crate) fn scan_with(
                     return Err(Error::new(ErrorKind::NameTooLong, pos));
                 }
                 if label == 0 {
-                    if let Some((target, before)) = first_jump {
-                        targets.put(target, len - before, hops - 1);
-                    }
+                    targets.remember(start, first_jump, len, hops);
                     let end = end.unwrap_or(pos + 1);
                     return Ok(Scanned { end });
                 }
@@ -134,6 +149,7 @@ pub(crate) fn scan_with(
                     if hops + rest_hops > MAX_POINTER_HOPS {
                         return Err(Error::new(ErrorKind::TooManyPointers, pos));
                     }
+                    targets.remember(start, first_jump, len + rest, hops + rest_hops);
                     return Ok(Scanned { end });
                 }
                 first_jump.get_or_insert((target, len));
