@@ -114,19 +114,18 @@ pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Resu
     Ok(rec)
 }
 
-/// Checks the length and header of a message and validates its questions; returns the
-/// header, the counts, where the answer section starts and the validated pointer targets.
-fn read_head(msg: &[u8]) -> Result<(Header, Counts, usize, Targets)> {
+/// Checks the length and header of a message and validates its questions (their names go
+/// into `targets`); returns the header, the counts and where the answer section starts.
+fn read_head(msg: &[u8], targets: &mut Targets) -> Result<(Header, Counts, usize)> {
     if msg.len() > MAX_MESSAGE_LEN {
         return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
     }
     let (header, counts) = Header::parse(msg)?;
-    let mut targets = Targets::default();
     let mut pos = HEADER_LEN;
     for _ in 0..counts.questions {
-        pos = read_question(msg, pos, &mut targets)?.2;
+        pos = read_question(msg, pos, targets)?.2;
     }
-    Ok((header, counts, pos, targets))
+    Ok((header, counts, pos))
 }
 
 /// RFC 6891 §6.1.1: one OPT record (the one at `pos`, `rec`), in the additional section,
@@ -173,7 +172,8 @@ impl<'a> Message<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
         // The same checks in the same order as `Walk`, in one loop without its per-record
         // bookkeeping.
-        let (header, counts, mut pos, mut targets) = read_head(bytes)?;
+        let mut targets = Targets::default();
+        let (header, counts, mut pos) = read_head(bytes, &mut targets)?;
         let mut starts = [HEADER_LEN, pos, pos, pos];
         let mut opt = None;
         for (section, start) in Section::ALL.into_iter().zip(starts.iter_mut().skip(1)) {
@@ -493,7 +493,8 @@ pub struct Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn new(msg: &'a [u8]) -> Result<Self> {
-        let (header, counts, pos, targets) = read_head(msg)?;
+        let mut targets = Targets::default();
+        let (header, counts, pos) = read_head(msg, &mut targets)?;
         Ok(Self {
             msg,
             header,

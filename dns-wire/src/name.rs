@@ -161,12 +161,15 @@ pub(crate) fn scan_with(
     }
 }
 
-/// [`scan_with`] for an owner name (pointers allowed), returning the offset after it, with a
-/// fast path for the most common case: a lone pointer to a suffix already validated. That
-/// needs no walk: the suffix fits 255 octets and took at most 126 hops, so one more hop and no
-/// label before it cannot break a limit.
+/// [`scan_with`] for an owner name (pointers allowed), returning the offset after it, with
+/// fast paths for the two most common cases: the root (OPT records), and a lone pointer to a
+/// suffix already validated. That needs no walk: the suffix fits 255 octets and took at most
+/// 126 hops, so one more hop and no label before it cannot break a limit.
 #[inline]
 pub(crate) fn scan_owner(msg: &[u8], start: usize, targets: &mut Targets) -> Result<usize> {
+    if msg.get(start) == Some(&0) {
+        return Ok(start + 1);
+    }
     if let Some(&[high, low]) = msg.get(start..).and_then(|rest| rest.first_chunk::<2>()) {
         let target = usize::from(u16::from_be_bytes([high & 0x3F, low]));
         if high & 0xC0 == 0xC0 && target < start && targets.get(target).is_some() {
