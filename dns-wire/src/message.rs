@@ -51,12 +51,15 @@ pub(crate) struct RecordAt {
     pub(crate) rdata: u32,
     /// Where the record ends.
     pub(crate) end: u32,
+    /// Whether the names of the RDATA that may be compressed were validated already
+    /// ([`layout::names_valid`]).
+    pub(crate) names_checked: bool,
 }
 
 impl RecordAt {
     /// The record whose owner name starts at `name` and whose fixed fields `fixed` start at
     /// `at`.
-    fn new(name: usize, at: usize, fixed: [u8; 10]) -> Self {
+    fn new(name: usize, at: usize, fixed: [u8; 10], names_checked: bool) -> Self {
         let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed;
         let rdata = at + 10;
         Self {
@@ -66,6 +69,7 @@ impl RecordAt {
             ttl: u32::from_be_bytes([l0, l1, l2, l3]),
             rdata: rdata as u32,
             end: (rdata + usize::from(u16::from_be_bytes([r0, r1]))) as u32,
+            names_checked,
         }
     }
 
@@ -101,16 +105,18 @@ pub(crate) fn read_question(
     ))
 }
 
-/// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
+/// Validates the record at `pos`: owner name, fixed fields and that RDATA fits; also checks
+/// (without failing) the names in its RDATA, so that reading them later can skip them.
 pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Result<RecordAt> {
     let at = name::scan_owner(msg, pos, targets)?;
-    let rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?);
+    let mut rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?, false);
     if rec.end() > msg.len() {
         return Err(Error::new(
             ErrorKind::UnexpectedEnd { what: "RDATA" },
             rec.rdata(),
         ));
     }
+    rec.names_checked = layout::names_valid(rec.rtype, msg, rec.rdata(), rec.end(), targets);
     Ok(rec)
 }
 
@@ -159,6 +165,8 @@ pub struct Message<'a> {
     starts: [usize; 4],
     /// Where the OPT record starts, if there is one.
     opt: Option<usize>,
+    /// Whether the names that may be compressed in every RDATA were valid when parsed.
+    names_checked: bool,
 }
 
 impl<'a> Message<'a> {
@@ -176,6 +184,7 @@ impl<'a> Message<'a> {
         let (header, counts, mut pos) = read_head(bytes, &mut targets)?;
         let mut starts = [HEADER_LEN, pos, pos, pos];
         let mut opt = None;
+        let mut names_checked = true;
         for (section, start) in Section::ALL.into_iter().zip(starts.iter_mut().skip(1)) {
             *start = pos;
             for _ in 0..counts.of(section) {
@@ -183,6 +192,7 @@ impl<'a> Message<'a> {
                 if rec.rtype == Type::OPT {
                     check_opt(bytes, section, pos, &rec, &mut opt)?;
                 }
+                names_checked &= rec.names_checked;
                 pos = rec.end();
             }
         }
@@ -195,6 +205,7 @@ impl<'a> Message<'a> {
             counts,
             starts,
             opt,
+            names_checked,
         })
     }
 
@@ -250,6 +261,7 @@ impl<'a> Message<'a> {
             msg: self.bytes,
             pos,
             left,
+            names_checked: self.names_checked,
         }
     }
 
@@ -280,6 +292,7 @@ impl<'a> Message<'a> {
             authority,
             answers,
             total: authority + u32::from(self.counts.additional),
+            names_checked: self.names_checked,
         }
     }
 
@@ -290,6 +303,7 @@ impl<'a> Message<'a> {
             msg: self.bytes,
             pos: at,
             left: 1,
+            names_checked: self.names_checked,
         }
         .next()
     }
@@ -400,7 +414,13 @@ impl<'a> Record<'a> {
 
     /// The RDATA, typed (decoded now; RFC 3597 opaque bytes for unknown types).
     pub fn data(&self) -> Result<RData<'a>> {
-        RData::parse(self.at.rtype, self.msg, self.at.rdata(), self.at.end())
+        RData::parse_checked(
+            self.at.rtype,
+            self.msg,
+            self.at.rdata(),
+            self.at.end(),
+            self.at.names_checked,
+        )
     }
 
     /// The whole message this record lives in (compression pointers address it).
@@ -411,6 +431,11 @@ impl<'a> Record<'a> {
     /// Offset right after the RDATA (the end of the record).
     pub fn rdata_end(&self) -> usize {
         self.at.end()
+    }
+
+    /// Whether the names of the RDATA that may be compressed were validated already.
+    pub(crate) fn names_checked(&self) -> bool {
+        self.at.names_checked
     }
 }
 
@@ -427,6 +452,7 @@ impl Record<'_> {
                 self.msg,
                 self.rdata_offset(),
                 self.rdata_end(),
+                self.at.names_checked,
                 |part| {
                     let ok = match part {
                         Part::Bytes(b) => visit(b),
@@ -585,14 +611,16 @@ pub struct Records<'a> {
     msg: &'a [u8],
     pos: usize,
     left: u16,
+    /// See [`Message`].
+    names_checked: bool,
 }
 
 /// The validated record at `*pos` in `msg`; moves `*pos` past it.
-fn next_record<'a>(msg: &'a [u8], pos: &mut usize) -> Option<Record<'a>> {
+fn next_record<'a>(msg: &'a [u8], pos: &mut usize, names_checked: bool) -> Option<Record<'a>> {
     let start = *pos;
     let at = name::skip(msg, start);
     let fixed = msg.get(at..).and_then(|rest| rest.first_chunk::<10>())?;
-    let rec = RecordAt::new(start, at, *fixed);
+    let rec = RecordAt::new(start, at, *fixed, names_checked);
     *pos = rec.end();
     Some(Record { msg, at: rec })
 }
@@ -602,7 +630,7 @@ impl<'a> Iterator for Records<'a> {
 
     fn next(&mut self) -> Option<Record<'a>> {
         self.left = self.left.checked_sub(1)?;
-        next_record(self.msg, &mut self.pos)
+        next_record(self.msg, &mut self.pos, self.names_checked)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -621,6 +649,8 @@ struct AllRecords<'a> {
     answers: u32,
     authority: u32,
     total: u32,
+    /// See [`Message`].
+    names_checked: bool,
 }
 
 impl<'a> Iterator for AllRecords<'a> {
@@ -634,7 +664,10 @@ impl<'a> Iterator for AllRecords<'a> {
             _ => return None,
         };
         self.index += 1;
-        Some((section, next_record(self.msg, &mut self.pos)?))
+        Some((
+            section,
+            next_record(self.msg, &mut self.pos, self.names_checked)?,
+        ))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -41,41 +41,77 @@ pub(crate) struct Scanned {
 /// needs no second walk (compressed names mostly point at the same few suffixes).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Targets {
-    /// `(offset + 1, suffix length, hops)`; 0 marks an empty slot.
-    slots: [(u16, u8, u8); 16],
+    slots: [Suffix; 16],
+}
+
+/// One validated suffix.
+#[derive(Clone, Copy, Debug, Default)]
+struct Suffix {
+    /// Its offset + 1; 0 marks an empty slot.
+    key: u16,
+    /// Uncompressed length.
+    len: u8,
+    /// Pointers followed.
+    hops: u8,
+    /// The end of the furthest byte its walk read: it is valid in any prefix of the message
+    /// at least this long (RDATA names are read in the message cut at the RDATA's end).
+    reach: u16,
+}
+
+/// What a validated name or suffix adds up to: uncompressed length, pointer hops, and the
+/// end of the furthest byte read.
+#[derive(Clone, Copy, Debug)]
+struct Totals {
+    len: usize,
+    hops: usize,
+    reach: usize,
 }
 
 impl Targets {
-    fn get(&self, offset: usize) -> Option<(usize, usize)> {
-        let &(o, len, hops) = self.slots.get(offset % 16)?;
-        (usize::from(o) == offset + 1).then_some((usize::from(len), usize::from(hops)))
+    /// The suffix validated at `offset`, if it was validated within the first `limit` bytes.
+    fn get(&self, offset: usize, limit: usize) -> Option<Totals> {
+        let s = self.slots.get(offset % 16)?;
+        let reach = usize::from(s.reach);
+        (usize::from(s.key) == offset + 1 && reach <= limit).then_some(Totals {
+            len: usize::from(s.len),
+            hops: usize::from(s.hops),
+            reach,
+        })
     }
 
-    /// Records a name validated from `start` (`len` octets, `hops` pointers), and the suffix
-    /// at its first pointer's target when it had one (`(target, octets before the pointer)`).
-    /// Either is a valid name on its own: a suffix reached by a pointer is checked against
-    /// the same "strictly before its own segment" rule as a name starting there.
-    fn remember(
-        &mut self,
-        start: usize,
-        first_jump: Option<(usize, usize)>,
-        len: usize,
-        hops: usize,
-    ) {
+    /// Records a name validated from `start`, and the suffix at its first pointer's target
+    /// when it had one (`(target, octets before the pointer)`). Either is a valid name on its
+    /// own: a suffix reached by a pointer is checked against the same "strictly before its own
+    /// segment" rule as a name starting there. (The suffix gets the whole name's reach, which
+    /// is at least its own.)
+    fn remember(&mut self, start: usize, first_jump: Option<(usize, usize)>, name: Totals) {
         if let Some((target, before)) = first_jump {
-            self.put(target, len - before, hops - 1);
+            self.put(
+                target,
+                Totals {
+                    len: name.len - before,
+                    hops: name.hops - 1,
+                    reach: name.reach,
+                },
+            );
         }
-        self.put(start, len, hops);
+        self.put(start, name);
     }
 
-    fn put(&mut self, offset: usize, len: usize, hops: usize) {
-        if let (Ok(key), Ok(len), Ok(hops), Some(slot)) = (
+    fn put(&mut self, offset: usize, t: Totals) {
+        if let (Ok(key), Ok(len), Ok(hops), Ok(reach), Some(slot)) = (
             u16::try_from(offset + 1),
-            u8::try_from(len),
-            u8::try_from(hops),
+            u8::try_from(t.len),
+            u8::try_from(t.hops),
+            u16::try_from(t.reach),
             self.slots.get_mut(offset % 16),
         ) {
-            *slot = (key, len, hops);
+            *slot = Suffix {
+                key,
+                len,
+                hops,
+                reach,
+            };
         }
     }
 }
@@ -101,6 +137,8 @@ pub(crate) fn scan_with(
     let mut hops = 0usize;
     // The first pointer's target and the length before it, to remember the suffix there.
     let mut first_jump = None;
+    // The end of the furthest byte read so far (segments end at a pointer or the root).
+    let mut reach = start;
     loop {
         let &byte = msg
             .get(pos)
@@ -113,7 +151,8 @@ pub(crate) fn scan_with(
                     return Err(Error::new(ErrorKind::NameTooLong, pos));
                 }
                 if label == 0 {
-                    targets.remember(start, first_jump, len, hops);
+                    let reach = reach.max(pos + 1);
+                    targets.remember(start, first_jump, Totals { len, hops, reach });
                     let end = end.unwrap_or(pos + 1);
                     return Ok(Scanned { end });
                 }
@@ -141,15 +180,21 @@ pub(crate) fn scan_with(
                     return Err(Error::new(ErrorKind::TooManyPointers, pos));
                 }
                 let end = *end.get_or_insert(pos + 2);
-                if let Some((rest, rest_hops)) = targets.get(target) {
+                reach = reach.max(pos + 2);
+                if let Some(rest) = targets.get(target, msg.len()) {
                     // The suffix there was validated: only the totals remain to check.
-                    if len + rest > MAX_NAME_LEN {
+                    if len + rest.len > MAX_NAME_LEN {
                         return Err(Error::new(ErrorKind::NameTooLong, pos));
                     }
-                    if hops + rest_hops > MAX_POINTER_HOPS {
+                    if hops + rest.hops > MAX_POINTER_HOPS {
                         return Err(Error::new(ErrorKind::TooManyPointers, pos));
                     }
-                    targets.remember(start, first_jump, len + rest, hops + rest_hops);
+                    let name = Totals {
+                        len: len + rest.len,
+                        hops: hops + rest.hops,
+                        reach: reach.max(rest.reach),
+                    };
+                    targets.remember(start, first_jump, name);
                     return Ok(Scanned { end });
                 }
                 first_jump.get_or_insert((target, len));
@@ -172,7 +217,7 @@ pub(crate) fn scan_owner(msg: &[u8], start: usize, targets: &mut Targets) -> Res
     }
     if let Some(&[high, low]) = msg.get(start..).and_then(|rest| rest.first_chunk::<2>()) {
         let target = usize::from(u16::from_be_bytes([high & 0x3F, low]));
-        if high & 0xC0 == 0xC0 && target < start && targets.get(target).is_some() {
+        if high & 0xC0 == 0xC0 && target < start && targets.get(target, msg.len()).is_some() {
             return Ok(start + 2);
         }
     }
