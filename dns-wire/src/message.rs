@@ -349,6 +349,7 @@ pub struct Questions<'a> {
 impl<'a> Iterator for Questions<'a> {
     type Item = Question<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Question<'a>> {
         self.left = self.left.checked_sub(1)?;
         let start = self.pos;
@@ -616,6 +617,7 @@ pub struct Records<'a> {
 }
 
 /// The validated record at `*pos` in `msg`; moves `*pos` past it.
+#[inline]
 fn next_record<'a>(msg: &'a [u8], pos: &mut usize, names_checked: bool) -> Option<Record<'a>> {
     let start = *pos;
     let at = name::skip(msg, start);
@@ -628,6 +630,7 @@ fn next_record<'a>(msg: &'a [u8], pos: &mut usize, names_checked: bool) -> Optio
 impl<'a> Iterator for Records<'a> {
     type Item = Record<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Record<'a>> {
         self.left = self.left.checked_sub(1)?;
         next_record(self.msg, &mut self.pos, self.names_checked)
@@ -656,6 +659,7 @@ struct AllRecords<'a> {
 impl<'a> Iterator for AllRecords<'a> {
     type Item = (Section, Record<'a>);
 
+    #[inline]
     fn next(&mut self) -> Option<(Section, Record<'a>)> {
         let section = match self.index {
             i if i < self.answers => Section::Answer,
