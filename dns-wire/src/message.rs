@@ -414,6 +414,7 @@ impl<'a> Record<'a> {
     }
 
     /// The RDATA, typed (decoded now; RFC 3597 opaque bytes for unknown types).
+    #[inline]
     pub fn data(&self) -> Result<RData<'a>> {
         RData::parse_checked(
             self.at.rtype,
