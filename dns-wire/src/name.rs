@@ -268,6 +268,36 @@ impl<'a> Iterator for Labels<'a> {
     }
 }
 
+/// The stored runs of a validated name, following compression pointers: each run is labels
+/// exactly as they sit in the message, without the pointer that ends it; the last run ends
+/// with the root byte. Together they are the uncompressed wire form.
+#[derive(Clone, Debug)]
+pub(crate) struct Segments<'a> {
+    msg: &'a [u8],
+    /// Where the next run starts; `None` after the last.
+    pos: Option<usize>,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let start = self.pos.take()?;
+        let mut pos = start;
+        loop {
+            match *self.msg.get(pos)? {
+                0 => return self.msg.get(start..=pos),
+                byte @ 0xC0..=0xFF => {
+                    let low = *self.msg.get(pos + 1)?;
+                    self.pos = Some(usize::from(u16::from_be_bytes([byte & 0x3F, low])));
+                    return self.msg.get(start..pos);
+                }
+                label => pos += 1 + usize::from(label),
+            }
+        }
+    }
+}
+
 /// A validated name inside a message (or inside uncompressed RDATA): borrowed, lazy, with
 /// compression pointers followed on demand.
 #[derive(Clone, Copy, Debug)]
@@ -320,6 +350,14 @@ impl<'a> NameRef<'a> {
         self.labels().count()
     }
 
+    /// The stored runs that make up the uncompressed wire form (see [`Segments`]).
+    pub(crate) fn segments(&self) -> Segments<'a> {
+        Segments {
+            msg: self.msg,
+            pos: Some(self.start),
+        }
+    }
+
     /// The wire bytes of the name when it is stored without compression pointers (always the
     /// case for names in standalone uncompressed RDATA), without copying.
     pub fn uncompressed(&self) -> Option<&'a [u8]> {
@@ -343,21 +381,15 @@ impl<'a> NameRef<'a> {
     /// Overwrites `name` with this name (no intermediate copy of the 256-byte `Name`).
     pub(crate) fn write_into(&self, name: &mut Name) {
         let mut len = 0usize;
-        for label in self.labels() {
+        for run in self.segments() {
             // A validated name fits: its wire length is at most 255.
-            let Some(dst) = name.bytes.get_mut(len..len + 1 + label.len()) else {
+            let Some(dst) = name.bytes.get_mut(len..len + run.len()) else {
                 break;
             };
-            if let Some((first, rest)) = dst.split_first_mut() {
-                *first = label.len() as u8;
-                rest.copy_from_slice(label);
-            }
-            len += 1 + label.len();
+            dst.copy_from_slice(run);
+            len += run.len();
         }
-        if let Some(root) = name.bytes.get_mut(len) {
-            *root = 0;
-        }
-        name.len = (len + 1) as u8;
+        name.len = len as u8;
     }
 
     /// Case-insensitive comparison of two names (RFC 1035 §2.3.3, RFC 4343).

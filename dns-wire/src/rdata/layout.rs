@@ -182,13 +182,7 @@ pub(crate) fn decompress_into(
         Some(layout) => walk(layout, msg, start, end, names_checked, |part| {
             match part {
                 Part::Bytes(b) => out.extend_from_slice(b),
-                Part::Name(n) => {
-                    for label in n.labels() {
-                        out.push(label.len() as u8);
-                        out.extend_from_slice(label);
-                    }
-                    out.push(0);
-                }
+                Part::Name(n) => n.segments().for_each(|run| out.extend_from_slice(run)),
             }
             Ok(())
         }),
