@@ -3,7 +3,10 @@
 //! [`Message::parse`] checks the header, every name (with its compression pointers), every
 //! length and the OPT rules once, and remembers where each section starts. The iterators then
 //! re-read the validated bytes without allocating and cannot fail; typed RDATA is decoded on
-//! demand with [`Record::data`].
+//! demand with [`Record::data`]. The pass also checks, without failing, the names inside RDATA
+//! that may be compressed (RFC 3597 §4), through the same cache of validated pointer targets
+//! as the owner names; when they all hold, typed RDATA and the owned copy skip them instead of
+//! validating them again.
 
 use core::fmt;
 

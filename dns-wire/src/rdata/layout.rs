@@ -239,6 +239,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_suffix_that_reads_past_the_rdata_end_is_walked_again() {
+        // Three answers, no question. 12: opaque RDATA holding one length byte (20) at 23, so
+        // the name at 23 reads to the root at 44, past the next record's end. 24: owner
+        // pointer to 23 (valid in the whole message, so cached), CNAME RDATA at 36 pointing
+        // to 23 too, which must fail in the message cut at 38 as a fresh walk does. 38: a
+        // root-owned record whose TTL holds the root byte at 44.
+        let mut msg = alloc::vec![0, 0, 0x80, 0, 0, 0, 0, 3, 0, 0, 0, 0];
+        msg.extend_from_slice(&[0, 0xFF, 0, 0, 1, 0, 0, 0, 0, 0, 1, 20]);
+        msg.extend_from_slice(&[0xC0, 23, 0, 5, 0, 1, 0, 0, 0, 0, 0, 2, 0xC0, 23]);
+        msg.extend_from_slice(&[0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+        let parsed = crate::Message::parse(&msg).unwrap();
+        let cname = parsed.answers().nth(1).unwrap();
+        assert_eq!(cname.rdata_offset(), 36);
+        let fresh = crate::RData::parse(Type::CNAME, &msg, 36, 38);
+        assert!(fresh.is_err());
+        assert_eq!(cname.data(), fresh);
+        assert!(crate::OwnedMessage::parse(&msg).is_err());
+    }
+
+    #[test]
     fn rfc3597_s4_srv_target_is_decompressed_on_decode() {
         // offset 0: "a" + root; SRV RDATA at 3: 6 fixed bytes then a pointer to 0.
         let msg = [1, b'a', 0, 0, 1, 0, 2, 0, 3, 0xC0, 0x00];
