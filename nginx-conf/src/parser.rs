@@ -48,7 +48,6 @@ pub fn parse_with(input: &[u8], options: &Options<'_>) -> Result<Config, Error> 
         lexer: Lexer::new(input),
         lua_blocks: options.lua_blocks,
         words: Vec::new(),
-        block_sizes: Vec::new(),
     };
     parser.block(0)
 }
@@ -57,13 +56,7 @@ struct Parser<'a, 'o> {
     lexer: Lexer<'a>,
     lua_blocks: LuaBlocks<'o>,
     words: Vec<RawWord>,
-    /// How many directives the last block closed at each depth had: generated configs repeat
-    /// their blocks, so this is a good first capacity for the next block at that depth.
-    block_sizes: Vec<usize>,
 }
-
-/// Largest first capacity taken from [`Parser::block_sizes`].
-const MAX_SIZE_HINT: usize = 64;
 
 impl Parser<'_, '_> {
     fn slice(&self, start: usize, end: usize) -> &[u8] {
@@ -78,38 +71,24 @@ impl Parser<'_, '_> {
         Word::from_input(self.lexer.input, word.start, word.end)
     }
 
-    /// A block of `directives` ending at depth `depth`, noting its size for the next one.
-    fn finish(&mut self, depth: usize, mut directives: Vec<Directive>, trailing: Trivia) -> Block {
-        if self.block_sizes.len() <= depth {
-            self.block_sizes.resize(depth + 1, 0);
-        }
-        if let Some(size) = self.block_sizes.get_mut(depth) {
-            *size = directives.len();
-        }
-        if directives.capacity() > 2 * directives.len() + 4 {
-            directives.shrink_to_fit();
-        }
-        Block {
-            directives,
-            trailing,
-        }
-    }
-
     /// Parses statements until the end of the file (`depth` 0) or the `}` of a block.
     fn block(&mut self, depth: usize) -> Result<Block, Error> {
-        let hint = self.block_sizes.get(depth).copied().unwrap_or(0);
-        let mut directives = Vec::with_capacity(hint.min(MAX_SIZE_HINT));
+        let mut directives = Vec::new();
         loop {
             let before = self.lexer.pos;
             let (at, opens) = match self.lexer.statement(&mut self.words)? {
                 LexEnd::FileDone if depth == 0 => {
-                    let trailing = self.trivia(before, self.lexer.input.len());
-                    return Ok(self.finish(depth, directives, trailing));
+                    return Ok(Block {
+                        directives,
+                        trailing: self.trivia(before, self.lexer.input.len()),
+                    });
                 }
                 LexEnd::FileDone => return Err(self.lexer.error(ErrorKind::UnclosedBlock)),
                 LexEnd::BlockDone(at) if depth > 0 => {
-                    let trailing = self.trivia(before, at);
-                    return Ok(self.finish(depth, directives, trailing));
+                    return Ok(Block {
+                        directives,
+                        trailing: self.trivia(before, at),
+                    });
                 }
                 LexEnd::BlockDone(at) => {
                     return Err(Error::new(ErrorKind::Unexpected(b'}'), self.lexer.line, at));
