@@ -379,7 +379,7 @@ impl<'i> Parser<'_, 'i> {
                 _ => self.directive(&mut directives)?,
             }
         }
-        block.directives.extend(directives.drain(..));
+        block.directives.append(&mut directives);
         self.scratch_directives = directives;
         Ok(())
     }
@@ -438,7 +438,7 @@ impl<'i> Parser<'_, 'i> {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
         if let Some(directive) = directives.get_mut(slot) {
-            directive.tokens.extend(tokens.drain(..));
+            directive.tokens.append(&mut tokens);
         }
         self.scratch_tokens = tokens;
         Ok(())
