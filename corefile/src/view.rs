@@ -348,12 +348,18 @@ fn check_overlap(blocks: &[BlockView<'_>]) -> Result<(), Error> {
         } else {
             &block.listen_hosts
         };
+        // Ids only stand for equality, so a block's hosts are interned once, up front.
+        let hosts: Vec<(&String, usize)> = hosts
+            .iter()
+            .map(|host| {
+                let next = host_ids.len();
+                (host, *host_ids.entry(host.as_str()).or_insert(next))
+            })
+            .collect();
         for zone in &block.zones {
             let next = zone_ids.len();
             let zone_id = *zone_ids.entry(zone).or_insert(next);
-            for host in hosts {
-                let next = host_ids.len();
-                let host_id = *host_ids.entry(host.as_str()).or_insert(next);
+            for &(host, host_id) in &hosts {
                 let Err(conflict) = checker.add(zone_id, host_id, filtered) else {
                     continue;
                 };
