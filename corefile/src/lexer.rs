@@ -305,6 +305,7 @@ enum Stop {
 }
 
 /// `text` without its carriage returns; `cr` tells whether it has any.
+#[inline]
 fn without_cr(text: &str, cr: bool) -> Cow<'_, str> {
     if cr {
         Cow::Owned(text.replace('\r', ""))
