@@ -5,6 +5,7 @@
 //! group), where `IMPL` is [`OURS`] for this project's code and the peer's crate or tool name
 //! otherwise. A benchmark with no peer simply has no other `IMPL` in its group.
 
+pub mod dns;
 pub mod nginx_inputs;
 pub mod report;
 

@@ -142,7 +142,8 @@ impl<'a> Lexer<'a> {
 
     /// Skips whitespace (CR included) before a token, counting lines.
     fn skip_whitespace(&mut self) {
-        while let Some(&b) = self.rest().first() {
+        let bytes = self.src.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
             match b {
                 b'\n' => self.line = self.line.saturating_add(1),
                 b' ' | b'\t' | b'\r' | 0x0B | 0x0C => {}
@@ -171,8 +172,9 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             self.line = self.line.saturating_add(1);
         }
+        let text = self.slice(start, end);
         Lexeme::Comment {
-            text: without_cr(self.slice(start, end)),
+            text: without_cr(text, text.contains('\r')),
             line,
         }
     }
@@ -230,13 +232,13 @@ impl<'a> Lexer<'a> {
     fn word(&mut self) -> Lexeme<'a> {
         let line = self.line;
         let start = self.pos;
-        let (end, stop) = self.scan_word(start, true);
-        let text = without_cr(self.slice(start, end));
+        let (end, stop, cr) = self.scan_word(start, true);
+        let text = without_cr(self.slice(start, end), cr);
         let stop = match stop {
             Stop::Comment => {
-                let (comment_end, stop) = self.scan_word(end + 1, false);
+                let (comment_end, stop, cr) = self.scan_word(end + 1, false);
                 self.pending_comment = Some(Lexeme::Comment {
-                    text: without_cr(self.slice(end, comment_end)),
+                    text: without_cr(self.slice(end, comment_end), cr),
                     line: self.line,
                 });
                 stop
@@ -261,24 +263,31 @@ impl<'a> Lexer<'a> {
         })
     }
 
-    /// Finds where the word starting at `from` ends: its end offset, and why. A `#` ends it
-    /// only if `hash_ends` (inside a comment it does not).
-    fn scan_word(&self, from: usize, hash_ends: bool) -> (usize, Stop) {
+    /// Finds where the word starting at `from` ends: its end offset, why, and whether it
+    /// holds a CR. A `#` ends it only if `hash_ends` (inside a comment it does not).
+    fn scan_word(&self, from: usize, hash_ends: bool) -> (usize, Stop, bool) {
         let bytes = self.src.as_bytes();
         let mut at = from;
+        let mut cr = false;
         loop {
             let Some(&b) = bytes.get(at) else {
-                return (at, Stop::Eof(at));
+                return (at, Stop::Eof(at), cr);
             };
             match b {
-                b'\n' | b' ' | b'\t' | 0x0B | 0x0C => return (at, Stop::Space(at, char::from(b))),
-                b'#' if hash_ends => return (at, Stop::Comment),
+                b'\n' | b' ' | b'\t' | 0x0B | 0x0C => {
+                    return (at, Stop::Space(at, char::from(b)), cr);
+                }
+                b'#' if hash_ends => return (at, Stop::Comment, cr),
+                // A CR belongs to the word but not to its text.
+                b'\r' => {
+                    cr = true;
+                    at += 1;
+                }
                 0x80.. => match self.char_at(at) {
-                    Some(c) if c.is_whitespace() => return (at, Stop::Space(at, c)),
+                    Some(c) if c.is_whitespace() => return (at, Stop::Space(at, c), cr),
                     Some(c) => at += c.len_utf8(),
                     None => at += 1,
                 },
-                // Everything else, CR included, belongs to the word.
                 _ => at += 1,
             }
         }
@@ -295,9 +304,10 @@ enum Stop {
     Comment,
 }
 
-/// `text` without its carriage returns.
-fn without_cr(text: &str) -> Cow<'_, str> {
-    if text.contains('\r') {
+/// `text` without its carriage returns; `cr` tells whether it has any.
+#[inline]
+fn without_cr(text: &str, cr: bool) -> Cow<'_, str> {
+    if cr {
         Cow::Owned(text.replace('\r', ""))
     } else {
         Cow::Borrowed(text)

@@ -137,16 +137,18 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
     after.reverse();
     let valid = options.directives.map(|names| {
         let mut sorted = names.to_vec();
-        sorted.sort_unstable();
+        sorted.sort_unstable_by_key(|&name| by_length(name));
         sorted
     });
     let mut parser = Parser {
         valid,
-        before: Vec::new(),
+        before: Vec::with_capacity(after.len()),
         cur: None,
         after,
         opts: options,
         snippets: BTreeMap::new(),
+        scratch_tokens: Vec::new(),
+        scratch_directives: Vec::new(),
         snippet_expansions: 0,
         file_expansions: 0,
         total_tokens: 0,
@@ -169,7 +171,7 @@ fn tokens_of<'i>(input: &'i [u8], file: Option<&Arc<str>>) -> Vec<Token<'i>> {
 }
 
 struct Parser<'a, 'i> {
-    /// The accepted directive names, sorted for binary search.
+    /// The accepted directive names, sorted by [`by_length`] for binary search.
     valid: Option<Vec<&'a str>>,
     /// `tokens[..cursor]`.
     before: Vec<Token<'i>>,
@@ -183,6 +185,10 @@ struct Parser<'a, 'i> {
     file_expansions: usize,
     total_tokens: usize,
     eof: bool,
+    /// Reused buffers for one directive's tokens and one block's directives, so the lists
+    /// handed out are allocated once at their final size.
+    scratch_tokens: Vec<Token<'i>>,
+    scratch_directives: Vec<Directive<'i>>,
 }
 
 type Result<T> = core::result::Result<T, ParseError>;
@@ -261,6 +267,9 @@ impl<'i> Parser<'_, 'i> {
     }
 
     fn substituted(&self, text: &Cow<'i, str>) -> Result<Cow<'i, str>> {
+        if !env::has_reference(text) {
+            return Ok(text.clone());
+        }
         let substituted = match text {
             Cow::Borrowed(text) => env::substitute(text, self.opts.env),
             Cow::Owned(text) => {
@@ -358,6 +367,8 @@ impl<'i> Parser<'_, 'i> {
     }
 
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
+        let mut directives = core::mem::take(&mut self.scratch_directives);
+        directives.clear();
         while self.next() {
             match self.val() {
                 "}" => break,
@@ -365,30 +376,35 @@ impl<'i> Parser<'_, 'i> {
                     self.do_import()?;
                     self.back();
                 }
-                _ => self.directive(block)?,
+                _ => self.directive(&mut directives)?,
             }
         }
+        block.directives.append(&mut directives);
+        self.scratch_directives = directives;
         Ok(())
     }
 
-    fn directive(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
+    fn directive(&mut self, directives: &mut Vec<Directive<'i>>) -> Result<()> {
         let name = self.substituted_val()?;
         if let Some(valid) = &self.valid
-            && valid.binary_search(&&*name).is_err()
+            && valid
+                .binary_search_by_key(&by_length(&name), |&valid| by_length(valid))
+                .is_err()
         {
             return Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned())));
         }
-        let slot = match block.directives.iter().position(|d| d.name == name) {
+        let slot = match directives.iter().position(|d| d.name == name) {
             Some(slot) => slot,
             None => {
-                block.directives.push(Directive {
+                directives.push(Directive {
                     name,
                     tokens: Vec::new(),
                 });
-                block.directives.len().saturating_sub(1)
+                directives.len().saturating_sub(1)
             }
         };
-        let mut tokens = Vec::new();
+        let mut tokens = core::mem::take(&mut self.scratch_tokens);
+        tokens.clear();
         if let Some(cur) = &self.cur {
             tokens.push(cur.clone());
         }
@@ -421,9 +437,10 @@ impl<'i> Parser<'_, 'i> {
         if nesting > 0 {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
-        if let Some(directive) = block.directives.get_mut(slot) {
+        if let Some(directive) = directives.get_mut(slot) {
             directive.tokens.append(&mut tokens);
         }
+        self.scratch_tokens = tokens;
         Ok(())
     }
 
@@ -515,6 +532,11 @@ impl<'i> Parser<'_, 'i> {
         }
         Ok(tokens)
     }
+}
+
+/// A sort key for names that compares lengths first (cheaper than comparing bytes).
+fn by_length(name: &str) -> (usize, &str) {
+    (name.len(), name)
 }
 
 /// `key` without its last character, a comma.

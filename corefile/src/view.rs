@@ -93,6 +93,64 @@ pub enum LineItem<'a> {
     Block(Vec<Line<'a>>),
 }
 
+impl CorefileView<'_> {
+    /// The same view, owning its text (to keep it after the input is gone).
+    pub fn into_owned(self) -> CorefileView<'static> {
+        CorefileView {
+            used_default_input: self.used_default_input,
+            blocks: self.blocks.into_iter().map(BlockView::into_owned).collect(),
+        }
+    }
+}
+
+impl BlockView<'_> {
+    /// The same block, owning its text.
+    pub fn into_owned(self) -> BlockView<'static> {
+        BlockView {
+            raw_keys: self.raw_keys.into_iter().map(owned).collect(),
+            zones: self.zones,
+            directives: self
+                .directives
+                .into_iter()
+                .map(DirectiveView::into_owned)
+                .collect(),
+            listen_hosts: self.listen_hosts,
+        }
+    }
+}
+
+impl DirectiveView<'_> {
+    /// The same directive, owning its text.
+    pub fn into_owned(self) -> DirectiveView<'static> {
+        DirectiveView {
+            name: owned(self.name),
+            tokens: self.tokens.into_iter().map(Token::into_owned).collect(),
+            lines: self.lines.into_iter().map(line_into_owned).collect(),
+        }
+    }
+}
+
+impl LineItem<'_> {
+    /// The same item, owning its text. Recurses once per nested block, so at most
+    /// [`MAX_LINES_DEPTH`] deep.
+    pub fn into_owned(self) -> LineItem<'static> {
+        match self {
+            LineItem::Word(word) => LineItem::Word(owned(word)),
+            LineItem::Block(lines) => {
+                LineItem::Block(lines.into_iter().map(line_into_owned).collect())
+            }
+        }
+    }
+}
+
+fn line_into_owned(line: Line<'_>) -> Line<'static> {
+    line.into_iter().map(LineItem::into_owned).collect()
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
+}
+
 /// Loads a Corefile as CoreDNS v1.14.7 does with no environment and no files.
 pub fn load(input: &[u8]) -> Result<CorefileView<'_>, Error> {
     load_with(
@@ -348,12 +406,18 @@ fn check_overlap(blocks: &[BlockView<'_>]) -> Result<(), Error> {
         } else {
             &block.listen_hosts
         };
+        // Ids only stand for equality, so a block's hosts are interned once, up front.
+        let hosts: Vec<(&String, usize)> = hosts
+            .iter()
+            .map(|host| {
+                let next = host_ids.len();
+                (host, *host_ids.entry(host.as_str()).or_insert(next))
+            })
+            .collect();
         for zone in &block.zones {
             let next = zone_ids.len();
             let zone_id = *zone_ids.entry(zone).or_insert(next);
-            for host in hosts {
-                let next = host_ids.len();
-                let host_id = *host_ids.entry(host.as_str()).or_insert(next);
+            for &(host, host_id) in &hosts {
                 let Err(conflict) = checker.add(zone_id, host_id, filtered) else {
                     continue;
                 };

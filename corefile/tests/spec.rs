@@ -263,3 +263,17 @@ fn s5_deep_nesting_needs_no_recursion() {
     assert_eq!(blocks[0].directives[0].tokens.len(), 1 + 2 * depth);
     assert!(corefile::emit::format(input.as_bytes()).is_err());
 }
+
+#[test]
+fn s1_tokens_borrow_from_the_input_unless_the_lexer_changed_them() {
+    use std::borrow::Cow;
+    let tokens = lexer::tokens(b"plain \"quoted\" cr\rx \"a\\\"b\"");
+    let borrowed: Vec<bool> = tokens
+        .iter()
+        .map(|t| matches!(t.text, Cow::Borrowed(_)))
+        .collect();
+    assert_eq!(borrowed, [true, true, false, false]);
+    let owned: Vec<_> = tokens.into_iter().map(|t| t.into_owned()).collect();
+    assert_eq!(owned[2].text, "crx");
+    assert_eq!(owned[3].text, "a\"b");
+}

@@ -9,6 +9,9 @@ use core::ops::Deref;
 /// Bytes kept inline (A, AAAA and most name-bearing RDATA fit).
 const INLINE: usize = 30;
 
+/// The least capacity taken when the bytes move to the heap.
+const SPILL: usize = 2 * INLINE + 4;
+
 /// RDATA bytes: inline up to 30 bytes, on the heap beyond. Reads as a `[u8]`.
 #[derive(Clone)]
 pub struct RdataBytes(Repr);
@@ -47,7 +50,9 @@ impl RdataBytes {
                         *len += more.len() as u8;
                     }
                     None => {
-                        let mut v = Vec::with_capacity(start + more.len());
+                        // Room for what usually follows too: RDATA with names is built a
+                        // piece at a time.
+                        let mut v = Vec::with_capacity((start + more.len()).max(SPILL));
                         v.extend_from_slice(bytes.get(..start).unwrap_or_default());
                         v.extend_from_slice(more);
                         self.0 = Repr::Heap(v);

@@ -208,7 +208,7 @@ impl<'b> Encoder<'b> {
         let Some(layout) = layout else {
             return self.put(rdata);
         };
-        layout::walk(layout, rdata, 0, rdata.len(), |part| match part {
+        layout::walk(layout, rdata, 0, rdata.len(), false, |part| match part {
             Part::Bytes(b) => self.put(b),
             Part::Name(n) => self.name_ref(n),
         })

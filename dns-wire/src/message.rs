@@ -3,14 +3,17 @@
 //! [`Message::parse`] checks the header, every name (with its compression pointers), every
 //! length and the OPT rules once, and remembers where each section starts. The iterators then
 //! re-read the validated bytes without allocating and cannot fail; typed RDATA is decoded on
-//! demand with [`Record::data`].
+//! demand with [`Record::data`]. The pass also checks, without failing, the names inside RDATA
+//! that may be compressed (RFC 3597 §4), through the same cache of validated pointer targets
+//! as the owner names; when they all hold, typed RDATA and the owned copy skip them instead of
+//! validating them again.
 
 use core::fmt;
 
 use crate::edns::Edns;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Counts, HEADER_LEN, Header};
-use crate::name::{self, Compression, NameRef, Targets};
+use crate::name::{self, NameRef, Targets};
 use crate::rdata::RData;
 use crate::rdata::layout::{self, Part};
 use crate::text::write_generic;
@@ -51,12 +54,15 @@ pub(crate) struct RecordAt {
     pub(crate) rdata: u32,
     /// Where the record ends.
     pub(crate) end: u32,
+    /// Whether the names of the RDATA that may be compressed were validated already
+    /// ([`layout::names_valid`]).
+    pub(crate) names_checked: bool,
 }
 
 impl RecordAt {
     /// The record whose owner name starts at `name` and whose fixed fields `fixed` start at
     /// `at`.
-    fn new(name: usize, at: usize, fixed: [u8; 10]) -> Self {
+    fn new(name: usize, at: usize, fixed: [u8; 10], names_checked: bool) -> Self {
         let [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = fixed;
         let rdata = at + 10;
         Self {
@@ -66,6 +72,7 @@ impl RecordAt {
             ttl: u32::from_be_bytes([l0, l1, l2, l3]),
             rdata: rdata as u32,
             end: (rdata + usize::from(u16::from_be_bytes([r0, r1]))) as u32,
+            names_checked,
         }
     }
 
@@ -92,7 +99,7 @@ pub(crate) fn read_question(
     pos: usize,
     targets: &mut Targets,
 ) -> Result<(Type, Class, usize)> {
-    let end = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
+    let end = name::scan_owner(msg, pos, targets)?;
     let [t0, t1, c0, c1] = fixed(msg, end, "question")?;
     Ok((
         Type(u16::from_be_bytes([t0, t1])),
@@ -101,17 +108,54 @@ pub(crate) fn read_question(
     ))
 }
 
-/// Validates the record at `pos`: owner name, fixed fields and that RDATA fits.
+/// Validates the record at `pos`: owner name, fixed fields and that RDATA fits; also checks
+/// (without failing) the names in its RDATA, so that reading them later can skip them.
 pub(crate) fn read_record(msg: &[u8], pos: usize, targets: &mut Targets) -> Result<RecordAt> {
-    let at = name::scan_with(msg, pos, Compression::Allowed, targets)?.end;
-    let rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?);
+    let at = name::scan_owner(msg, pos, targets)?;
+    let mut rec = RecordAt::new(pos, at, fixed(msg, at, "record header")?, false);
     if rec.end() > msg.len() {
         return Err(Error::new(
             ErrorKind::UnexpectedEnd { what: "RDATA" },
             rec.rdata(),
         ));
     }
+    rec.names_checked = layout::names_valid(rec.rtype, msg, rec.rdata(), rec.end(), targets);
     Ok(rec)
+}
+
+/// Checks the length and header of a message and validates its questions (their names go
+/// into `targets`); returns the header, the counts and where the answer section starts.
+fn read_head(msg: &[u8], targets: &mut Targets) -> Result<(Header, Counts, usize)> {
+    if msg.len() > MAX_MESSAGE_LEN {
+        return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
+    }
+    let (header, counts) = Header::parse(msg)?;
+    let mut pos = HEADER_LEN;
+    for _ in 0..counts.questions {
+        pos = read_question(msg, pos, targets)?.2;
+    }
+    Ok((header, counts, pos))
+}
+
+/// RFC 6891 §6.1.1: one OPT record (the one at `pos`, `rec`), in the additional section,
+/// owned by the root, with options that fit its RDATA; `opt` remembers where the first was.
+fn check_opt(
+    msg: &[u8],
+    section: Section,
+    pos: usize,
+    rec: &RecordAt,
+    opt: &mut Option<usize>,
+) -> Result<()> {
+    if section != Section::Additional || msg.get(pos) != Some(&0) {
+        return Err(Error::new(ErrorKind::MisplacedOpt, pos));
+    }
+    if opt.is_some() {
+        return Err(Error::new(ErrorKind::DuplicateOpt, pos));
+    }
+    let rdata = msg.get(rec.rdata()..rec.end()).unwrap_or_default();
+    crate::edns::Options::new(rdata).map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
+    *opt = Some(pos);
+    Ok(())
 }
 
 /// A validated DNS message borrowed from its wire bytes.
@@ -124,6 +168,8 @@ pub struct Message<'a> {
     starts: [usize; 4],
     /// Where the OPT record starts, if there is one.
     opt: Option<usize>,
+    /// Whether the names that may be compressed in every RDATA were valid when parsed.
+    names_checked: bool,
 }
 
 impl<'a> Message<'a> {
@@ -135,14 +181,34 @@ impl<'a> Message<'a> {
     /// an OPT record outside the additional section or not owned by the root (RFC 6891
     /// §6.1.1); OPT options that overrun their RDATA.
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
-        let mut walk = Walk::new(bytes)?;
-        while walk.advance()?.is_some() {}
+        // The same checks in the same order as `Walk`, in one loop without its per-record
+        // bookkeeping.
+        let mut targets = Targets::default();
+        let (header, counts, mut pos) = read_head(bytes, &mut targets)?;
+        let mut starts = [HEADER_LEN, pos, pos, pos];
+        let mut opt = None;
+        let mut names_checked = true;
+        for (section, start) in Section::ALL.into_iter().zip(starts.iter_mut().skip(1)) {
+            *start = pos;
+            for _ in 0..counts.of(section) {
+                let rec = read_record(bytes, pos, &mut targets)?;
+                if rec.rtype == Type::OPT {
+                    check_opt(bytes, section, pos, &rec, &mut opt)?;
+                }
+                names_checked &= rec.names_checked;
+                pos = rec.end();
+            }
+        }
+        if pos != bytes.len() {
+            return Err(Error::new(ErrorKind::TrailingBytes, pos));
+        }
         Ok(Self {
             bytes,
-            header: walk.header,
-            counts: walk.counts,
-            starts: walk.starts,
-            opt: walk.opt,
+            header,
+            counts,
+            starts,
+            opt,
+            names_checked,
         })
     }
 
@@ -198,6 +264,7 @@ impl<'a> Message<'a> {
             msg: self.bytes,
             pos,
             left,
+            names_checked: self.names_checked,
         }
     }
 
@@ -218,10 +285,18 @@ impl<'a> Message<'a> {
 
     /// Every record of the three sections, in wire order, with its section.
     pub fn records(&self) -> impl Iterator<Item = (Section, Record<'a>)> + 'a {
-        let this = *self;
-        Section::ALL
-            .into_iter()
-            .flat_map(move |s| this.section(s).map(move |r| (s, r)))
+        // The sections follow each other: one run over all records, sectioned by index.
+        let answers = u32::from(self.counts.answers);
+        let authority = answers + u32::from(self.counts.authority);
+        AllRecords {
+            msg: self.bytes,
+            pos: self.starts[1],
+            index: 0,
+            authority,
+            answers,
+            total: authority + u32::from(self.counts.additional),
+            names_checked: self.names_checked,
+        }
     }
 
     /// The OPT record, if any.
@@ -231,6 +306,7 @@ impl<'a> Message<'a> {
             msg: self.bytes,
             pos: at,
             left: 1,
+            names_checked: self.names_checked,
         }
         .next()
     }
@@ -276,6 +352,7 @@ pub struct Questions<'a> {
 impl<'a> Iterator for Questions<'a> {
     type Item = Question<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Question<'a>> {
         self.left = self.left.checked_sub(1)?;
         let start = self.pos;
@@ -340,8 +417,15 @@ impl<'a> Record<'a> {
     }
 
     /// The RDATA, typed (decoded now; RFC 3597 opaque bytes for unknown types).
+    #[inline]
     pub fn data(&self) -> Result<RData<'a>> {
-        RData::parse(self.at.rtype, self.msg, self.at.rdata(), self.at.end())
+        RData::parse_checked(
+            self.at.rtype,
+            self.msg,
+            self.at.rdata(),
+            self.at.end(),
+            self.at.names_checked,
+        )
     }
 
     /// The whole message this record lives in (compression pointers address it).
@@ -352,6 +436,11 @@ impl<'a> Record<'a> {
     /// Offset right after the RDATA (the end of the record).
     pub fn rdata_end(&self) -> usize {
         self.at.end()
+    }
+
+    /// Whether the names of the RDATA that may be compressed were validated already.
+    pub(crate) fn names_checked(&self) -> bool {
+        self.at.names_checked
     }
 }
 
@@ -368,6 +457,7 @@ impl Record<'_> {
                 self.msg,
                 self.rdata_offset(),
                 self.rdata_end(),
+                self.at.names_checked,
                 |part| {
                     let ok = match part {
                         Part::Bytes(b) => visit(b),
@@ -434,15 +524,8 @@ pub struct Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn new(msg: &'a [u8]) -> Result<Self> {
-        if msg.len() > MAX_MESSAGE_LEN {
-            return Err(Error::new(ErrorKind::MessageTooLong, MAX_MESSAGE_LEN));
-        }
-        let (header, counts) = Header::parse(msg)?;
         let mut targets = Targets::default();
-        let mut pos = HEADER_LEN;
-        for _ in 0..counts.questions {
-            pos = read_question(msg, pos, &mut targets)?.2;
-        }
+        let (header, counts, pos) = read_head(msg, &mut targets)?;
         Ok(Self {
             msg,
             header,
@@ -489,11 +572,7 @@ impl<'a> Walk<'a> {
             if let Some(start) = self.starts.get_mut(self.section + 1) {
                 *start = self.pos;
             }
-            self.left = match section {
-                Section::Answer => self.counts.answers,
-                Section::Authority => self.counts.authority,
-                Section::Additional => self.counts.additional,
-            };
+            self.left = self.counts.of(section);
         }
         let section = Section::ALL
             .get(self.section)
@@ -502,7 +581,7 @@ impl<'a> Walk<'a> {
         let pos = self.pos;
         let rec = read_record(self.msg, pos, &mut self.targets)?;
         if rec.rtype == Type::OPT {
-            self.check_opt(section, pos, &rec)?;
+            check_opt(self.msg, section, pos, &rec, &mut self.opt)?;
         }
         self.pos = rec.end();
         self.left -= 1;
@@ -513,22 +592,6 @@ impl<'a> Walk<'a> {
                 at: rec,
             },
         )))
-    }
-
-    /// RFC 6891 §6.1.1: one OPT record, in the additional section, owned by the root, with
-    /// options that fit its RDATA.
-    fn check_opt(&mut self, section: Section, pos: usize, rec: &RecordAt) -> Result<()> {
-        if section != Section::Additional || self.msg.get(pos) != Some(&0) {
-            return Err(Error::new(ErrorKind::MisplacedOpt, pos));
-        }
-        if self.opt.is_some() {
-            return Err(Error::new(ErrorKind::DuplicateOpt, pos));
-        }
-        let rdata = self.msg.get(rec.rdata()..rec.end()).unwrap_or_default();
-        crate::edns::Options::new(rdata)
-            .map_err(|e| Error::new(e.kind(), rec.rdata() + e.offset()))?;
-        self.opt = Some(pos);
-        Ok(())
     }
 }
 
@@ -553,24 +616,70 @@ pub struct Records<'a> {
     msg: &'a [u8],
     pos: usize,
     left: u16,
+    /// See [`Message`].
+    names_checked: bool,
+}
+
+/// The validated record at `*pos` in `msg`; moves `*pos` past it.
+#[inline]
+fn next_record<'a>(msg: &'a [u8], pos: &mut usize, names_checked: bool) -> Option<Record<'a>> {
+    let start = *pos;
+    let at = name::skip(msg, start);
+    let fixed = msg.get(at..).and_then(|rest| rest.first_chunk::<10>())?;
+    let rec = RecordAt::new(start, at, *fixed, names_checked);
+    *pos = rec.end();
+    Some(Record { msg, at: rec })
 }
 
 impl<'a> Iterator for Records<'a> {
     type Item = Record<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Record<'a>> {
         self.left = self.left.checked_sub(1)?;
-        let start = self.pos;
-        let at = name::skip(self.msg, start);
-        let rec = RecordAt::new(start, at, fixed(self.msg, at, "record header").ok()?);
-        self.pos = rec.end();
-        Some(Record {
-            msg: self.msg,
-            at: rec,
-        })
+        next_record(self.msg, &mut self.pos, self.names_checked)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (usize::from(self.left), Some(usize::from(self.left)))
+    }
+}
+
+/// Iterator over the records of all three sections of a validated message, in wire order.
+#[derive(Clone, Debug)]
+struct AllRecords<'a> {
+    msg: &'a [u8],
+    pos: usize,
+    /// How many records were yielded.
+    index: u32,
+    /// The record counts of the answer section, then of answer and authority, then of all.
+    answers: u32,
+    authority: u32,
+    total: u32,
+    /// See [`Message`].
+    names_checked: bool,
+}
+
+impl<'a> Iterator for AllRecords<'a> {
+    type Item = (Section, Record<'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<(Section, Record<'a>)> {
+        let section = match self.index {
+            i if i < self.answers => Section::Answer,
+            i if i < self.authority => Section::Authority,
+            i if i < self.total => Section::Additional,
+            _ => return None,
+        };
+        self.index += 1;
+        Some((
+            section,
+            next_record(self.msg, &mut self.pos, self.names_checked)?,
+        ))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.total - self.index) as usize;
+        (left, Some(left))
     }
 }

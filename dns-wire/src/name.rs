@@ -41,24 +41,77 @@ pub(crate) struct Scanned {
 /// needs no second walk (compressed names mostly point at the same few suffixes).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Targets {
-    /// `(offset + 1, suffix length, hops)`; 0 marks an empty slot.
-    slots: [(u16, u8, u8); 16],
+    slots: [Suffix; 16],
+}
+
+/// One validated suffix.
+#[derive(Clone, Copy, Debug, Default)]
+struct Suffix {
+    /// Its offset + 1; 0 marks an empty slot.
+    key: u16,
+    /// Uncompressed length.
+    len: u8,
+    /// Pointers followed.
+    hops: u8,
+    /// The end of the furthest byte its walk read: it is valid in any prefix of the message
+    /// at least this long (RDATA names are read in the message cut at the RDATA's end).
+    reach: u16,
+}
+
+/// What a validated name or suffix adds up to: uncompressed length, pointer hops, and the
+/// end of the furthest byte read.
+#[derive(Clone, Copy, Debug)]
+struct Totals {
+    len: usize,
+    hops: usize,
+    reach: usize,
 }
 
 impl Targets {
-    fn get(&self, offset: usize) -> Option<(usize, usize)> {
-        let &(o, len, hops) = self.slots.get(offset % 16)?;
-        (usize::from(o) == offset + 1).then_some((usize::from(len), usize::from(hops)))
+    /// The suffix validated at `offset`, if it was validated within the first `limit` bytes.
+    fn get(&self, offset: usize, limit: usize) -> Option<Totals> {
+        let s = self.slots.get(offset % 16)?;
+        let reach = usize::from(s.reach);
+        (usize::from(s.key) == offset + 1 && reach <= limit).then_some(Totals {
+            len: usize::from(s.len),
+            hops: usize::from(s.hops),
+            reach,
+        })
     }
 
-    fn put(&mut self, offset: usize, len: usize, hops: usize) {
-        if let (Ok(key), Ok(len), Ok(hops), Some(slot)) = (
+    /// Records a name validated from `start`, and the suffix at its first pointer's target
+    /// when it had one (`(target, octets before the pointer)`). Either is a valid name on its
+    /// own: a suffix reached by a pointer is checked against the same "strictly before its own
+    /// segment" rule as a name starting there. (The suffix gets the whole name's reach, which
+    /// is at least its own.)
+    fn remember(&mut self, start: usize, first_jump: Option<(usize, usize)>, name: Totals) {
+        if let Some((target, before)) = first_jump {
+            self.put(
+                target,
+                Totals {
+                    len: name.len - before,
+                    hops: name.hops - 1,
+                    reach: name.reach,
+                },
+            );
+        }
+        self.put(start, name);
+    }
+
+    fn put(&mut self, offset: usize, t: Totals) {
+        if let (Ok(key), Ok(len), Ok(hops), Ok(reach), Some(slot)) = (
             u16::try_from(offset + 1),
-            u8::try_from(len),
-            u8::try_from(hops),
+            u8::try_from(t.len),
+            u8::try_from(t.hops),
+            u16::try_from(t.reach),
             self.slots.get_mut(offset % 16),
         ) {
-            *slot = (key, len, hops);
+            *slot = Suffix {
+                key,
+                len,
+                hops,
+                reach,
+            };
         }
     }
 }
@@ -84,6 +137,8 @@ pub(crate) fn scan_with(
     let mut hops = 0usize;
     // The first pointer's target and the length before it, to remember the suffix there.
     let mut first_jump = None;
+    // The end of the furthest byte read so far (segments end at a pointer or the root).
+    let mut reach = start;
     loop {
         let &byte = msg
             .get(pos)
@@ -96,9 +151,8 @@ pub(crate) fn scan_with(
                     return Err(Error::new(ErrorKind::NameTooLong, pos));
                 }
                 if label == 0 {
-                    if let Some((target, before)) = first_jump {
-                        targets.put(target, len - before, hops - 1);
-                    }
+                    let reach = reach.max(pos + 1);
+                    targets.remember(start, first_jump, Totals { len, hops, reach });
                     let end = end.unwrap_or(pos + 1);
                     return Ok(Scanned { end });
                 }
@@ -126,14 +180,21 @@ pub(crate) fn scan_with(
                     return Err(Error::new(ErrorKind::TooManyPointers, pos));
                 }
                 let end = *end.get_or_insert(pos + 2);
-                if let Some((rest, rest_hops)) = targets.get(target) {
+                reach = reach.max(pos + 2);
+                if let Some(rest) = targets.get(target, msg.len()) {
                     // The suffix there was validated: only the totals remain to check.
-                    if len + rest > MAX_NAME_LEN {
+                    if len + rest.len > MAX_NAME_LEN {
                         return Err(Error::new(ErrorKind::NameTooLong, pos));
                     }
-                    if hops + rest_hops > MAX_POINTER_HOPS {
+                    if hops + rest.hops > MAX_POINTER_HOPS {
                         return Err(Error::new(ErrorKind::TooManyPointers, pos));
                     }
+                    let name = Totals {
+                        len: len + rest.len,
+                        hops: hops + rest.hops,
+                        reach: reach.max(rest.reach),
+                    };
+                    targets.remember(start, first_jump, name);
                     return Ok(Scanned { end });
                 }
                 first_jump.get_or_insert((target, len));
@@ -143,6 +204,24 @@ pub(crate) fn scan_with(
             _ => return Err(Error::new(ErrorKind::ReservedLabelType(byte), pos)),
         }
     }
+}
+
+/// [`scan_with`] for an owner name (pointers allowed), returning the offset after it, with
+/// fast paths for the two most common cases: the root (OPT records), and a lone pointer to a
+/// suffix already validated. That needs no walk: the suffix fits 255 octets and took at most
+/// 126 hops, so one more hop and no label before it cannot break a limit.
+#[inline]
+pub(crate) fn scan_owner(msg: &[u8], start: usize, targets: &mut Targets) -> Result<usize> {
+    if msg.get(start) == Some(&0) {
+        return Ok(start + 1);
+    }
+    if let Some(&[high, low]) = msg.get(start..).and_then(|rest| rest.first_chunk::<2>()) {
+        let target = usize::from(u16::from_be_bytes([high & 0x3F, low]));
+        if high & 0xC0 == 0xC0 && target < start && targets.get(target, msg.len()).is_some() {
+            return Ok(start + 2);
+        }
+    }
+    scan_with(msg, start, Compression::Allowed, targets).map(|scanned| scanned.end)
 }
 
 /// The offset right after the name stored at `start`, without following pointers. Only for
@@ -185,6 +264,36 @@ impl<'a> Iterator for Labels<'a> {
             let end = start + usize::from(byte);
             self.pos = end;
             return self.msg.get(start..end);
+        }
+    }
+}
+
+/// The stored runs of a validated name, following compression pointers: each run is labels
+/// exactly as they sit in the message, without the pointer that ends it; the last run ends
+/// with the root byte. Together they are the uncompressed wire form.
+#[derive(Clone, Debug)]
+pub(crate) struct Segments<'a> {
+    msg: &'a [u8],
+    /// Where the next run starts; `None` after the last.
+    pos: Option<usize>,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let start = self.pos.take()?;
+        let mut pos = start;
+        loop {
+            match *self.msg.get(pos)? {
+                0 => return self.msg.get(start..=pos),
+                byte @ 0xC0..=0xFF => {
+                    let low = *self.msg.get(pos + 1)?;
+                    self.pos = Some(usize::from(u16::from_be_bytes([byte & 0x3F, low])));
+                    return self.msg.get(start..pos);
+                }
+                label => pos += 1 + usize::from(label),
+            }
         }
     }
 }
@@ -241,6 +350,14 @@ impl<'a> NameRef<'a> {
         self.labels().count()
     }
 
+    /// The stored runs that make up the uncompressed wire form (see [`Segments`]).
+    pub(crate) fn segments(&self) -> Segments<'a> {
+        Segments {
+            msg: self.msg,
+            pos: Some(self.start),
+        }
+    }
+
     /// The wire bytes of the name when it is stored without compression pointers (always the
     /// case for names in standalone uncompressed RDATA), without copying.
     pub fn uncompressed(&self) -> Option<&'a [u8]> {
@@ -264,21 +381,15 @@ impl<'a> NameRef<'a> {
     /// Overwrites `name` with this name (no intermediate copy of the 256-byte `Name`).
     pub(crate) fn write_into(&self, name: &mut Name) {
         let mut len = 0usize;
-        for label in self.labels() {
+        for run in self.segments() {
             // A validated name fits: its wire length is at most 255.
-            let Some(dst) = name.bytes.get_mut(len..len + 1 + label.len()) else {
+            let Some(dst) = name.bytes.get_mut(len..len + run.len()) else {
                 break;
             };
-            if let Some((first, rest)) = dst.split_first_mut() {
-                *first = label.len() as u8;
-                rest.copy_from_slice(label);
-            }
-            len += 1 + label.len();
+            dst.copy_from_slice(run);
+            len += run.len();
         }
-        if let Some(root) = name.bytes.get_mut(len) {
-            *root = 0;
-        }
-        name.len = (len + 1) as u8;
+        name.len = len as u8;
     }
 
     /// Case-insensitive comparison of two names (RFC 1035 §2.3.3, RFC 4343).

@@ -82,6 +82,7 @@ impl OwnedRecord {
             record.msg(),
             record.rdata_offset(),
             record.rdata_end(),
+            record.names_checked(),
             &mut self.rdata,
         )
     }

@@ -8,12 +8,29 @@ use crate::name::{Compression, NameRef};
 pub(crate) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Whether the names that may be compressed were already validated where they stand.
+    names_checked: bool,
 }
 
 impl<'a> Reader<'a> {
     /// A cursor at `pos` in `buf`.
     pub(crate) const fn new(buf: &'a [u8], pos: usize) -> Self {
-        Self { buf, pos }
+        Self {
+            buf,
+            pos,
+            names_checked: false,
+        }
+    }
+
+    /// A cursor at `pos` in `buf` whose names read with [`Compression::Allowed`] were
+    /// validated already (by the pass that set `checked`), in this same `buf`: they are only
+    /// skipped. With `checked` false, the same as [`Reader::new`].
+    pub(crate) const fn with_names_checked(buf: &'a [u8], pos: usize, checked: bool) -> Self {
+        Self {
+            buf,
+            pos,
+            names_checked: checked,
+        }
     }
 
     /// The current offset.
@@ -80,6 +97,11 @@ impl<'a> Reader<'a> {
 impl<'a> Reader<'a> {
     /// A name at the cursor, validated; the cursor moves past its stored form.
     pub(crate) fn name(&mut self, compression: Compression) -> Result<NameRef<'a>> {
+        if self.names_checked && compression == Compression::Allowed {
+            let name = NameRef::validated(self.buf, self.pos);
+            self.pos = crate::name::skip(self.buf, self.pos);
+            return Ok(name);
+        }
         let (name, end) = NameRef::read(self.buf, self.pos, compression)?;
         self.pos = end;
         Ok(name)

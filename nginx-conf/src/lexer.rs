@@ -60,6 +60,17 @@ pub(crate) fn is_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
 }
 
+/// Skips runs of eight spaces from `at` (indentation after a newline), eight bytes at a time.
+fn skip_indentation(window: &[u8], mut at: usize) -> usize {
+    while let Some(eight) = window.get(at..at + 8) {
+        if eight != [b' '; 8] {
+            break;
+        }
+        at += 8;
+    }
+    at
+}
+
 fn is_word_stop(byte: u8) -> bool {
     WORD_STOP.get(usize::from(byte)) == Some(&true)
 }
@@ -172,11 +183,13 @@ impl<'a> Lexer<'a> {
                 let mut at = self.pos;
                 while let Some(&b) = window.get(at) {
                     match b {
-                        b'\n' => self.line = self.line.saturating_add(1),
-                        b' ' | b'\t' | b'\r' => {}
+                        b'\n' => {
+                            self.line = self.line.saturating_add(1);
+                            at = skip_indentation(window, at + 1);
+                        }
+                        b' ' | b'\t' | b'\r' => at += 1,
                         _ => break,
                     }
-                    at += 1;
                 }
                 if at > self.pos {
                     start = at - 1;

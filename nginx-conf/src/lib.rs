@@ -28,7 +28,7 @@ pub use glob::{is_glob, matches_component};
 pub use include::{File, Files, Include, Resolver};
 pub use lua::{LUA_NGINX_MODULE, LuaBlocks};
 pub use parser::{MAX_DEPTH, Options, parse, parse_with};
-pub use tree::{Arg, Block, Config, Directive, End, LuaBody};
+pub use tree::{Arg, Args, Block, Config, Directive, End, LuaBody};
 pub use trivia::{MAX_COMMENT, Piece, Pieces, Trivia};
 pub use word::{MAX_WORD, Quote, Word};
 

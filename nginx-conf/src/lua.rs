@@ -82,6 +82,24 @@ enum Lexeme {
     Other,
 }
 
+/// Bytes that may begin a Lua lexeme: `{`, `}`, `[`, `]`, `-`, `"` and `'`.
+// Evaluated at compile time: an out-of-range index would fail the build, not panic.
+#[allow(clippy::indexing_slicing)]
+const LEXEME_START: [bool; 256] = {
+    let mut table = [false; 256];
+    let starts = b"{}[]-\"'";
+    let mut i = 0;
+    while i < starts.len() {
+        table[starts[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+fn may_start_lexeme(byte: u8) -> bool {
+    LEXEME_START.get(usize::from(byte)) == Some(&true)
+}
+
 /// Matches a long bracket `[=*[` at `at`, returning its level and end.
 fn long_open(input: &[u8], at: usize, limit: usize) -> Option<(usize, usize)> {
     let window = input.get(at..limit)?;
@@ -118,7 +136,7 @@ fn find_lexeme(input: &[u8], from: usize, limit: usize) -> Option<(Lexeme, usize
     let mut offset = 0;
     while let Some(found) = window
         .get(offset..)
-        .and_then(|rest| rest.iter().position(|b| b"{}[]-\"'".contains(b)))
+        .and_then(|rest| rest.iter().position(|&b| may_start_lexeme(b)))
     {
         let at = from + offset + found;
         offset += found + 1;

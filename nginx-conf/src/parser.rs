@@ -63,6 +63,14 @@ impl Parser<'_, '_> {
         self.lexer.input.get(start..end).unwrap_or_default()
     }
 
+    fn trivia(&self, start: usize, end: usize) -> Trivia {
+        Trivia::from_input(self.lexer.input, start, end)
+    }
+
+    fn word(&self, word: &RawWord) -> Word {
+        Word::from_input(self.lexer.input, word.start, word.end)
+    }
+
     /// Parses statements until the end of the file (`depth` 0) or the `}` of a block.
     fn block(&mut self, depth: usize) -> Result<Block, Error> {
         let mut directives = Vec::new();
@@ -70,18 +78,16 @@ impl Parser<'_, '_> {
             let before = self.lexer.pos;
             let (at, opens) = match self.lexer.statement(&mut self.words)? {
                 LexEnd::FileDone if depth == 0 => {
-                    let trailing = Trivia::from_raw(self.slice(before, self.lexer.input.len()));
                     return Ok(Block {
                         directives,
-                        trailing,
+                        trailing: self.trivia(before, self.lexer.input.len()),
                     });
                 }
                 LexEnd::FileDone => return Err(self.lexer.error(ErrorKind::UnclosedBlock)),
                 LexEnd::BlockDone(at) if depth > 0 => {
-                    let trailing = Trivia::from_raw(self.slice(before, at));
                     return Ok(Block {
                         directives,
-                        trailing,
+                        trailing: self.trivia(before, at),
                     });
                 }
                 LexEnd::BlockDone(at) => {
@@ -114,16 +120,16 @@ impl Parser<'_, '_> {
         let args = rest
             .iter()
             .map(|w| {
-                let space = Trivia::from_raw(self.slice(previous_end, w.start));
+                let space = self.trivia(previous_end, w.start);
                 previous_end = w.end;
-                Arg::from_parts(space, Word::from_raw(self.slice(w.start, w.end)))
+                Arg::from_parts(space, self.word(w))
             })
             .collect();
         Ok(Directive {
-            leading: Trivia::from_raw(self.slice(before, first.start)),
-            name: Word::from_raw(self.slice(first.start, first.end)),
+            leading: self.trivia(before, first.start),
+            name: self.word(first),
             args,
-            before_end: Trivia::from_raw(self.slice(previous_end, at)),
+            before_end: self.trivia(previous_end, at),
             end: End::Semicolon,
             line: first.line,
         })

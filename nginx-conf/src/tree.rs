@@ -6,6 +6,9 @@ use crate::lua;
 use crate::trivia::Trivia;
 use crate::word::Word;
 use alloc::vec::Vec;
+use core::fmt;
+use core::ops::{Deref, DerefMut};
+use core::slice;
 
 /// A list of directives and the trivia after the last one: the body of a `{ }` block, or a
 /// whole file.
@@ -29,7 +32,7 @@ pub struct Directive {
     /// `types` it is just the first word of an entry, so any word is allowed.
     pub name: Word,
     /// The other words.
-    pub args: Vec<Arg>,
+    pub args: Args,
     /// Trivia between the last word and the `;` or `{`.
     pub before_end: Trivia,
     /// `;`, a block, or a Lua body.
@@ -43,6 +46,123 @@ pub struct Directive {
 pub struct Arg {
     space: Trivia,
     word: Word,
+}
+
+/// The arguments of a directive: a list of [`Arg`] used as a slice (`args[0]`, `args.len()`,
+/// `args.iter()`), to which [`Args::push`] appends. One argument, the most common case, is
+/// kept without a heap allocation.
+#[derive(Clone, Default)]
+pub struct Args(ArgsRepr);
+
+#[derive(Clone)]
+enum ArgsRepr {
+    One(Arg),
+    Many(Vec<Arg>),
+}
+
+impl Default for ArgsRepr {
+    fn default() -> Self {
+        Self::Many(Vec::new())
+    }
+}
+
+impl Args {
+    /// No arguments.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends an argument.
+    pub fn push(&mut self, arg: Arg) {
+        self.0 = match core::mem::take(&mut self.0) {
+            ArgsRepr::Many(mut args) if !args.is_empty() => {
+                args.push(arg);
+                ArgsRepr::Many(args)
+            }
+            ArgsRepr::Many(_) => ArgsRepr::One(arg),
+            ArgsRepr::One(first) => {
+                let mut args = Vec::with_capacity(4);
+                args.push(first);
+                args.push(arg);
+                ArgsRepr::Many(args)
+            }
+        };
+    }
+}
+
+impl Deref for Args {
+    type Target = [Arg];
+
+    fn deref(&self) -> &[Arg] {
+        match &self.0 {
+            ArgsRepr::One(arg) => slice::from_ref(arg),
+            ArgsRepr::Many(args) => args,
+        }
+    }
+}
+
+impl DerefMut for Args {
+    fn deref_mut(&mut self) -> &mut [Arg] {
+        match &mut self.0 {
+            ArgsRepr::One(arg) => slice::from_mut(arg),
+            ArgsRepr::Many(args) => args,
+        }
+    }
+}
+
+impl From<Vec<Arg>> for Args {
+    fn from(args: Vec<Arg>) -> Self {
+        Self(ArgsRepr::Many(args))
+    }
+}
+
+impl FromIterator<Arg> for Args {
+    fn from_iter<I: IntoIterator<Item = Arg>>(iter: I) -> Self {
+        let mut iter = iter.into_iter();
+        let Some(first) = iter.next() else {
+            return Self::new();
+        };
+        let Some(second) = iter.next() else {
+            return Self(ArgsRepr::One(first));
+        };
+        let mut args = Vec::with_capacity(iter.size_hint().0.saturating_add(2));
+        args.push(first);
+        args.push(second);
+        args.extend(iter);
+        Self(ArgsRepr::Many(args))
+    }
+}
+
+impl<'a> IntoIterator for &'a Args {
+    type Item = &'a Arg;
+    type IntoIter = slice::Iter<'a, Arg>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Args {
+    type Item = &'a mut Arg;
+    type IntoIter = slice::IterMut<'a, Arg>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Args {}
+
+impl fmt::Debug for Args {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 /// How a directive ends.
@@ -147,7 +267,7 @@ impl Directive {
         Self {
             leading: Trivia::empty(),
             name,
-            args: Vec::new(),
+            args: Args::new(),
             before_end: Trivia::empty(),
             end: End::Semicolon,
             line: 0,
@@ -247,5 +367,40 @@ impl Block {
         name: &'a str,
     ) -> impl Iterator<Item = &'a mut Directive> + 'a {
         self.directives.iter_mut().filter(move |d| d.is(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn arg(value: &str) -> Arg {
+        Arg::new(Word::new(value).unwrap())
+    }
+
+    #[test]
+    fn args_behave_as_one_list_however_stored() {
+        let mut pushed = Args::new();
+        assert!(pushed.is_empty());
+        for (i, value) in ["a", "b", "c"].into_iter().enumerate() {
+            pushed.push(arg(value));
+            assert_eq!(pushed.len(), i + 1);
+            assert_eq!(pushed.last().unwrap().word().spelling(), value.as_bytes());
+        }
+        let collected: Args = ["a", "b", "c"].into_iter().map(arg).collect();
+        let from_vec = Args::from(vec![arg("a"), arg("b"), arg("c")]);
+        assert_eq!(pushed, collected);
+        assert_eq!(pushed, from_vec);
+        let one: Args = core::iter::once(arg("a")).collect();
+        assert_eq!(one, Args::from(vec![arg("a")]));
+        assert_ne!(one, pushed);
+        assert_eq!(Args::new(), Args::from(Vec::new()));
+        let mut edited = one.clone();
+        edited[0].set_word(Word::new("z").unwrap());
+        for a in &mut edited {
+            assert_eq!(a.word().spelling(), b"z");
+        }
+        assert_eq!(alloc::format!("{:?}", Args::new()), "[]");
     }
 }

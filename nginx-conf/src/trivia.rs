@@ -33,6 +33,13 @@ impl Trivia {
         }
     }
 
+    /// The trivia `input[start..end]` of a parsed file.
+    pub(crate) fn from_input(input: &[u8], start: usize, end: usize) -> Self {
+        Self {
+            raw: SmallBytes::from_input(input, start, end),
+        }
+    }
+
     /// No trivia at all.
     pub fn empty() -> Self {
         Self::default()

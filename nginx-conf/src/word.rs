@@ -93,6 +93,13 @@ impl Word {
         }
     }
 
+    /// The word `input[start..end]` of a parsed file.
+    pub(crate) fn from_input(input: &[u8], start: usize, end: usize) -> Self {
+        Self {
+            raw: SmallBytes::from_input(input, start, end),
+        }
+    }
+
     /// A word whose value is `value`, written bare when that is safe and double-quoted
     /// otherwise (`"` and `\` escaped). Whatever the bytes (`;`, braces, quotes, `#`, newlines),
     /// the word reads back as exactly one word with exactly this value.

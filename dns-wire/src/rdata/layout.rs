@@ -11,7 +11,7 @@
 
 use crate::bytes::RdataBytes;
 use crate::error::{Error, ErrorKind, Result};
-use crate::name::{Compression, NameRef};
+use crate::name::{self, Compression, NameRef, Targets};
 use crate::reader::Reader;
 use crate::types::Type;
 
@@ -85,20 +85,71 @@ pub(crate) enum Part<'a> {
     Name(NameRef<'a>),
 }
 
+/// Whether every name field of `rtype`'s RDATA `msg[start..end]` is a valid name (read in
+/// `msg[..end]`, as [`walk`] and `RData::parse` read it), for the types with a name layout;
+/// `targets` holds the suffixes validated so far in `msg` and learns these names. `true` lets
+/// later reads of this RDATA skip its names instead of validating them again.
+#[inline]
+pub(crate) fn names_valid(
+    rtype: Type,
+    msg: &[u8],
+    start: usize,
+    end: usize,
+    targets: &mut Targets,
+) -> bool {
+    match name_layout(rtype) {
+        Some(layout) => layout_names_valid(layout, msg, start, end, targets),
+        None => true,
+    }
+}
+
+/// [`names_valid`] for the types with a name layout.
+fn layout_names_valid(
+    layout: &[Field],
+    msg: &[u8],
+    start: usize,
+    end: usize,
+    targets: &mut Targets,
+) -> bool {
+    let Some(buf) = msg.get(..end) else {
+        return false;
+    };
+    let mut r = Reader::new(buf, start);
+    for field in layout {
+        let read = match *field {
+            Fixed(n) => r.bytes(n, "RDATA field").is_ok(),
+            Name => match name::scan_with(buf, r.pos(), Compression::Allowed, targets) {
+                Ok(scanned) => {
+                    r = Reader::new(buf, scanned.end);
+                    true
+                }
+                Err(_) => false,
+            },
+            Cs => r.character_string("RDATA string").is_ok(),
+            Rest => true,
+        };
+        if !read {
+            return false;
+        }
+    }
+    true
+}
+
 /// Visits the RDATA `msg[start..end]` of a type with a name layout, field by field. Fails
-/// unless the layout fills the RDATA exactly.
+/// unless the layout fills the RDATA exactly. `names_checked`: [`names_valid`] said so.
 pub(crate) fn walk<'a>(
     layout: &[Field],
     msg: &'a [u8],
     start: usize,
     end: usize,
+    names_checked: bool,
     mut visit: impl FnMut(Part<'a>) -> Result<()>,
 ) -> Result<()> {
     let buf = msg.get(..end).ok_or(Error::new(
         ErrorKind::UnexpectedEnd { what: "RDATA" },
         msg.len(),
     ))?;
-    let mut r = Reader::new(buf, start);
+    let mut r = Reader::with_names_checked(buf, start, names_checked);
     for field in layout {
         match *field {
             Fixed(n) => visit(Part::Bytes(r.bytes(n, "RDATA field")?))?,
@@ -118,25 +169,20 @@ pub(crate) fn walk<'a>(
 }
 
 /// Appends the RDATA `msg[start..end]` of `rtype` with every name decompressed (decode rule
-/// above); RDATA of other types is copied unchanged.
+/// above); RDATA of other types is copied unchanged. `names_checked`: [`names_valid`] said so.
 pub(crate) fn decompress_into(
     rtype: Type,
     msg: &[u8],
     start: usize,
     end: usize,
+    names_checked: bool,
     out: &mut RdataBytes,
 ) -> Result<()> {
     match name_layout(rtype) {
-        Some(layout) => walk(layout, msg, start, end, |part| {
+        Some(layout) => walk(layout, msg, start, end, names_checked, |part| {
             match part {
                 Part::Bytes(b) => out.extend_from_slice(b),
-                Part::Name(n) => {
-                    for label in n.labels() {
-                        out.push(label.len() as u8);
-                        out.extend_from_slice(label);
-                    }
-                    out.push(0);
-                }
+                Part::Name(n) => n.segments().for_each(|run| out.extend_from_slice(run)),
             }
             Ok(())
         }),
@@ -193,11 +239,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_suffix_that_reads_past_the_rdata_end_is_walked_again() {
+        // Three answers, no question. 12: opaque RDATA holding one length byte (20) at 23, so
+        // the name at 23 reads to the root at 44, past the next record's end. 24: owner
+        // pointer to 23 (valid in the whole message, so cached), CNAME RDATA at 36 pointing
+        // to 23 too, which must fail in the message cut at 38 as a fresh walk does. 38: a
+        // root-owned record whose TTL holds the root byte at 44.
+        let mut msg = alloc::vec![0, 0, 0x80, 0, 0, 0, 0, 3, 0, 0, 0, 0];
+        msg.extend_from_slice(&[0, 0xFF, 0, 0, 1, 0, 0, 0, 0, 0, 1, 20]);
+        msg.extend_from_slice(&[0xC0, 23, 0, 5, 0, 1, 0, 0, 0, 0, 0, 2, 0xC0, 23]);
+        msg.extend_from_slice(&[0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+        let parsed = crate::Message::parse(&msg).unwrap();
+        let cname = parsed.answers().nth(1).unwrap();
+        assert_eq!(cname.rdata_offset(), 36);
+        let fresh = crate::RData::parse(Type::CNAME, &msg, 36, 38);
+        assert!(fresh.is_err());
+        assert_eq!(cname.data(), fresh);
+        assert!(crate::OwnedMessage::parse(&msg).is_err());
+    }
+
+    #[test]
     fn rfc3597_s4_srv_target_is_decompressed_on_decode() {
         // offset 0: "a" + root; SRV RDATA at 3: 6 fixed bytes then a pointer to 0.
         let msg = [1, b'a', 0, 0, 1, 0, 2, 0, 3, 0xC0, 0x00];
         let mut out = RdataBytes::new();
-        decompress_into(Type::SRV, &msg, 3, msg.len(), &mut out).unwrap();
+        decompress_into(Type::SRV, &msg, 3, msg.len(), false, &mut out).unwrap();
         assert_eq!(out.as_slice(), [0, 1, 0, 2, 0, 3, 1, b'a', 0]);
     }
 }

@@ -84,11 +84,23 @@ impl<'a> RData<'a> {
     /// Decodes the RDATA of type `rtype` that spans `msg[start..end]`. `msg` is the whole
     /// message (compression pointers address it) or just the uncompressed RDATA.
     pub fn parse(rtype: Type, msg: &'a [u8], start: usize, end: usize) -> Result<Self> {
+        Self::parse_checked(rtype, msg, start, end, false)
+    }
+
+    /// [`RData::parse`], skipping the names that may be compressed when
+    /// [`layout::names_valid`] validated them already (`names_checked`).
+    pub(crate) fn parse_checked(
+        rtype: Type,
+        msg: &'a [u8],
+        start: usize,
+        end: usize,
+        names_checked: bool,
+    ) -> Result<Self> {
         let buf = msg.get(..end).ok_or(Error::new(
             ErrorKind::UnexpectedEnd { what: "RDATA" },
             msg.len(),
         ))?;
-        let mut r = Reader::new(buf, start);
+        let mut r = Reader::with_names_checked(buf, start, names_checked);
         let data = Self::read(rtype, &mut r)?;
         if r.remaining() != 0 {
             return Err(Error::new(ErrorKind::RdataLengthMismatch, r.pos()));
