@@ -4,7 +4,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::generate::{Generated, SyncRequest, generate};
+use super::generate::{Generated, SharedCache, SyncRequest, generate_cached};
 use super::input::{EndpointSlice, ProxyOptions, Service};
 use crate::model::{Command, Line, Table};
 
@@ -31,8 +31,11 @@ pub struct Proxier {
     existing: BTreeSet<String>,
     /// Each service as of the last successful restore.
     synced: ByService,
+    /// What each service of the last successful restore wrote outside its own chains, so
+    /// that a partial sync rewrites unchanged services without recomputing them.
+    shared: SharedCache,
     /// The plan of the last `sync`, applied by `restored`.
-    pending: Option<(Generated, ByService)>,
+    pending: Option<(Generated, ByService, SharedCache)>,
     full_next: bool,
 }
 
@@ -43,6 +46,7 @@ impl Proxier {
             options,
             existing: BTreeSet::new(),
             synced: BTreeMap::new(),
+            shared: BTreeMap::new(),
             pending: None,
             full_next: true,
         }
@@ -110,13 +114,17 @@ impl Proxier {
                 Some(&is_changed)
             },
         };
-        let generated = generate(&self.options, services, slices, request);
-        &self.pending.insert((generated, changed)).0
+        // Entries are taken out: a plan that is never restored leaves them to be recomputed.
+        let previous = core::mem::take(&mut self.shared);
+        let (generated, shared) =
+            generate_cached(&self.options, services, slices, request, Some(previous));
+        let plan = (generated, changed, shared.unwrap_or_default());
+        &self.pending.insert(plan).0
     }
 
     /// The last planned restore succeeded: remember the chains the kernel now has.
     pub fn restored(&mut self) {
-        let Some((generated, changed)) = self.pending.take() else {
+        let Some((generated, changed, shared)) = self.pending.take() else {
             return;
         };
         if let Some(nat) = generated.restore.table(Table::Nat) {
@@ -134,12 +142,14 @@ impl Proxier {
                 self.synced.insert(key, state);
             }
         }
+        self.shared = shared;
         self.full_next = false;
     }
 
     /// The last planned restore failed: the next sync is full.
     pub fn restore_failed(&mut self) {
         self.pending = None;
+        self.shared.clear();
         self.full_next = true;
     }
 }
