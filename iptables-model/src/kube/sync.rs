@@ -153,3 +153,78 @@ impl Proxier {
         self.full_next = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    use super::*;
+    use crate::kube::{Endpoint, EndpointPort, Protocol, ServicePort};
+
+    /// Four services; service `i` has its endpoint in generation `generations[i]`.
+    fn cluster(generations: [u8; 4]) -> (Vec<Service>, Vec<EndpointSlice>) {
+        let services = (0..4)
+            .map(|i| Service {
+                namespace: "ns".into(),
+                name: format!("svc{i}"),
+                cluster_ip: format!("172.30.0.{i}"),
+                ports: vec![ServicePort {
+                    name: "http".into(),
+                    port: 80,
+                    protocol: Protocol::Tcp,
+                    node_port: 0,
+                }],
+                ..Service::default()
+            })
+            .collect();
+        let slices = generations
+            .iter()
+            .enumerate()
+            .map(|(i, generation)| EndpointSlice {
+                namespace: "ns".into(),
+                service: format!("svc{i}"),
+                ports: vec![EndpointPort {
+                    name: "http".into(),
+                    port: 8080,
+                    protocol: Protocol::Tcp,
+                }],
+                endpoints: vec![Endpoint {
+                    addresses: vec![format!("10.{generation}.0.{i}")],
+                    ..Endpoint::default()
+                }],
+            })
+            .collect();
+        (services, slices)
+    }
+
+    #[test]
+    fn a_plan_never_restored_leaves_no_stale_cache() {
+        let options = ProxyOptions::new("node-a", "192.168.0.2".parse().unwrap());
+        let (states, mut a, mut b) = (
+            [
+                cluster([0, 0, 0, 0]),
+                cluster([1, 1, 0, 0]),
+                cluster([0, 0, 1, 0]),
+                cluster([0, 2, 1, 0]),
+            ],
+            Proxier::new(options.clone()),
+            Proxier::new(options),
+        );
+        let [s0, s1, s2, s3] = &states;
+        a.sync(&s0.0, &s0.1);
+        a.restored();
+        b.sync(&s0.0, &s0.1);
+        b.restored();
+        // Planned, never restored: its rules for svc0 and svc1 must not be replayed later.
+        a.sync(&s1.0, &s1.1);
+        for (services, slices) in [&s2, &s3].map(|s| (&s.0, &s.1)) {
+            let left = a.sync(services, slices).restore.to_string();
+            let right = b.sync(services, slices).restore.to_string();
+            assert_eq!(left, right);
+            a.restored();
+            b.restored();
+        }
+    }
+}
