@@ -108,7 +108,14 @@ pub(crate) struct SharedRules {
 }
 
 /// [`SharedRules`] by service `(namespace, name)`, kept by the proxier between syncs.
-pub(crate) type SharedCache = BTreeMap<(String, String), SharedRules>;
+pub(crate) type SharedCache = BTreeMap<ServiceKey, SharedRules>;
+
+/// A service's `(namespace, name)`.
+type ServiceKey = (String, String);
+
+fn service_key(service: &Service) -> ServiceKey {
+    (service.namespace.clone(), service.name.clone())
+}
 
 fn declare(lines: &mut Vec<Line>, name: &str) {
     let mut section = TableSection::new(Table::Nat);
@@ -192,18 +199,20 @@ pub(crate) fn generate_cached(
     ports.sort_by(|a, b| {
         (&a.0.namespace, &a.0.name, &a.1.name).cmp(&(&b.0.namespace, &b.0.name, &b.1.name))
     });
-    let groups: Vec<(&[PortRef<'_>], (String, String), Plan)> = ports
+    let groups: Vec<(&[PortRef<'_>], Option<ServiceKey>, Plan)> = ports
         .chunk_by(|a, b| a.0.namespace == b.0.namespace && a.0.name == b.0.name)
         .filter_map(|group| {
             let (service, ..) = group.first()?;
-            let key = (service.namespace.clone(), service.name.clone());
+            // Keys only when caching: a plain `generate` needs none.
+            let key = previous.is_some().then(|| service_key(service));
             let write_own = request
                 .changed
                 .is_none_or(|changed| changed(&service.namespace, &service.name));
             let cached = previous
                 .as_mut()
+                .zip(key.as_ref())
                 .filter(|_| !write_own)
-                .and_then(|cache| cache.remove(&key))
+                .and_then(|(cache, key)| cache.remove(key))
                 .filter(|c| c.ports == group.len());
             let plan = match cached {
                 Some(shared) => Plan::Cached(shared),
@@ -285,7 +294,7 @@ pub(crate) fn generate_cached(
                 shared
             }
         };
-        if let Some(next) = next.as_mut() {
+        if let (Some(next), Some(key)) = (next.as_mut(), key) {
             next.insert(key, shared);
         }
     }
