@@ -79,11 +79,18 @@ impl Proxier {
                 .push(slice);
         }
         let mut changed: ByService = BTreeMap::new();
+        // Both maps are in key order: walk the synced one alongside instead of looking up.
+        let mut synced = self.synced.iter().peekable();
         for ((namespace, name), (service, slices)) in &current {
-            let same = self
-                .synced
-                .get(&((*namespace).into(), (*name).into()))
-                .is_some_and(|(s, sl)| {
+            let key = (*namespace, *name);
+            while synced
+                .next_if(|((ns, n), _)| (ns.as_str(), n.as_str()) < key)
+                .is_some()
+            {}
+            let same = synced
+                .peek()
+                .filter(|((ns, n), _)| (ns.as_str(), n.as_str()) == key)
+                .is_some_and(|(_, (s, sl))| {
                     s.as_ref() == *service
                         && sl.len() == slices.len()
                         && sl.iter().zip(slices).all(|(a, b)| a == *b)
