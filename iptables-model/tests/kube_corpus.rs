@@ -234,3 +234,39 @@ fn compute_probability_strings_of_vector_15() {
         previous = p;
     }
 }
+
+#[test]
+fn large_cluster_mode_drops_the_per_endpoint_comments_spec_3_step_11() {
+    let v = common::vector("01_overall_rules.json");
+    let mut options = common::options(&[&v["options"]]);
+    options.large_cluster_endpoints = 0;
+    let (services, slices) = common::inputs(&v);
+    let nat = full(&options, &services, &slices)
+        .table(Table::Nat)
+        .unwrap()
+        .clone();
+    for chain in nat.chains().map(|c| c.name.clone()) {
+        for rule in nat.appended(&chain) {
+            let per_endpoint = chain.starts_with("KUBE-SEP-")
+                || rule
+                    .target
+                    .as_ref()
+                    .and_then(|t| t.chain())
+                    .is_some_and(|t| t.starts_with("KUBE-SEP-"));
+            if per_endpoint {
+                assert_eq!(rule.comment_text(), None, "-A {chain} {rule}");
+            }
+        }
+    }
+    let text = nat.to_string();
+    assert!(
+        text.contains("-A KUBE-SEP-SXIVWICOYRO3J4NJ -s 10.180.0.1 -j KUBE-MARK-MASQ"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 cluster IP\""
+        ),
+        "{text}"
+    );
+}

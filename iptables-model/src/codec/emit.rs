@@ -58,7 +58,9 @@ fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result 
     let name = option.name();
     match option {
         MatchOption::Comment(text) => {
-            write!(f, " {name} ")?;
+            f.write_char(' ')?;
+            f.write_str(name)?;
+            f.write_char(' ')?;
             word(f, text, style == Style::Save)
         }
         MatchOption::SourcePort { negated, ports }
@@ -144,8 +146,14 @@ fn target(f: &mut dyn Write, target: &Target) -> fmt::Result {
     let flag =
         |f: &mut dyn Write, on: bool, text: &str| if on { write!(f, " {text}") } else { Ok(()) };
     match target {
-        Target::Goto(chain) => return write!(f, " -g {chain}"),
-        other => write!(f, " -j {}", other.name())?,
+        Target::Goto(chain) => {
+            f.write_str(" -g ")?;
+            return f.write_str(chain);
+        }
+        other => {
+            f.write_str(" -j ")?;
+            f.write_str(other.name())?;
+        }
     }
     match target {
         Target::Reject { with: Some(with) } => {
@@ -280,7 +288,8 @@ fn command(f: &mut dyn Write, command: &Command, style: Style) -> fmt::Result {
     match command {
         Command::Append { chain, rule: r } => {
             counters_prefix(f, r)?;
-            write!(f, "-A {chain}")?;
+            f.write_str("-A ")?;
+            f.write_str(chain)?;
             rule(f, r, style)
         }
         Command::Insert {
@@ -324,7 +333,10 @@ impl Display for ChainLine {
             Some(Policy::Drop) => "DROP",
             None => "-",
         };
-        write!(f, ":{} {policy}", self.name)?;
+        f.write_char(':')?;
+        f.write_str(&self.name)?;
+        f.write_char(' ')?;
+        f.write_str(policy)?;
         match self.counters {
             Some(c) => write!(f, " [{}:{}]", c.packets, c.bytes),
             None => Ok(()),
@@ -337,7 +349,10 @@ impl Display for Styled<'_, TableSection> {
         writeln!(f, "*{}", self.0.table.name())?;
         for line in &self.0.lines {
             match line {
-                Line::Chain(c) => writeln!(f, "{c}")?,
+                Line::Chain(c) => {
+                    c.fmt(f)?;
+                    f.write_char('\n')?;
+                }
                 Line::Command(c) => {
                     command(f, c, self.1)?;
                     f.write_char('\n')?;

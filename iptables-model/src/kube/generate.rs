@@ -63,6 +63,60 @@ struct Tables {
     nat_rules: Vec<Line>,
 }
 
+impl Tables {
+    /// The length of each list, in field order.
+    const fn lens(&self) -> [usize; 4] {
+        [
+            self.filter_chains.len(),
+            self.filter_rules.len(),
+            self.nat_chains.len(),
+            self.nat_rules.len(),
+        ]
+    }
+
+    const fn lists(&self) -> [&Vec<Line>; 4] {
+        [
+            &self.filter_chains,
+            &self.filter_rules,
+            &self.nat_chains,
+            &self.nat_rules,
+        ]
+    }
+
+    const fn lists_mut(&mut self) -> [&mut Vec<Line>; 4] {
+        [
+            &mut self.filter_chains,
+            &mut self.filter_rules,
+            &mut self.nat_chains,
+            &mut self.nat_rules,
+        ]
+    }
+}
+
+/// What one service's ports wrote outside their own chains (steps 1-5 of spec §3) and the
+/// chains they use: everything a partial sync needs from a service that did not change.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SharedRules {
+    /// The number of service ports (a different count means a different service).
+    ports: usize,
+    /// The endpoints of those ports (for the large-cluster threshold).
+    endpoints: usize,
+    /// The lines, per list of [`Tables`] in field order.
+    lines: [Vec<Line>; 4],
+    /// The nat chains the ports use.
+    active: Vec<String>,
+}
+
+/// [`SharedRules`] by service `(namespace, name)`, kept by the proxier between syncs.
+pub(crate) type SharedCache = BTreeMap<ServiceKey, SharedRules>;
+
+/// A service's `(namespace, name)`.
+type ServiceKey = (String, String);
+
+fn service_key(service: &Service) -> ServiceKey {
+    (service.namespace.clone(), service.name.clone())
+}
+
 fn declare(lines: &mut Vec<Line>, name: &str) {
     let mut section = TableSection::new(Table::Nat);
     section.declare(name);
@@ -96,6 +150,16 @@ fn family_ip(text: &str, options: &ProxyOptions) -> Option<IpAddr> {
     parse_ip_lenient(text).filter(|ip| ip.is_ipv6() == options.ipv6)
 }
 
+/// How one service's ports are written in this sync.
+enum Plan {
+    /// Unchanged in a partial sync: replay what the last sync wrote for it.
+    Cached(SharedRules),
+    /// Computed from the endpoints of each port.
+    Fresh(Vec<Vec<Ep>>),
+}
+
+type PortRef<'a> = (&'a Service, &'a ServicePort, IpAddr);
+
 /// Generates the restore input for `services` and `slices` (spec §3).
 pub fn generate(
     options: &ProxyOptions,
@@ -103,6 +167,18 @@ pub fn generate(
     slices: &[EndpointSlice],
     request: SyncRequest<'_>,
 ) -> Generated {
+    generate_cached(options, services, slices, request, None).0
+}
+
+/// [`generate`], reusing `previous` for services a partial sync does not rewrite; returns the
+/// cache for the next sync when `previous` is given.
+pub(crate) fn generate_cached(
+    options: &ProxyOptions,
+    services: &[Service],
+    slices: &[EndpointSlice],
+    request: SyncRequest<'_>,
+    mut previous: Option<SharedCache>,
+) -> (Generated, Option<SharedCache>) {
     let mut by_service: BTreeMap<(&str, &str), Vec<&EndpointSlice>> = BTreeMap::new();
     for slice in slices {
         by_service
@@ -110,7 +186,7 @@ pub fn generate(
             .or_default()
             .push(slice);
     }
-    let mut ports: Vec<(&Service, &ServicePort, IpAddr)> = Vec::new();
+    let mut ports: Vec<PortRef<'_>> = Vec::new();
     for service in services
         .iter()
         .filter(|s| s.service_type != ServiceType::ExternalName)
@@ -123,41 +199,113 @@ pub fn generate(
     ports.sort_by(|a, b| {
         (&a.0.namespace, &a.0.name, &a.1.name).cmp(&(&b.0.namespace, &b.0.name, &b.1.name))
     });
-    let endpoints: Vec<Vec<Ep>> = ports
-        .iter()
-        .map(|(s, p, _)| {
-            collect(
-                by_service
-                    .get(&(s.namespace.as_str(), s.name.as_str()))
-                    .map_or(&[][..], |v| v),
-                p,
-                options,
-            )
+    let groups: Vec<(&[PortRef<'_>], Option<ServiceKey>, Plan)> = ports
+        .chunk_by(|a, b| a.0.namespace == b.0.namespace && a.0.name == b.0.name)
+        .filter_map(|group| {
+            let (service, ..) = group.first()?;
+            // Keys only when caching: a plain `generate` needs none.
+            let key = previous.is_some().then(|| service_key(service));
+            let write_own = request
+                .changed
+                .is_none_or(|changed| changed(&service.namespace, &service.name));
+            let cached = previous
+                .as_mut()
+                .zip(key.as_ref())
+                .filter(|_| !write_own)
+                .and_then(|(cache, key)| cache.remove(key))
+                .filter(|c| c.ports == group.len());
+            let plan = match cached {
+                Some(shared) => Plan::Cached(shared),
+                None => Plan::Fresh(
+                    group
+                        .iter()
+                        .map(|(s, p, _)| {
+                            collect(
+                                by_service
+                                    .get(&(s.namespace.as_str(), s.name.as_str()))
+                                    .map_or(&[][..], |v| v),
+                                p,
+                                options,
+                            )
+                        })
+                        .collect(),
+                ),
+            };
+            Some((group, key, plan))
         })
         .collect();
-    let large = endpoints.iter().map(Vec::len).sum::<usize>() > options.large_cluster_endpoints;
+    let total: usize = groups
+        .iter()
+        .map(|(_, _, plan)| match plan {
+            Plan::Cached(shared) => shared.endpoints,
+            Plan::Fresh(eps) => eps.iter().map(Vec::len).sum(),
+        })
+        .sum();
+    let large = total > options.large_cluster_endpoints;
 
     let mut out = Tables::default();
-    let mut active = BTreeSet::new();
+    // Collected as a list and sorted once: much cheaper than inserting name by name.
+    let mut active = Vec::new();
+    let mut next = previous.as_ref().map(|_| SharedCache::new());
     fixed_rules_head(options, &mut out);
-    for ((service, port, cluster_ip), eps) in ports.iter().zip(&endpoints) {
-        let write_own = request
-            .changed
-            .is_none_or(|changed| changed(&service.namespace, &service.name));
-        let ctx = PortContext {
-            options,
-            service,
-            port,
-            cluster_ip: *cluster_ip,
-            large,
+    for (group, key, plan) in groups {
+        let shared = match plan {
+            Plan::Cached(shared) => {
+                for (list, lines) in out.lists_mut().into_iter().zip(&shared.lines) {
+                    list.extend(lines.iter().cloned());
+                }
+                active.extend(shared.active.iter().cloned());
+                shared
+            }
+            Plan::Fresh(endpoints) => {
+                let mut shared = SharedRules {
+                    ports: group.len(),
+                    endpoints: endpoints.iter().map(Vec::len).sum(),
+                    ..SharedRules::default()
+                };
+                for ((service, port, cluster_ip), eps) in group.iter().zip(&endpoints) {
+                    let write_own = request
+                        .changed
+                        .is_none_or(|changed| changed(&service.namespace, &service.name));
+                    let ctx = PortContext {
+                        options,
+                        service,
+                        port,
+                        cluster_ip: *cluster_ip,
+                        large,
+                    };
+                    let before = out.lens();
+                    let mut port_active = Vec::new();
+                    let end = ctx.emit(eps, &mut out, &mut port_active, write_own);
+                    if next.is_some() {
+                        for (((list, lines), start), end) in out
+                            .lists()
+                            .into_iter()
+                            .zip(&mut shared.lines)
+                            .zip(before)
+                            .zip(end)
+                        {
+                            lines.extend(list.get(start..end).unwrap_or_default().iter().cloned());
+                        }
+                        shared.active.extend(port_active.iter().cloned());
+                    }
+                    active.extend(port_active);
+                }
+                shared
+            }
         };
-        ctx.emit(eps, &mut out, &mut active, write_own);
+        if let (Some(next), Some(key)) = (next.as_mut(), key) {
+            next.insert(key, shared);
+        }
     }
-    for stale in request
-        .existing_chains
-        .iter()
-        .filter(|c| is_service_chain(c) && !active.contains(*c))
-    {
+    let active: BTreeSet<String> = active.into_iter().collect();
+    // Both sets are sorted: walk them together instead of looking each chain up.
+    let mut used = active.iter().peekable();
+    let stale = request.existing_chains.iter().filter(|chain| {
+        while used.next_if(|a| a < chain).is_some() {}
+        is_service_chain(chain) && used.peek() != Some(chain)
+    });
+    for stale in stale {
         declare(&mut out.nat_chains, stale);
         out.nat_rules
             .push(Line::Command(Command::DeleteChain(Some(stale.clone()))));
@@ -170,12 +318,13 @@ pub fn generate(
     let mut nat = TableSection::new(Table::Nat);
     nat.lines = out.nat_chains;
     nat.lines.append(&mut out.nat_rules);
-    Generated {
+    let generated = Generated {
         restore: RestoreFile {
             tables: alloc::vec![filter, nat],
         },
         active_chains: active,
-    }
+    };
+    (generated, next)
 }
 
 /// Chains and rules that do not depend on services and come before them.
@@ -354,7 +503,15 @@ impl PortContext<'_> {
     }
 
     #[allow(clippy::too_many_lines)] // one step of spec §3 per block, in order
-    fn emit(&self, eps: &[Ep], out: &mut Tables, active: &mut BTreeSet<String>, write_own: bool) {
+    /// Writes the port's rules; returns the table lengths at the end of its shared rules
+    /// (steps 1-5, outside its own chains) and adds the chains it uses to `active`.
+    fn emit(
+        &self,
+        eps: &[Ep],
+        out: &mut Tables,
+        active: &mut Vec<String>,
+        write_own: bool,
+    ) -> [usize; 4] {
         let (options, service, port) = (self.options, self.service, self.port);
         let spn = service_port_name(&service.namespace, &service.name, &port.name);
         let chains = ServiceChains::new(&spn, port.protocol);
@@ -582,12 +739,13 @@ impl PortContext<'_> {
             (uses_local_chain, &chains.svl),
         ] {
             if used {
-                active.insert(name.clone());
+                active.push(name.clone());
             }
         }
         active.extend(sep_chains.iter().cloned());
+        let shared_end = out.lens();
         if !write_own {
-            return;
+            return shared_end;
         }
         let chain_rules = &mut out.nat_rules;
         // 6. Masquerade rule of the internal chain.
@@ -748,6 +906,7 @@ impl PortContext<'_> {
             });
             append(chain_rules, sep, dnat);
         }
+        shared_end
     }
 }
 

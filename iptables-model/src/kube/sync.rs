@@ -4,7 +4,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::generate::{Generated, SyncRequest, generate};
+use super::generate::{Generated, SharedCache, SyncRequest, generate_cached};
 use super::input::{EndpointSlice, ProxyOptions, Service};
 use crate::model::{Command, Line, Table};
 
@@ -31,8 +31,11 @@ pub struct Proxier {
     existing: BTreeSet<String>,
     /// Each service as of the last successful restore.
     synced: ByService,
+    /// What each service of the last successful restore wrote outside its own chains, so
+    /// that a partial sync rewrites unchanged services without recomputing them.
+    shared: SharedCache,
     /// The plan of the last `sync`, applied by `restored`.
-    pending: Option<(Generated, ByService)>,
+    pending: Option<(Generated, ByService, SharedCache)>,
     full_next: bool,
 }
 
@@ -43,6 +46,7 @@ impl Proxier {
             options,
             existing: BTreeSet::new(),
             synced: BTreeMap::new(),
+            shared: BTreeMap::new(),
             pending: None,
             full_next: true,
         }
@@ -75,11 +79,18 @@ impl Proxier {
                 .push(slice);
         }
         let mut changed: ByService = BTreeMap::new();
+        // Both maps are in key order: walk the synced one alongside instead of looking up.
+        let mut synced = self.synced.iter().peekable();
         for ((namespace, name), (service, slices)) in &current {
-            let same = self
-                .synced
-                .get(&((*namespace).into(), (*name).into()))
-                .is_some_and(|(s, sl)| {
+            let key = (*namespace, *name);
+            while synced
+                .next_if(|((ns, n), _)| (ns.as_str(), n.as_str()) < key)
+                .is_some()
+            {}
+            let same = synced
+                .peek()
+                .filter(|((ns, n), _)| (ns.as_str(), n.as_str()) == key)
+                .is_some_and(|(_, (s, sl))| {
                     s.as_ref() == *service
                         && sl.len() == slices.len()
                         && sl.iter().zip(slices).all(|(a, b)| a == *b)
@@ -110,13 +121,17 @@ impl Proxier {
                 Some(&is_changed)
             },
         };
-        let generated = generate(&self.options, services, slices, request);
-        &self.pending.insert((generated, changed)).0
+        // Entries are taken out: a plan that is never restored leaves them to be recomputed.
+        let previous = core::mem::take(&mut self.shared);
+        let (generated, shared) =
+            generate_cached(&self.options, services, slices, request, Some(previous));
+        let plan = (generated, changed, shared.unwrap_or_default());
+        &self.pending.insert(plan).0
     }
 
     /// The last planned restore succeeded: remember the chains the kernel now has.
     pub fn restored(&mut self) {
-        let Some((generated, changed)) = self.pending.take() else {
+        let Some((generated, changed, shared)) = self.pending.take() else {
             return;
         };
         if let Some(nat) = generated.restore.table(Table::Nat) {
@@ -134,12 +149,89 @@ impl Proxier {
                 self.synced.insert(key, state);
             }
         }
+        self.shared = shared;
         self.full_next = false;
     }
 
     /// The last planned restore failed: the next sync is full.
     pub fn restore_failed(&mut self) {
         self.pending = None;
+        self.shared.clear();
         self.full_next = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    use super::*;
+    use crate::kube::{Endpoint, EndpointPort, Protocol, ServicePort};
+
+    /// Four services; service `i` has its endpoint in generation `generations[i]`.
+    fn cluster(generations: [u8; 4]) -> (Vec<Service>, Vec<EndpointSlice>) {
+        let services = (0..4)
+            .map(|i| Service {
+                namespace: "ns".into(),
+                name: format!("svc{i}"),
+                cluster_ip: format!("172.30.0.{i}"),
+                ports: vec![ServicePort {
+                    name: "http".into(),
+                    port: 80,
+                    protocol: Protocol::Tcp,
+                    node_port: 0,
+                }],
+                ..Service::default()
+            })
+            .collect();
+        let slices = generations
+            .iter()
+            .enumerate()
+            .map(|(i, generation)| EndpointSlice {
+                namespace: "ns".into(),
+                service: format!("svc{i}"),
+                ports: vec![EndpointPort {
+                    name: "http".into(),
+                    port: 8080,
+                    protocol: Protocol::Tcp,
+                }],
+                endpoints: vec![Endpoint {
+                    addresses: vec![format!("10.{generation}.0.{i}")],
+                    ..Endpoint::default()
+                }],
+            })
+            .collect();
+        (services, slices)
+    }
+
+    #[test]
+    fn a_plan_never_restored_leaves_no_stale_cache() {
+        let options = ProxyOptions::new("node-a", "192.168.0.2".parse().unwrap());
+        let (states, mut a, mut b) = (
+            [
+                cluster([0, 0, 0, 0]),
+                cluster([1, 1, 0, 0]),
+                cluster([0, 0, 1, 0]),
+                cluster([0, 2, 1, 0]),
+            ],
+            Proxier::new(options.clone()),
+            Proxier::new(options),
+        );
+        let [s0, s1, s2, s3] = &states;
+        a.sync(&s0.0, &s0.1);
+        a.restored();
+        b.sync(&s0.0, &s0.1);
+        b.restored();
+        // Planned, never restored: its rules for svc0 and svc1 must not be replayed later.
+        a.sync(&s1.0, &s1.1);
+        for (services, slices) in [&s2, &s3].map(|s| (&s.0, &s.1)) {
+            let left = a.sync(services, slices).restore.to_string();
+            let right = b.sync(services, slices).restore.to_string();
+            assert_eq!(left, right);
+            a.restored();
+            b.restored();
+        }
     }
 }
