@@ -7,6 +7,12 @@
 //! numeric offset, and a lower-case `t`/`z`, as RFC 3339 §5.6 allows.
 
 use core::fmt;
+use core::ops::RangeInclusive;
+
+use nom::bytes::complete::take_while_m_n;
+use nom::character::complete::{char, digit0, one_of};
+use nom::combinator::opt;
+use nom::{IResult, Parser};
 
 const MICROS_PER_SEC: i64 = 1_000_000;
 const SECS_PER_DAY: i64 = 86_400;
@@ -71,11 +77,14 @@ impl MicroTime {
 
     /// Parses an RFC 3339 date-time.
     pub fn parse(text: &str) -> Result<Self, TimeError> {
-        Cursor {
-            bytes: text.as_bytes(),
-            pos: 0,
+        let bytes = text.as_bytes();
+        match date_time(bytes) {
+            Ok((_, time)) => Ok(time),
+            Err(Expected { rest, what }) => Err(TimeError {
+                offset: bytes.len() - rest.len(),
+                expected: what,
+            }),
         }
-        .date_time()
     }
 
     /// Formats with the given precision (see [`Precision`]).
@@ -160,108 +169,119 @@ fn days_in_month(year: i64, month: i64) -> i64 {
     }
 }
 
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// Where the grammar stopped: the input left at that point and what was expected there.
+struct Expected<'a> {
+    rest: &'a [u8],
+    what: &'static str,
 }
 
-impl Cursor<'_> {
-    fn fail<T>(&self, expected: &'static str) -> Result<T, TimeError> {
-        Err(TimeError {
-            offset: self.pos,
-            expected,
-        })
-    }
+/// One step of the grammar: the rest of the input and the value read.
+type Step<'a, T> = Result<(&'a [u8], T), Expected<'a>>;
 
-    /// Exactly `n` decimal digits, within `min..=max`.
-    fn number(
-        &mut self,
-        n: usize,
-        min: i64,
-        max: i64,
-        what: &'static str,
-    ) -> Result<i64, TimeError> {
-        let start = self.pos;
-        let mut value = 0i64;
-        for _ in 0..n {
-            match self.bytes.get(self.pos) {
-                Some(b @ b'0'..=b'9') => value = value * 10 + i64::from(b - b'0'),
-                _ => return self.fail(what),
-            }
-            self.pos += 1;
-        }
-        if !(min..=max).contains(&value) {
-            self.pos = start;
-            return self.fail(what);
-        }
-        Ok(value)
-    }
+const fn expected<'a, T>(rest: &'a [u8], what: &'static str) -> Step<'a, T> {
+    Err(Expected { rest, what })
+}
 
-    fn byte(&mut self, accept: &[u8], what: &'static str) -> Result<u8, TimeError> {
-        match self.bytes.get(self.pos) {
-            Some(b) if accept.contains(b) => {
-                self.pos += 1;
-                Ok(*b)
-            }
-            _ => self.fail(what),
-        }
+/// Exactly `n` decimal digits whose value lies in `range`; a value out of range is reported at
+/// its first digit, a missing digit where it is missing.
+fn number<'a>(
+    input: &'a [u8],
+    n: usize,
+    range: RangeInclusive<i64>,
+    what: &'static str,
+) -> Step<'a, i64> {
+    let run: IResult<&[u8], &[u8]> = take_while_m_n(0, n, |b: u8| b.is_ascii_digit()).parse(input);
+    let Ok((rest, digits)) = run else {
+        return expected(input, what);
+    };
+    if digits.len() < n {
+        return expected(rest, what);
     }
+    let value = decimal(digits);
+    if range.contains(&value) {
+        Ok((rest, value))
+    } else {
+        expected(input, what)
+    }
+}
 
-    fn date_time(mut self) -> Result<MicroTime, TimeError> {
-        let year = self.number(4, 0, 9999, "a four-digit year")?;
-        self.byte(b"-", "'-'")?;
-        let month = self.number(2, 1, 12, "a month 01-12")?;
-        self.byte(b"-", "'-'")?;
-        let day = self.number(2, 1, days_in_month(year, month), "a day of that month")?;
-        self.byte(b"Tt", "'T'")?;
-        let hour = self.number(2, 0, 23, "an hour 00-23")?;
-        self.byte(b":", "':'")?;
-        let minute = self.number(2, 0, 59, "a minute 00-59")?;
-        self.byte(b":", "':'")?;
-        // 60 is a leap second; like Go, fold it into the next minute.
-        let second = self.number(2, 0, 60, "a second 00-60")?;
-        let mut micros = 0i64;
-        if self.bytes.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            let mut digits = 0usize;
-            while let Some(b @ b'0'..=b'9') = self.bytes.get(self.pos) {
-                if digits < 6 {
-                    micros = micros * 10 + i64::from(b - b'0');
-                }
-                digits += 1;
-                self.pos += 1;
-            }
-            if digits == 0 {
-                return self.fail("a digit after '.'");
-            }
-            for _ in digits..6 {
-                micros *= 10;
-            }
-        }
-        let offset_secs = match self.byte(b"Zz+-", "'Z' or a numeric offset")? {
-            sign @ (b'+' | b'-') => {
-                let sign = if sign == b'-' { -1 } else { 1 };
-                let hours = self.number(2, 0, 23, "an offset hour 00-23")?;
-                self.byte(b":", "':'")?;
-                let minutes = self.number(2, 0, 59, "an offset minute 00-59")?;
-                sign * (hours * 3600 + minutes * 60)
-            }
-            _ => 0,
-        };
-        if self.pos != self.bytes.len() {
-            return self.fail("the end of the timestamp");
-        }
-        let secs =
-            days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + minute * 60 + second
-                - offset_secs;
-        let time = MicroTime(secs * MICROS_PER_SEC + micros);
-        if !(MicroTime::MIN..=MicroTime::MAX).contains(&time) {
-            // An offset (or leap second) pushed it out of the four-digit years.
-            self.pos = 0;
-            return self.fail("a time within years 0000-9999 once converted to UTC");
-        }
-        Ok(time)
+/// The value of a run of ASCII digits (at most 18, so it cannot overflow).
+fn decimal(digits: &[u8]) -> i64 {
+    digits
+        .iter()
+        .fold(0, |value, b| value * 10 + i64::from(b - b'0'))
+}
+
+/// One of the bytes of `accept`.
+fn one_byte<'a>(input: &'a [u8], accept: &'static str, what: &'static str) -> Step<'a, u8> {
+    let read: IResult<&[u8], char> = one_of(accept).parse(input);
+    match read {
+        Ok((rest, c)) => Ok((rest, c as u8)),
+        Err(_) => expected(input, what),
     }
+}
+
+/// An optional fraction of a second, `.` and at least one digit, as microseconds (digits past
+/// the sixth are dropped).
+fn fraction(input: &[u8]) -> Step<'_, i64> {
+    let dot: IResult<&[u8], Option<char>> = opt(char('.')).parse(input);
+    let Ok((rest, Some(_))) = dot else {
+        return Ok((input, 0));
+    };
+    let run: IResult<&[u8], &[u8]> = digit0.parse(rest);
+    match run {
+        Ok((after, digits)) if !digits.is_empty() => {
+            let kept = digits.get(..6).unwrap_or(digits);
+            let scale = 10i64.pow(6 - kept.len() as u32);
+            Ok((after, decimal(kept) * scale))
+        }
+        _ => expected(rest, "a digit after '.'"),
+    }
+}
+
+/// `Z` (0) or a numeric offset `+hh:mm` / `-hh:mm`, in seconds east of UTC.
+fn zone_offset(input: &[u8]) -> Step<'_, i64> {
+    let (rest, sign) = one_byte(input, "Zz+-", "'Z' or a numeric offset")?;
+    let sign = match sign {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return Ok((rest, 0)),
+    };
+    let (rest, hours) = number(rest, 2, 0..=23, "an offset hour 00-23")?;
+    let (rest, _) = one_byte(rest, ":", "':'")?;
+    let (rest, minutes) = number(rest, 2, 0..=59, "an offset minute 00-59")?;
+    Ok((rest, sign * (hours * 3600 + minutes * 60)))
+}
+
+/// RFC 3339 §5.6 `date-time`, the whole input.
+fn date_time(input: &[u8]) -> Step<'_, MicroTime> {
+    let (rest, year) = number(input, 4, 0..=9999, "a four-digit year")?;
+    let (rest, _) = one_byte(rest, "-", "'-'")?;
+    let (rest, month) = number(rest, 2, 1..=12, "a month 01-12")?;
+    let (rest, _) = one_byte(rest, "-", "'-'")?;
+    let last_day = days_in_month(year, month);
+    let (rest, day) = number(rest, 2, 1..=last_day, "a day of that month")?;
+    let (rest, _) = one_byte(rest, "Tt", "'T'")?;
+    let (rest, hour) = number(rest, 2, 0..=23, "an hour 00-23")?;
+    let (rest, _) = one_byte(rest, ":", "':'")?;
+    let (rest, minute) = number(rest, 2, 0..=59, "a minute 00-59")?;
+    let (rest, _) = one_byte(rest, ":", "':'")?;
+    // 60 is a leap second; like Go, fold it into the next minute.
+    let (rest, second) = number(rest, 2, 0..=60, "a second 00-60")?;
+    let (rest, micros) = fraction(rest)?;
+    let (rest, offset_secs) = zone_offset(rest)?;
+    if !rest.is_empty() {
+        return expected(rest, "the end of the timestamp");
+    }
+    let secs =
+        days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + minute * 60 + second
+            - offset_secs;
+    let time = MicroTime(secs * MICROS_PER_SEC + micros);
+    if !(MicroTime::MIN..=MicroTime::MAX).contains(&time) {
+        // An offset (or leap second) pushed it out of the four-digit years.
+        return expected(input, "a time within years 0000-9999 once converted to UTC");
+    }
+    Ok((rest, time))
 }
 
 #[cfg(test)]
