@@ -6,6 +6,7 @@
 //! otherwise. A benchmark with no peer simply has no other `IMPL` in its group.
 
 pub mod dns;
+pub mod iptables_inputs;
 pub mod nginx_inputs;
 pub mod report;
 
