@@ -1,0 +1,3 @@
+//! A CoreDNS-compatible caching DNS server built on dns-wire and corefile.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Ingress objects to a real nginx, rendered through nginx-conf's builder, with leader election.
+
+fn main() {}
