@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{Source, SourceError};
+use crate::{Kind, Source, SourceError};
 
 /// How long the manifest folder must be quiet before changes are read: one editor save or one
-/// `kubectl`-style folder sync is one reload.
+/// folder sync is one reload.
 const MANIFEST_DEBOUNCE: Duration = Duration::from_millis(200);
 
 /// Where the objects come from: `--manifests DIR`, or the API server of `--kubeconfig FILE`,
@@ -18,18 +18,30 @@ pub struct SourceArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "kubeconfig")]
     pub manifests: Option<PathBuf>,
 
-    /// Read Kubernetes objects from the API server of this kubeconfig file (default: the
-    /// in-cluster service account when run in a pod).
+    /// Read Kubernetes objects from the API server of this kubeconfig file's current context
+    /// (default: the in-cluster service account when run in a pod).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
 }
 
 impl SourceArgs {
-    /// Starts the chosen source.
-    pub async fn start(&self) -> Result<Source, SourceError> {
-        match &self.manifests {
-            Some(dir) => Source::manifests(dir, MANIFEST_DEBOUNCE).await,
-            None => Err(SourceError::NoSource),
+    /// Starts the chosen source for the objects of `kinds` (watch only what the binary uses:
+    /// the API source needs list and watch permissions on each).
+    pub async fn start(&self, kinds: &[Kind]) -> Result<Source, SourceError> {
+        if let Some(dir) = &self.manifests {
+            return Source::manifests(dir, kinds, MANIFEST_DEBOUNCE).await;
         }
+        self.start_api(kinds).await
+    }
+
+    #[cfg(feature = "kube-api")]
+    async fn start_api(&self, kinds: &[Kind]) -> Result<Source, SourceError> {
+        let client = crate::api::client(self.kubeconfig.as_deref()).await?;
+        Ok(Source::api(client, kinds))
+    }
+
+    #[cfg(not(feature = "kube-api"))]
+    async fn start_api(&self, _kinds: &[Kind]) -> Result<Source, SourceError> {
+        Err(SourceError::NoSource)
     }
 }

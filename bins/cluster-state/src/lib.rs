@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "kube-api")]
+mod api;
 mod args;
 mod error;
 mod kind;

@@ -49,6 +49,13 @@ macro_rules! define_snapshot {
                 }
             }
 
+            /// Removes every object of `kind`.
+            pub(crate) fn clear(&mut self, kind: Kind) {
+                match kind {
+                    $(Kind::$variant => self.$field.clear(),)*
+                }
+            }
+
             /// The object of `kind` under `key`.
             pub fn get(&self, kind: Kind, key: &ObjectRef) -> Option<Object> {
                 match kind {

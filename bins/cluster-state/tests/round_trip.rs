@@ -113,7 +113,7 @@ futureTopLevel: true
 
 #[tokio::test]
 async fn the_example_cluster_loads_without_errors() {
-    let source = Source::manifests(&examples(), Duration::from_millis(50))
+    let source = Source::manifests(&examples(), Kind::ALL, Duration::from_millis(50))
         .await
         .unwrap();
     let snapshot = source.current();

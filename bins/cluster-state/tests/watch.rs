@@ -84,7 +84,7 @@ async fn settle(dir: &Path, snapshots: &mut watch::Receiver<Arc<Snapshot>>, mark
 }
 
 async fn start(dir: &Path) -> (Source, watch::Receiver<Arc<Snapshot>>) {
-    let source = Source::manifests(dir, Duration::from_millis(50))
+    let source = Source::manifests(dir, Kind::ALL, Duration::from_millis(50))
         .await
         .unwrap();
     let snapshots = source.snapshots();

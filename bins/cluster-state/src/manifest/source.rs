@@ -23,15 +23,18 @@ pub(crate) struct ManifestSource {
 /// What the watcher thread and status writers share.
 struct State {
     folder: Folder,
+    /// The kinds to publish; the others are left out of the snapshots.
+    kinds: Vec<Kind>,
     statuses: StatusFiles,
     snapshots: watch::Sender<Arc<Snapshot>>,
 }
 
 impl ManifestSource {
     /// Starts watching `dir` (changes are read once they have been quiet for `debounce`), then
-    /// reads it and publishes the first snapshot on `snapshots`.
+    /// reads it and publishes the first snapshot of the objects of `kinds` on `snapshots`.
     pub(crate) fn start(
         dir: &Path,
+        kinds: Vec<Kind>,
         debounce: Duration,
         snapshots: watch::Sender<Arc<Snapshot>>,
     ) -> Result<Self, SourceError> {
@@ -48,6 +51,7 @@ impl ManifestSource {
         report(&errors);
         let state = Arc::new(Mutex::new(State {
             folder: Folder::new(root.clone()),
+            kinds,
             statuses,
             snapshots,
         }));
@@ -135,6 +139,9 @@ impl State {
         let (mut snapshot, duplicates) = self.folder.snapshot();
         for duplicate in duplicates {
             tracing::warn!("{duplicate}");
+        }
+        for kind in Kind::ALL.iter().filter(|kind| !self.kinds.contains(kind)) {
+            snapshot.clear(*kind);
         }
         self.statuses.apply(&mut snapshot);
         self.snapshots.send_if_modified(|current| {
