@@ -63,6 +63,15 @@ macro_rules! define_snapshot {
                 }
             }
 
+            /// The objects of `kind`, in key order.
+            pub fn objects(&self, kind: Kind) -> Box<dyn Iterator<Item = Object> + '_> {
+                match kind {
+                    $(Kind::$variant => {
+                        Box::new(self.$field.values().cloned().map(Object::$variant))
+                    })*
+                }
+            }
+
             /// The number of objects of every kind.
             pub fn len(&self) -> usize {
                 0 $(+ self.$field.len())*
