@@ -36,7 +36,7 @@ impl SourceArgs {
 
     #[cfg(feature = "kube-api")]
     async fn start_api(&self, kinds: &[Kind]) -> Result<Source, SourceError> {
-        let client = crate::api::client(self.kubeconfig.as_deref()).await?;
+        let client = crate::api_client(self.kubeconfig.as_deref()).await?;
         Ok(Source::api(client, kinds))
     }
 

@@ -4,16 +4,23 @@
 mod api;
 mod args;
 mod error;
+#[cfg(feature = "fake-api")]
+pub mod fake_api;
 mod kind;
 mod manifest;
 mod object_ref;
 mod snapshot;
 mod source;
 
+#[cfg(feature = "kube-api")]
+pub use api::{LeaseClient, LeaseError, api_client};
 pub use args::SourceArgs;
 pub use error::{SourceError, StatusError};
 pub use k8s_openapi as k8s;
 pub use kind::{Kind, Object};
+/// The Kubernetes client (feature `kube-api`), re-exported so that users share its version.
+#[cfg(feature = "kube-api")]
+pub use kube;
 pub use manifest::{ManifestError, Position, parse_manifest};
 pub use object_ref::ObjectRef;
 pub use snapshot::{Changes, Objects, Snapshot};

@@ -1,21 +1,19 @@
 //! The API source against a fake API server that answers with recorded responses: the same
 //! snapshots as the manifest source, watch events, reconnects, relists, and status writes.
-#![cfg(feature = "kube-api")]
+#![cfg(feature = "fake-api")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod support;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::Method;
+use cluster_state::fake_api::{FakeApi, Reply, Script, Seen};
 use cluster_state::k8s::api::networking::v1::{
     IngressLoadBalancerIngress, IngressLoadBalancerStatus,
 };
 use cluster_state::k8s::apimachinery::pkg::util::intstr::IntOrString;
 use cluster_state::{Kind, ObjectRef, Snapshot, Source, StatusError};
-use support::fake_api::{FakeApi, Reply, Script, Seen};
 use tokio::sync::watch;
 
 /// Liveness only: how long the source may take (a retry waits up to ~1.6 s of backoff).
@@ -83,8 +81,8 @@ async fn the_api_source_publishes_what_the_manifest_source_does() {
         });
         script.list(&collection(*kind), Reply::ok(list.to_string()));
     }
-    let api = FakeApi::start(script).await;
-    let source = Source::api(api.client(), Kind::ALL);
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api(api.client().unwrap(), Kind::ALL);
     let mut snapshots = source.snapshots();
     assert_eq!(
         snapshots.borrow().revision,
@@ -99,12 +97,8 @@ async fn the_api_source_publishes_what_the_manifest_source_does() {
 
     // Then each kind is watched from its list's version.
     let all_watched = |seen: &[Seen]| watches(seen).count() == Kind::ALL.len();
-    for watch in watches(&api.wait_for_requests(all_watched).await) {
-        assert_eq!(
-            watch.param("resourceVersion").as_deref(),
-            Some("7"),
-            "{watch:?}"
-        );
+    for watch in watches(&api.wait_for_requests(PATIENCE, all_watched).await.unwrap()) {
+        assert_eq!(watch.param("resourceVersion"), Some("7"), "{watch:?}");
     }
 }
 
@@ -114,8 +108,8 @@ async fn watch_events_add_modify_and_delete() {
     script
         .list(SERVICES, Reply::ok(recorded("services.list.json")))
         .watch(SERVICES, &recorded("services.watch.jsonl"), false);
-    let api = FakeApi::start(script).await;
-    let source = Source::api(api.client(), &[Kind::Service]);
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api(api.client().unwrap(), &[Kind::Service]);
     let mut snapshots = source.snapshots();
 
     let done = |s: &Snapshot| service_names(s) == ["shop/a", "shop/c"];
@@ -151,8 +145,8 @@ async fn errors_are_retried_and_an_expired_watch_relists() {
         .list(SERVICES, Reply::ok(recorded("services.relist.json")))
         .watch(SERVICES, "", true)
         .watch(SERVICES, &recorded("services.watch-expired.jsonl"), true);
-    let api = FakeApi::start(script).await;
-    let source = Source::api(api.client(), &[Kind::Service]);
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api(api.client().unwrap(), &[Kind::Service]);
     let mut snapshots = source.snapshots();
 
     let first = wait_for(&mut snapshots, |s| s.revision > 0).await;
@@ -173,9 +167,11 @@ async fn errors_are_retried_and_an_expired_watch_relists() {
         .collect();
     assert_eq!(changed, ["shop/a", "shop/b", "web/d"]);
 
+    let three_watches = |seen: &[Seen]| watches(seen).count() == 3;
     let seen = api
-        .wait_for_requests(|seen| watches(seen).count() == 3)
-        .await;
+        .wait_for_requests(PATIENCE, three_watches)
+        .await
+        .unwrap();
     let lists = seen.iter().filter(|r| !r.is_watch()).count();
     assert_eq!(lists, 3, "{seen:#?}");
     let versions: Vec<_> = watches(&seen)
@@ -203,8 +199,8 @@ async fn ingress_status_is_patched_on_the_status_subresource() {
             body: recorded("ingress-not-found.json"),
         },
     );
-    let api = FakeApi::start(script).await;
-    let source = Source::api(api.client(), &[]);
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api(api.client().unwrap(), &[]);
     let status = IngressLoadBalancerStatus {
         ingress: Some(vec![IngressLoadBalancerIngress {
             ip: Some("192.0.2.10".into()),
@@ -232,4 +228,48 @@ async fn ingress_status_is_patched_on_the_status_subresource() {
         .await
         .unwrap_err();
     assert!(matches!(error, StatusError::NotFound { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn a_lease_is_a_compare_and_swap_register_on_its_resource_version() {
+    use cluster_state::k8s::api::coordination::v1::LeaseSpec;
+    use cluster_state::{LeaseClient, LeaseError};
+
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
+    let mut script = Script::default();
+    script.store(leases);
+    let api = FakeApi::start(script).await.unwrap();
+    let lease = LeaseClient::new(api.client().unwrap(), "kube-system", "ingress");
+    let spec = |holder: &str| LeaseSpec {
+        holder_identity: Some(holder.into()),
+        lease_duration_seconds: Some(15),
+        ..LeaseSpec::default()
+    };
+
+    assert!(lease.get().await.unwrap().is_none());
+    let missing = lease.replace(spec("a"), "1").await.unwrap_err();
+    assert!(matches!(missing, LeaseError::NotFound), "{missing}");
+    let created = lease.create(spec("a")).await.unwrap();
+    let again = lease.create(spec("b")).await.unwrap_err();
+    assert!(matches!(again, LeaseError::Conflict), "{again}");
+
+    let (read, version) = lease.get().await.unwrap().unwrap();
+    assert_eq!(
+        (read.holder_identity.as_deref(), version.as_str()),
+        (Some("a"), created.as_str())
+    );
+    let replaced = lease.replace(spec("b"), &version).await.unwrap();
+    assert_ne!(replaced, version);
+    let stale = lease.replace(spec("c"), &version).await.unwrap_err();
+    assert!(matches!(stale, LeaseError::Conflict), "{stale}");
+
+    let stored = api.object(&format!("{leases}/ingress")).unwrap();
+    assert_eq!(stored["spec"]["holderIdentity"], "b");
+    assert_eq!(stored["metadata"]["resourceVersion"], replaced.as_str());
+    let put = api
+        .seen()
+        .into_iter()
+        .rfind(|r| r.method == Method::PUT)
+        .unwrap();
+    assert_eq!(put.path, format!("{leases}/ingress"));
 }

@@ -7,9 +7,9 @@ use kube::{Client, Config};
 
 use crate::SourceError;
 
-/// A client for the current context of `kubeconfig`, or, without one, the in-cluster
-/// configuration (the service account token and `KUBERNETES_SERVICE_HOST`).
-pub(crate) async fn client(kubeconfig: Option<&Path>) -> Result<Client, SourceError> {
+/// A client for the API server of the current context of `kubeconfig`, or, without one, of the
+/// in-cluster configuration (the pod's service account and `KUBERNETES_SERVICE_HOST`).
+pub async fn api_client(kubeconfig: Option<&Path>) -> Result<Client, SourceError> {
     let config = match kubeconfig {
         Some(path) => {
             let unusable = |error: &dyn std::fmt::Display| {
