@@ -12,4 +12,6 @@ pub use driver::Driver;
 pub use status::{Notice, Request, Status, Term};
 #[cfg(feature = "etcd")]
 pub use store::EtcdStore;
+#[cfg(feature = "kubernetes")]
+pub use store::KubernetesStore;
 pub use store::{FileStore, MemoryStore, RequestError, Store};

@@ -1,9 +1,9 @@
 //! The store a driver campaigns on: read, create, and compare-and-swap one election record.
 //!
 //! Implementations: [`MemoryStore`] (tests, one process), [`FileStore`] (processes on one
-//! machine), and `EtcdStore` (feature `etcd`). A Kubernetes `Lease` store belongs with the
-//! cluster-state crate and is not built yet: it will map `get`/`create`/`update` to
-//! `Api<Lease>` get/create/replace with `resourceVersion` as the version (409 → `Conflict`).
+//! machine), `EtcdStore` (feature `etcd`), and `KubernetesStore` (feature `kubernetes`: a
+//! `coordination.k8s.io/v1` Lease through cluster-state's API client, `resourceVersion` as the
+//! version, 409 → `Conflict`).
 
 use std::fmt;
 use std::future::Future;
@@ -15,10 +15,14 @@ mod memory;
 
 #[cfg(feature = "etcd")]
 mod etcd;
+#[cfg(feature = "kubernetes")]
+mod kubernetes;
 
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;
 pub use file::FileStore;
+#[cfg(feature = "kubernetes")]
+pub use kubernetes::KubernetesStore;
 pub use memory::MemoryStore;
 
 /// A linearizable compare-and-swap register holding one [`Record`] and its [`Version`].
