@@ -44,7 +44,7 @@ fn config(id: &str) -> Config {
 
 fn record(holder: &str) -> Record {
     let mut record = Record::default();
-    record.holder_identity = holder.into();
+    record.holder_identity = holder.try_into().unwrap();
     record.lease_duration_seconds = 15;
     record.acquire_time = Some(MicroTime::from_unix_micros(1_796_032_800_000_000));
     record.renew_time = record.acquire_time;
