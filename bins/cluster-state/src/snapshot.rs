@@ -3,6 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use tokio::sync::watch;
+
 use crate::kind::with_kinds;
 use crate::{Kind, Object, ObjectRef};
 
@@ -111,6 +113,29 @@ impl Snapshot {
     pub fn same_objects(&self, other: &Snapshot) -> bool {
         self.diff(other).is_empty()
     }
+}
+
+/// Publishes `objects` on `snapshots` as the successor of the current snapshot, unless no
+/// object changed; `source` names the source in the log line.
+pub(crate) fn publish(
+    snapshots: &watch::Sender<Arc<Snapshot>>,
+    objects: Snapshot,
+    source: &'static str,
+) {
+    snapshots.send_if_modified(|current| {
+        let Some(next) = objects.succeeding(current) else {
+            return false;
+        };
+        tracing::info!(
+            source,
+            revision = next.revision,
+            objects = next.len(),
+            changed = next.changes.len(),
+            "new snapshot"
+        );
+        *current = Arc::new(next);
+        true
+    });
 }
 
 /// Records in `changes` every key of `kind` that is in one map only or whose objects differ.

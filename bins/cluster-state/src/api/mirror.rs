@@ -60,13 +60,9 @@ impl Mirror {
         }
     }
 
-    /// The snapshot to publish after `previous`: none before every kind was listed once, nor
-    /// when no object changed.
-    pub(crate) fn snapshot(&self, previous: &Snapshot) -> Option<Snapshot> {
-        if !self.unlisted.is_empty() {
-            return None;
-        }
-        self.objects.clone().succeeding(previous)
+    /// The objects, once every kind has been listed.
+    pub(crate) fn objects(&self) -> Option<&Snapshot> {
+        self.unlisted.is_empty().then_some(&self.objects)
     }
 }
 
@@ -89,6 +85,10 @@ mod tests {
         .into()
     }
 
+    fn next(mirror: &Mirror, previous: &Snapshot) -> Option<Snapshot> {
+        mirror.objects()?.clone().succeeding(previous)
+    }
+
     #[test]
     fn publishes_once_every_kind_is_listed_and_relists_atomically() {
         let mut mirror = Mirror::new(&[Kind::ConfigMap, Kind::Namespace]);
@@ -96,13 +96,10 @@ mod tests {
         mirror.apply(Update::Listed(config_map("a")));
         mirror.apply(Update::Listed(config_map("b")));
         mirror.apply(Update::Relisted(Kind::ConfigMap));
-        assert!(
-            mirror.snapshot(&Snapshot::default()).is_none(),
-            "namespaces not listed yet"
-        );
+        assert!(mirror.objects().is_none(), "namespaces not listed yet");
         mirror.apply(Update::Relisting(Kind::Namespace));
         mirror.apply(Update::Relisted(Kind::Namespace));
-        let first = mirror.snapshot(&Snapshot::default()).unwrap();
+        let first = next(&mirror, &Snapshot::default()).unwrap();
         assert_eq!((first.revision, first.config_maps.len()), (1, 2));
 
         mirror.apply(Update::Deleted(
@@ -110,7 +107,7 @@ mod tests {
             ObjectRef::new("default", "a"),
         ));
         mirror.apply(Update::Applied(config_map("c")));
-        let second = mirror.snapshot(&first).unwrap();
+        let second = next(&mirror, &first).unwrap();
         let changed: Vec<_> = second
             .changes
             .of(Kind::ConfigMap)
@@ -121,9 +118,9 @@ mod tests {
         // A relist in progress changes nothing until it is complete; then `b` is gone.
         mirror.apply(Update::Relisting(Kind::ConfigMap));
         mirror.apply(Update::Listed(config_map("c")));
-        assert!(mirror.snapshot(&second).is_none());
+        assert!(next(&mirror, &second).is_none());
         mirror.apply(Update::Relisted(Kind::ConfigMap));
-        let third = mirror.snapshot(&second).unwrap();
+        let third = next(&mirror, &second).unwrap();
         assert_eq!(
             third
                 .config_maps

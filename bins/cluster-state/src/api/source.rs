@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use super::mirror::{Mirror, Update};
 use crate::kind::with_kinds;
+use crate::snapshot::publish;
 use crate::{Kind, Object, ObjectRef, Snapshot, StatusError};
 
 /// Watches the API server until dropped.
@@ -93,19 +94,9 @@ async fn mirror(
                 Err(error) => tracing::warn!(%error, "watching the API server; retrying"),
             }
         }
-        snapshots.send_if_modified(|current| {
-            let Some(next) = mirror.snapshot(current) else {
-                return false;
-            };
-            tracing::info!(
-                revision = next.revision,
-                objects = next.len(),
-                changed = next.changes.len(),
-                "API objects changed"
-            );
-            *current = Arc::new(next);
-            true
-        });
+        if let Some(objects) = mirror.objects() {
+            publish(&snapshots, objects.clone(), "API server");
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use super::ManifestError;
 use super::folder::Folder;
 use super::status::{STATUS_DIR, StatusFiles};
+use crate::snapshot::publish;
 use crate::{Kind, ObjectRef, Snapshot, SourceError, StatusError};
 
 /// A folder of manifests, watched; dropping it stops the watch.
@@ -144,19 +145,7 @@ impl State {
             snapshot.clear(*kind);
         }
         self.statuses.apply(&mut snapshot);
-        self.snapshots.send_if_modified(|current| {
-            let Some(next) = snapshot.succeeding(current) else {
-                return false;
-            };
-            tracing::info!(
-                revision = next.revision,
-                objects = next.len(),
-                changed = next.changes.len(),
-                "manifests changed"
-            );
-            *current = Arc::new(next);
-            true
-        });
+        publish(&self.snapshots, snapshot, "manifests");
     }
 }
 
