@@ -130,6 +130,7 @@ impl State {
 
     /// Reads the changed files and publishes what changed.
     fn refresh(&mut self) {
+        tracing::debug!("reading the manifest folder");
         let errors = self.folder.reload();
         report(&errors);
         self.publish();
@@ -149,11 +150,14 @@ impl State {
     }
 }
 
-/// Whether a batch of events may change a manifest: anything but our own status writes.
+/// Whether a batch of events may change a manifest: anything but reads (our own, too) and our
+/// own status writes.
 fn concerns_manifests(result: &DebounceEventResult, status_dir: &Path) -> bool {
     match result {
         Ok(events) => events.iter().any(|event| {
-            event.paths.is_empty() || event.paths.iter().any(|path| !path.starts_with(status_dir))
+            let outside_status = |path: &std::path::PathBuf| !path.starts_with(status_dir);
+            !event.kind.is_access()
+                && (event.paths.is_empty() || event.paths.iter().any(outside_status))
         }),
         Err(errors) => {
             for error in errors {
@@ -174,4 +178,34 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     // A panic while holding the lock cannot leave the state half-updated in a way that matters:
     // the next reload rebuilds the snapshot from the files.
     state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use notify::EventKind;
+    use notify::event::{AccessKind, CreateKind, Event};
+    use notify_debouncer_full::DebouncedEvent;
+
+    use super::*;
+
+    fn batch(kind: EventKind, path: &str) -> DebounceEventResult {
+        let event = Event::new(kind).add_path(path.into());
+        Ok(vec![DebouncedEvent::new(event, Instant::now())])
+    }
+
+    #[test]
+    fn reads_and_status_writes_do_not_trigger_a_reload() {
+        let status = Path::new("/m/.status");
+        let create = EventKind::Create(CreateKind::File);
+        assert!(concerns_manifests(&batch(create, "/m/a.yaml"), status));
+        assert!(!concerns_manifests(
+            &batch(create, "/m/.status/ingresses/a/b.yaml"),
+            status
+        ));
+        let read = EventKind::Access(AccessKind::Any);
+        assert!(!concerns_manifests(&batch(read, "/m/a.yaml"), status));
+        assert!(concerns_manifests(&Err(Vec::new()), status));
+    }
 }
