@@ -172,3 +172,27 @@ fn typed_values() {
     assert_eq!(reload.interval.to_string(), "10s");
     assert_eq!(reload.jitter.to_string(), "5s");
 }
+
+#[test]
+fn forward_upstreams_from_a_resolv_conf_file() {
+    let view = corefile::load(
+        b". {\n    forward . 10.0.0.1:5353 fe80::1%eth0 tls://9.9.9.9 /etc/resolv.conf\n}\n",
+    )
+    .unwrap();
+    let forward: plugins::Forward = plugins::config(&view.blocks[0], "Corefile")
+        .unwrap()
+        .unwrap();
+    let files: Vec<&str> = forward.stanzas[0].files().collect();
+    assert_eq!(files, ["/etc/resolv.conf"]);
+
+    let path = std::env::temp_dir().join(format!("corefile-resolv-{}.conf", std::process::id()));
+    std::fs::write(
+        &path,
+        b"# generated\nsearch svc.cluster.local\nnameserver 10.96.0.10\nnameserver ::1\n",
+    )
+    .unwrap();
+    let upstreams = corefile::fs::resolv_conf_upstreams(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(upstreams.unwrap(), ["10.96.0.10:53", "[::1]:53"]);
+    assert!(corefile::fs::resolv_conf_upstreams(&path).is_err());
+}

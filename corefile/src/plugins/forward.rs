@@ -30,7 +30,8 @@ pub struct Forward {
 pub struct ForwardStanza {
     /// The name to match (as written).
     pub from: String,
-    /// Upstreams: `[dns://|tls://]IP[:PORT]`, or a resolv.conf path (not read here).
+    /// Upstreams: `[dns://|tls://]IP[:PORT]`, or a resolv.conf-style path (see
+    /// [`files`](Self::files) and [`resolv_conf_upstreams`](super::resolv_conf_upstreams)).
     pub to: Vec<String>,
     /// Names not forwarded.
     pub except: Vec<String>,
@@ -106,10 +107,17 @@ fn is_address(to: &str) -> bool {
         .strip_prefix("dns://")
         .or_else(|| to.strip_prefix("tls://"))
         .unwrap_or(to);
-    if host.parse::<IpAddr>().is_ok() {
+    if is_ip(host) {
         return true;
     }
-    crate::go::split_host_port(host).is_ok_and(|(h, _)| h.parse::<IpAddr>().is_ok())
+    crate::go::split_host_port(host).is_ok_and(|(h, _)| is_ip(h))
+}
+
+/// Whether `host` is an IP address once an IPv6 zone (`%eth0`) is cut off (CoreDNS
+/// `stripZone` then `net.ParseIP`).
+fn is_ip(host: &str) -> bool {
+    let address = host.split_once('%').map_or(host, |(address, _)| address);
+    address.parse::<IpAddr>().is_ok()
 }
 
 fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
@@ -212,7 +220,8 @@ fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
 }
 
 impl ForwardStanza {
-    /// The upstreams that name a resolv.conf-style file rather than an address.
+    /// The upstreams that name a resolv.conf-style file rather than an address; CoreDNS
+    /// reads each with [`resolv_conf_upstreams`](super::resolv_conf_upstreams).
     pub fn files(&self) -> impl Iterator<Item = &str> {
         self.to
             .iter()

@@ -20,6 +20,7 @@ mod hosts;
 mod listen;
 mod log;
 mod reload;
+mod resolv_conf;
 mod simple;
 
 pub use bind::Bind;
@@ -30,6 +31,7 @@ pub use hosts::{HostEntry, Hosts};
 pub use listen::{Health, Prometheus, Ready};
 pub use log::{Log, LogRule};
 pub use reload::Reload;
+pub use resolv_conf::resolv_conf_upstreams;
 pub use simple::{Debug, Loop, Whoami};
 
 /// A plugin's typed configuration.
