@@ -140,6 +140,15 @@ fn plugin_errors_read_like_coredns() {
         plugin_err::<plugins::Bind>("    bind 127.0.0.1 {\n        only x\n    }"),
         "plugin/bind: invalid option \"only\""
     );
+    // coredns plugin/errors/setup_test.go: `consolidate 1m ())` fails Go's regexp.Compile.
+    assert_eq!(
+        plugin_err::<plugins::Errors>("    errors {\n        consolidate 1m ())\n    }"),
+        "plugin/errors: Corefile:3 - Error during parsing: error parsing regexp: unexpected ): `())`"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Errors>("    errors {\n        consolidate 1m a** warning\n    }"),
+        "plugin/errors: Corefile:3 - Error during parsing: error parsing regexp: invalid nested repetition operator: `**`"
+    );
     assert_eq!(
         plugin_err::<plugins::Hosts>("    hosts {\n        ttl 0\n    }"),
         "plugin/hosts: Corefile:3 - Error during parsing: ttl provided is invalid"

@@ -19,6 +19,7 @@ mod forward;
 mod hosts;
 mod listen;
 mod log;
+pub mod re2;
 mod reload;
 mod resolv_conf;
 mod simple;
