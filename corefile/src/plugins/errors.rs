@@ -49,14 +49,10 @@ impl PluginConfig for Errors {
             }
             while d.next_block() {
                 match d.val() {
-                    "stacktrace" => {
-                        if d.next_arg() {
-                            return Err(d.arg_err());
-                        }
-                        errors.stacktrace = true;
-                    }
+                    // Takes no argument: anything after it is read as the next field.
+                    "stacktrace" => errors.stacktrace = true,
                     "consolidate" => errors.consolidate.push(consolidate(d)?),
-                    _ => return Err(d.arg_err()),
+                    field => return Err(d.syntax_err(&alloc::format!("Unknown field {field}"))),
                 }
             }
         }

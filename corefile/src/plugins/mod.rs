@@ -29,7 +29,7 @@ pub use cache::{Cache, CacheTier, Prefetch};
 pub use errors::{Consolidate, Errors};
 pub use forward::{Forward, ForwardStanza, MAX_UPSTREAMS, Policy};
 pub use hosts::{HostEntry, Hosts};
-pub use listen::{Health, Prometheus, Ready};
+pub use listen::{Health, Monitor, Prometheus, Ready};
 pub use log::{Log, LogRule};
 pub use reload::Reload;
 pub use resolv_conf::resolv_conf_upstreams;
