@@ -375,7 +375,7 @@ impl<'a> Lexer<'a> {
     /// An unquoted word: it ends at whitespace (which it consumes) or EOF; CR inside it is
     /// dropped, and a `#` inside it starts a comment that ends with the word (kept as the
     /// pending comment when `keep_comment`).
-    #[inline]
+    #[inline(always)]
     fn word(&mut self, keep_comment: bool) -> Scanned<'a> {
         let line = self.line;
         let start = self.pos;

@@ -333,8 +333,16 @@ impl<'i> Parser<'_, 'i> {
     // --- Dispenser primitives -----------------------------------------------------------
 
     /// The next token of the spliced sequence.
-    #[inline]
+    #[inline(always)]
     fn pull(&mut self) -> Option<Tok<'i>> {
+        if self.frames.is_empty() {
+            return self.main.next_token().map(|s| Tok::new(s, MAIN_FILE));
+        }
+        self.pull_spliced()
+    }
+
+    /// The next token when imports are in front of the main input.
+    fn pull_spliced(&mut self) -> Option<Tok<'i>> {
         loop {
             let Some(frame) = self.frames.last_mut() else {
                 return self.main.next_token().map(|s| Tok::new(s, MAIN_FILE));
