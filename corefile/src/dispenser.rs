@@ -136,19 +136,33 @@ impl<'a> Dispenser<'a> {
         true
     }
 
-    /// An error at the current token: `FILE:LINE - Error during parsing: MESSAGE`.
-    pub fn err(&self, message: impl Into<String>) -> PluginError {
-        let position = self.token().map_or((String::from(self.filename), 0), |t| {
+    /// The file and line of the current token (line 0 when there is none).
+    fn position(&self) -> (String, usize) {
+        self.token().map_or((String::from(self.filename), 0), |t| {
             (
                 String::from(t.file.as_deref().unwrap_or(self.filename)),
                 t.line,
             )
-        });
+        })
+    }
+
+    /// An error at the current token: `FILE:LINE - Error during parsing: MESSAGE`.
+    pub fn err(&self, message: impl Into<String>) -> PluginError {
         PluginError {
             plugin: self.plugin,
-            position: Some(position),
+            position: Some(self.position()),
             message: message.into(),
         }
+    }
+
+    /// Caddy's `SyntaxErr`: `FILE:LINE - Syntax error: Unexpected token 'VAL', expecting
+    /// 'EXPECTED'`.
+    pub fn syntax_err(&self, expected: &str) -> PluginError {
+        let (file, line) = self.position();
+        self.plain(format!(
+            "{file}:{line} - Syntax error: Unexpected token '{}', expecting '{expected}'",
+            self.val()
+        ))
     }
 
     /// Caddy's `ArgErr`: wrong argument count at the current token.

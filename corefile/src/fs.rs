@@ -3,6 +3,8 @@
 //! A relative pattern is taken relative to the directory of the file that contains the
 //! `import`; the glob may hold one `*` or one `?` (no `[...]`), matches are read in lexical
 //! order, a directory is an error, and a glob that matches nothing imports nothing.
+//!
+//! [`resolv_conf_upstreams`] reads a resolv.conf-style file named as a `forward` upstream.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -47,6 +49,15 @@ impl Resolver for FsResolver {
             })
             .collect()
     }
+}
+
+/// The upstreams CoreDNS's `forward` takes from the resolv.conf-style file at `path` (see
+/// [`crate::plugins::resolv_conf_upstreams`]); bytes that are not UTF-8 read as U+FFFD.
+pub fn resolv_conf_upstreams(path: &Path) -> std::io::Result<Vec<String>> {
+    let bytes = std::fs::read(path)?;
+    Ok(crate::plugins::resolv_conf_upstreams(
+        &crate::lexer::decode_lossy(&bytes),
+    ))
 }
 
 fn absolute(path: &Path) -> std::io::Result<PathBuf> {

@@ -137,6 +137,17 @@ impl core::fmt::Display for Duration {
     }
 }
 
+/// Go's `strconv.Atoi`: an optional sign and decimal digits in 64-bit range, with Go's error
+/// text (`strconv.Atoi: parsing "x": invalid syntax` or `...: value out of range`).
+pub fn atoi(s: &str) -> Result<i64, String> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("strconv.Atoi: parsing {s:?}: invalid syntax"));
+    }
+    s.parse::<i64>()
+        .map_err(|_| format!("strconv.Atoi: parsing {s:?}: value out of range"))
+}
+
 /// Go's `net.SplitHostPort` validation, with its error text (`address X: missing port in
 /// address`). Returns host and port.
 pub fn split_host_port(addr: &str) -> Result<(&str, &str), String> {

@@ -88,6 +88,122 @@ pub fn decode_lossy(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// What one scan found: a token with the facts the parser needs, read while scanning.
+#[derive(Clone, Debug)]
+pub(crate) struct Scanned<'a> {
+    /// The token.
+    pub(crate) token: RawToken<'a>,
+    /// The line its last character is on (a quoted token may span lines).
+    pub(crate) end_line: usize,
+    /// Whether its text holds a `{` (only then can it hold a `{$` or `{%` reference).
+    pub(crate) brace: bool,
+}
+
+/// Byte classes for scanning: bit flags, 0 for an ordinary byte that continues a word.
+mod class {
+    /// Space, TAB, VT, FF.
+    pub(super) const SPACE: u8 = 1;
+    /// LF.
+    pub(super) const NEWLINE: u8 = 2;
+    /// CR: whitespace that never ends a word.
+    pub(super) const CR: u8 = 4;
+    /// `#`.
+    pub(super) const HASH: u8 = 8;
+    /// A non-ASCII byte: the character may be Unicode whitespace.
+    pub(super) const HIGH: u8 = 16;
+    /// `{`.
+    pub(super) const BRACE: u8 = 32;
+
+    /// The class of every byte.
+    // Evaluated at compile time: an index out of range would fail the build, not panic.
+    #[allow(clippy::indexing_slicing)]
+    static TABLE: [u8; 256] = {
+        let mut table = [0u8; 256];
+        let mut b = 0usize;
+        while b < 256 {
+            table[b] = match b as u8 {
+                b' ' | b'\t' | 0x0B | 0x0C => SPACE,
+                b'\n' => NEWLINE,
+                b'\r' => CR,
+                b'#' => HASH,
+                b'{' => BRACE,
+                0x80.. => HIGH,
+                _ => 0,
+            };
+            b += 1;
+        }
+        table
+    };
+
+    /// The class of `b`.
+    #[inline(always)]
+    pub(super) fn of(b: u8) -> u8 {
+        TABLE.get(usize::from(b)).copied().unwrap_or(0)
+    }
+}
+
+/// Scanning eight bytes at a time (SWAR: a `u64` as eight lanes).
+mod swar {
+    use super::class;
+
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+    /// The high bit of each byte of `x` below `n` (n at most 128). Bits above the lowest
+    /// one may be spurious (a borrow runs on); the lowest is exact.
+    #[inline(always)]
+    fn below(x: u64, n: u8) -> u64 {
+        x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS
+    }
+
+    /// The high bit of each byte of `x` equal to `b`; the lowest is exact.
+    #[inline(always)]
+    fn equal(x: u64, b: u8) -> u64 {
+        below(x ^ (ONES * u64::from(b)), 1)
+    }
+
+    /// The high bit of each byte of `x` other than `b`, exactly.
+    #[inline(always)]
+    fn other_than(x: u64, b: u8) -> u64 {
+        let v = x ^ (ONES * u64::from(b));
+        (((v & !HIGHS) + !HIGHS) | v) & HIGHS
+    }
+
+    /// The length of the prefix of `bytes` before the first byte `found` marks, eight bytes
+    /// at a time, then byte by byte with `one`.
+    #[inline(always)]
+    fn run(bytes: &[u8], found: impl Fn(u64) -> u64, one: impl Fn(u8) -> bool) -> usize {
+        let mut at = 0;
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let lanes = chunk.try_into().map_or(0, u64::from_le_bytes);
+            let marks = found(lanes);
+            if marks != 0 {
+                return at + (marks.trailing_zeros() / 8) as usize;
+            }
+            at += 8;
+        }
+        let tail = bytes.get(at..).unwrap_or_default();
+        at + tail.iter().position(|&b| one(b)).unwrap_or(tail.len())
+    }
+
+    /// The length of the run of ordinary word bytes (class 0) at the start of `bytes`,
+    /// possibly stopping early at a control byte (which the caller reclassifies).
+    #[inline(always)]
+    pub(super) fn ordinary(bytes: &[u8]) -> usize {
+        run(
+            bytes,
+            |x| below(x, 0x21) | (x & HIGHS) | equal(x, b'#') | equal(x, b'{'),
+            |b| class::of(b) != 0,
+        )
+    }
+
+    /// The length of the run of spaces at the start of `bytes`.
+    #[inline(always)]
+    pub(super) fn spaces(bytes: &[u8]) -> usize {
+        run(bytes, |x| other_than(x, b' '), |b| b != b' ')
+    }
+}
+
 /// An iterator over the lexemes of one text (see [`lexemes`] for bytes).
 #[derive(Clone, Debug)]
 pub struct Lexer<'a> {
@@ -112,11 +228,8 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn rest(&self) -> &'a [u8] {
-        self.src.as_bytes().get(self.pos..).unwrap_or_default()
-    }
-
     /// `src[start..end]`, or `""` if that is not a slice of it (never, by construction).
+    #[inline]
     fn slice(&self, start: usize, end: usize) -> &'a str {
         self.src.get(start..end).unwrap_or_default()
     }
@@ -133,38 +246,66 @@ impl<'a> Lexer<'a> {
             return Some(comment);
         }
         self.skip_whitespace();
-        match self.rest().first()? {
-            b'#' => Some(self.line_comment()),
-            b'"' => self.quoted(),
-            _ => Some(self.word()),
+        match self.src.as_bytes().get(self.pos)? {
+            b'#' => {
+                let (line, start, end) = self.skip_line_comment();
+                let text = self.slice(start, end);
+                Some(Lexeme::Comment {
+                    text: without_cr(text, text.contains('\r')),
+                    line,
+                })
+            }
+            b'"' => self.quoted().map(|s| Lexeme::Token(s.token)),
+            _ => Some(Lexeme::Token(self.word(true).token)),
+        }
+    }
+
+    /// The next token, comments skipped, with what the parser needs to know about it.
+    #[inline]
+    pub(crate) fn next_token(&mut self) -> Option<Scanned<'a>> {
+        loop {
+            self.skip_whitespace();
+            match self.src.as_bytes().get(self.pos)? {
+                b'#' => {
+                    self.skip_line_comment();
+                }
+                b'"' => return self.quoted(),
+                _ => return Some(self.word(false)),
+            }
         }
     }
 
     /// Skips whitespace (CR included) before a token, counting lines.
+    #[inline(always)]
     fn skip_whitespace(&mut self) {
         let bytes = self.src.as_bytes();
-        while let Some(&b) = bytes.get(self.pos) {
-            match b {
-                b'\n' => self.line = self.line.saturating_add(1),
-                b' ' | b'\t' | b'\r' | 0x0B | 0x0C => {}
-                0x80.. => match self.char_at(self.pos) {
-                    Some(c) if c.is_whitespace() => {
-                        self.pos += c.len_utf8();
-                        continue;
-                    }
+        loop {
+            let rest = bytes.get(self.pos..).unwrap_or_default();
+            self.pos += swar::spaces(rest);
+            let Some(&b) = bytes.get(self.pos) else {
+                return;
+            };
+            match class::of(b) {
+                class::SPACE | class::CR => self.pos += 1,
+                class::NEWLINE => {
+                    self.line = self.line.saturating_add(1);
+                    self.pos += 1;
+                }
+                class::HIGH => match self.char_at(self.pos) {
+                    Some(c) if c.is_whitespace() => self.pos += c.len_utf8(),
                     _ => return,
                 },
                 _ => return,
             }
-            self.pos += 1;
         }
     }
 
-    /// A comment at the start of a token: it runs to the end of the line, which it consumes.
-    fn line_comment(&mut self) -> Lexeme<'a> {
+    /// Skips a comment at the start of a token: it runs to the end of the line, which it
+    /// consumes. Returns its line and the offsets of its text.
+    fn skip_line_comment(&mut self) -> (usize, usize, usize) {
         let start = self.pos;
         let line = self.line;
-        let rest = self.rest();
+        let rest = self.src.as_bytes().get(start..).unwrap_or_default();
         let len = rest.iter().position(|&b| b == b'\n');
         let end = start + len.unwrap_or(rest.len());
         self.pos = end;
@@ -172,30 +313,27 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             self.line = self.line.saturating_add(1);
         }
-        let text = self.slice(start, end);
-        Lexeme::Comment {
-            text: without_cr(text, text.contains('\r')),
-            line,
-        }
+        (line, start, end)
     }
 
     /// A quoted token; the cursor is on the opening quote. An unterminated quote runs to EOF,
     /// where caddy returns nothing if it read no text.
-    fn quoted(&mut self) -> Option<Lexeme<'a>> {
+    fn quoted(&mut self) -> Option<Scanned<'a>> {
         let line = self.line;
         let start = self.pos + 1;
         let bytes = self.src.as_bytes();
         let mut at = start;
         let mut unescape = false;
+        let mut brace = false;
         let end = loop {
             match bytes.get(at) {
-                None => break at,
-                Some(b'"') => break at,
+                None | Some(b'"') => break at,
                 Some(b'\\') => match bytes.get(at + 1) {
                     // A backslash at EOF escapes nothing and is dropped.
                     None => break at,
                     Some(&next) => {
                         unescape |= next == b'"';
+                        brace |= next == b'{';
                         if next == b'\n' {
                             self.line = self.line.saturating_add(1);
                         }
@@ -206,7 +344,10 @@ impl<'a> Lexer<'a> {
                     self.line = self.line.saturating_add(1);
                     at += 1;
                 }
-                Some(_) => at += 1,
+                Some(&b) => {
+                    brace |= b == b'{';
+                    at += 1;
+                }
             }
         };
         let closed = bytes.get(end) == Some(&b'"');
@@ -220,86 +361,124 @@ impl<'a> Lexer<'a> {
         } else {
             Cow::Borrowed(raw)
         };
-        Some(Lexeme::Token(RawToken {
-            text,
-            line,
-            quoted: true,
-        }))
-    }
-
-    /// An unquoted word: it ends at whitespace (which it consumes) or EOF; CR inside it is
-    /// dropped, and a `#` inside it starts a comment that ends with the word.
-    fn word(&mut self) -> Lexeme<'a> {
-        let line = self.line;
-        let start = self.pos;
-        let (end, stop, cr) = self.scan_word(start, true);
-        let text = without_cr(self.slice(start, end), cr);
-        let stop = match stop {
-            Stop::Comment => {
-                let (comment_end, stop, cr) = self.scan_word(end + 1, false);
-                self.pending_comment = Some(Lexeme::Comment {
-                    text: without_cr(self.slice(end, comment_end), cr),
-                    line: self.line,
-                });
-                stop
-            }
-            stop => stop,
-        };
-        self.pos = match stop {
-            Stop::Eof(at) => at,
-            Stop::Space(at, c) => {
-                if c == '\n' {
-                    self.line = self.line.saturating_add(1);
-                }
-                at + c.len_utf8()
-            }
-            // `scan_word` after the `#` never stops at another comment.
-            Stop::Comment => end,
-        };
-        Lexeme::Token(RawToken {
-            text,
-            line,
-            quoted: false,
+        Some(Scanned {
+            token: RawToken {
+                text,
+                line,
+                quoted: true,
+            },
+            end_line: self.line,
+            brace,
         })
     }
 
-    /// Finds where the word starting at `from` ends: its end offset, why, and whether it
-    /// holds a CR. A `#` ends it only if `hash_ends` (inside a comment it does not).
-    fn scan_word(&self, from: usize, hash_ends: bool) -> (usize, Stop, bool) {
-        let bytes = self.src.as_bytes();
-        let mut at = from;
-        let mut cr = false;
-        loop {
-            let Some(&b) = bytes.get(at) else {
-                return (at, Stop::Eof(at), cr);
-            };
-            match b {
-                b'\n' | b' ' | b'\t' | 0x0B | 0x0C => {
-                    return (at, Stop::Space(at, char::from(b)), cr);
+    /// An unquoted word: it ends at whitespace (which it consumes) or EOF; CR inside it is
+    /// dropped, and a `#` inside it starts a comment that ends with the word (kept as the
+    /// pending comment when `keep_comment`).
+    #[inline(always)]
+    fn word(&mut self, keep_comment: bool) -> Scanned<'a> {
+        let line = self.line;
+        let start = self.pos;
+        let scan = self.scan_word(start, true);
+        let text = without_cr(self.slice(start, scan.end), scan.cr);
+        let (stop, stop_at) = match scan.stop {
+            Stop::Comment => {
+                let comment = self.scan_word(scan.end + 1, false);
+                if keep_comment {
+                    self.pending_comment = Some(Lexeme::Comment {
+                        text: without_cr(self.slice(scan.end, comment.end), comment.cr),
+                        line: self.line,
+                    });
                 }
-                b'#' if hash_ends => return (at, Stop::Comment, cr),
-                // A CR belongs to the word but not to its text.
-                b'\r' => {
-                    cr = true;
-                    at += 1;
-                }
-                0x80.. => match self.char_at(at) {
-                    Some(c) if c.is_whitespace() => return (at, Stop::Space(at, c), cr),
-                    Some(c) => at += c.len_utf8(),
-                    None => at += 1,
-                },
-                _ => at += 1,
+                (comment.stop, comment.end)
             }
+            stop => (stop, scan.end),
+        };
+        self.pos = match stop {
+            Stop::Eof => self.src.len(),
+            Stop::Space(c) => {
+                if c == '\n' {
+                    self.line = self.line.saturating_add(1);
+                }
+                stop_at + c.len_utf8()
+            }
+            // `scan_word` after the `#` never stops at another comment.
+            Stop::Comment => stop_at,
+        };
+        Scanned {
+            token: RawToken {
+                text,
+                line,
+                quoted: false,
+            },
+            end_line: line,
+            brace: scan.brace,
+        }
+    }
+
+    /// Finds where the word starting at `from` ends, why, and what it holds. A `#` ends it
+    /// only if `hash_ends` (inside a comment it does not).
+    #[inline(always)]
+    fn scan_word(&self, from: usize, hash_ends: bool) -> WordScan {
+        let bytes = self.src.as_bytes();
+        let mut scan = WordScan {
+            end: from,
+            stop: Stop::Eof,
+            cr: false,
+            brace: false,
+        };
+        loop {
+            let rest = bytes.get(scan.end..).unwrap_or_default();
+            scan.end += swar::ordinary(rest);
+            let Some(&b) = bytes.get(scan.end) else {
+                return scan;
+            };
+            match class::of(b) {
+                class::SPACE | class::NEWLINE => {
+                    scan.stop = Stop::Space(char::from(b));
+                    return scan;
+                }
+                class::HASH if hash_ends => {
+                    scan.stop = Stop::Comment;
+                    return scan;
+                }
+                // A CR belongs to the word but not to its text.
+                class::CR => scan.cr = true,
+                class::BRACE => scan.brace = true,
+                class::HIGH => match self.char_at(scan.end) {
+                    Some(c) if c.is_whitespace() => {
+                        scan.stop = Stop::Space(c);
+                        return scan;
+                    }
+                    Some(c) => scan.end += c.len_utf8() - 1,
+                    None => {}
+                },
+                _ => {}
+            }
+            scan.end += 1;
         }
     }
 }
 
+/// Where and why a word ended.
+struct WordScan {
+    /// The offset just past the word's text (of the character that stopped the scan).
+    end: usize,
+    /// Why it ended.
+    stop: Stop,
+    /// Whether it holds a CR.
+    cr: bool,
+    /// Whether it holds a `{`.
+    brace: bool,
+}
+
 /// Why a word ended.
+#[derive(Clone, Copy)]
 enum Stop {
-    /// At the end of the input (its length).
-    Eof(usize),
-    /// At a whitespace character, at this offset.
-    Space(usize, char),
+    /// At the end of the input.
+    Eof,
+    /// At a whitespace character.
+    Space(char),
     /// At a `#`.
     Comment,
 }

@@ -1,7 +1,11 @@
 //! The Corefile parser, exactly as caddy v1 `caddyfile/parse.go` (spec section 2).
 //!
-//! The token stream is kept as Go's slice-and-cursor, split around the cursor so that an
-//! import splices in place in time proportional to what it imports.
+//! Go keeps every token in one slice with a cursor and splices imports into it. Here the main
+//! input is lexed as the cursor reaches it, imports stack their tokens in front of it (the
+//! same sequence, without moving the rest), and the cursor keeps the current and previous
+//! token, which is all Go's parser ever looks back at. Each token carries what the parser
+//! asks of it, found while lexing: brace or `import`, the line it ends on, whether it can hold
+//! an environment reference.
 
 use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
@@ -12,7 +16,7 @@ use alloc::vec::Vec;
 use crate::env::{self, Env};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::import::Resolver;
-use crate::lexer;
+use crate::lexer::{self, Lexer};
 
 /// Snippet expansions allowed in one parse (caddy's `maxSnippetExpansions`).
 pub const MAX_SNIPPET_EXPANSIONS: usize = 10_000;
@@ -133,62 +137,194 @@ impl core::fmt::Debug for ParseOptions<'_> {
 
 /// Parses `input` into server blocks, which borrow their text from it where they can.
 pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock<'i>>> {
-    let mut after = tokens_of(input, None);
-    after.reverse();
-    let valid = options.directives.map(|names| {
-        let mut sorted = names.to_vec();
-        sorted.sort_unstable_by_key(|&name| by_length(name));
-        sorted
-    });
+    let (main, frames) = match core::str::from_utf8(input) {
+        Ok(text) => (Lexer::new(text), Vec::new()),
+        // Invalid UTF-8 decodes to a new string, so its tokens own their text.
+        Err(_) => (
+            Lexer::new(""),
+            alloc::vec![Frame::Tokens(lex_owned(input, MAIN_FILE).into_iter())],
+        ),
+    };
+    let valid = options.directives.map(ValidNames::new);
     let mut parser = Parser {
         valid,
-        before: Vec::with_capacity(after.len()),
+        main,
+        frames,
         cur: None,
-        after,
+        prev: None,
+        replay: false,
         opts: options,
-        snippets: BTreeMap::new(),
+        files: Vec::new(),
+        file_ids: BTreeMap::new(),
+        snippet_names: BTreeMap::new(),
+        snippets: Vec::new(),
         scratch_tokens: Vec::new(),
         scratch_directives: Vec::new(),
         snippet_expansions: 0,
         file_expansions: 0,
-        total_tokens: 0,
+        imported_tokens: 0,
         eof: false,
     };
-    parser.total_tokens = parser.after.len();
     parser.parse_all()
 }
 
-/// The tokens of one file, from `file` (`None` for the main input).
-fn tokens_of<'i>(input: &'i [u8], file: Option<&Arc<str>>) -> Vec<Token<'i>> {
-    lexer::map_lexemes(input, |lexeme| match lexeme {
-        lexer::Lexeme::Token(t) => Some(Token {
-            text: t.text,
-            line: t.line,
-            file: file.cloned(),
-        }),
-        lexer::Lexeme::Comment { .. } => None,
-    })
+/// The file index of the main input ([`Tok::file`]); imported files count from 1.
+const MAIN_FILE: u32 = 0;
+
+/// What the parser knows about a token's text without comparing strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Exactly `{`.
+    Open,
+    /// Exactly `}`.
+    Close,
+    /// Exactly `import`.
+    Import,
+    /// Anything else.
+    Word,
+}
+
+impl Kind {
+    #[inline]
+    fn of(text: &str) -> Kind {
+        match text.as_bytes() {
+            b"{" => Kind::Open,
+            b"}" => Kind::Close,
+            b"import" => Kind::Import,
+            _ => Kind::Word,
+        }
+    }
+}
+
+/// A token inside the parser: its text and line, plus facts found while lexing.
+#[derive(Clone, Debug)]
+struct Tok<'i> {
+    text: Cow<'i, str>,
+    line: usize,
+    /// The line its text ends on (a quoted token may span lines).
+    end_line: usize,
+    /// [`MAIN_FILE`], or 1 + the index of its imported file in `Parser::files`.
+    file: u32,
+    kind: Kind,
+    /// Whether the text may hold an environment reference (it has a `{`).
+    brace: bool,
+}
+
+impl<'i> Tok<'i> {
+    #[inline]
+    fn new(scanned: lexer::Scanned<'i>, file: u32) -> Self {
+        let kind = Kind::of(&scanned.token.text);
+        Tok {
+            text: scanned.token.text,
+            line: scanned.token.line,
+            end_line: scanned.end_line,
+            file,
+            kind,
+            brace: scanned.brace,
+        }
+    }
+
+    fn into_owned(self) -> Tok<'static> {
+        Tok {
+            text: Cow::Owned(self.text.into_owned()),
+            ..self
+        }
+    }
+
+    /// Whether `next` is on the line this token ends on (the rule of `NextArg`).
+    #[inline]
+    fn is_same_line_as(&self, next: &Tok<'_>) -> bool {
+        self.file == next.file && self.end_line == next.line
+    }
+}
+
+/// Lexes a whole file into tokens that own their text.
+fn lex_owned(input: &[u8], file: u32) -> Vec<Tok<'static>> {
+    let text = lexer::decode_lossy(input);
+    let mut lexer = Lexer::new(&text);
+    let mut tokens = Vec::new();
+    while let Some(scanned) = lexer.next_token() {
+        tokens.push(Tok::new(scanned, file).into_owned());
+    }
+    tokens
+}
+
+/// A source of tokens spliced in front of the rest of the input (Go splices a token slice; a
+/// stack of sources is the same sequence without moving the rest).
+enum Frame<'i> {
+    /// Tokens of their own: an imported file, or input that is not UTF-8.
+    Tokens(alloc::vec::IntoIter<Tok<'i>>),
+    /// A defined snippet's tokens, from this position on.
+    Snippet { id: usize, at: usize },
+    /// One token put back.
+    Pending(Tok<'i>),
+}
+
+/// The accepted directive names, grouped by length for cheap lookups.
+struct ValidNames<'a> {
+    /// The names sorted by length, then bytes.
+    names: Vec<&'a str>,
+    /// `starts[len]`: the index of the first name of length `len` or more.
+    starts: Vec<usize>,
+}
+
+impl<'a> ValidNames<'a> {
+    fn new(names: &[&'a str]) -> Self {
+        let mut names = names.to_vec();
+        names.sort_unstable_by_key(|&name| (name.len(), name));
+        let longest = names.last().map_or(0, |n| n.len());
+        let starts = (0..=longest + 1)
+            .map(|len| names.partition_point(|n| n.len() < len))
+            .collect();
+        ValidNames { names, starts }
+    }
+
+    /// The position of `name` in the sorted list: a small id for equality.
+    #[inline]
+    fn id(&self, name: &str) -> Option<usize> {
+        let start = *self.starts.get(name.len())?;
+        let end = *self.starts.get(name.len() + 1)?;
+        let same_length = self.names.get(start..end)?;
+        // A byte loop: names are short and most differ in their first byte.
+        same_length
+            .iter()
+            .position(|&valid| valid.bytes().zip(name.bytes()).all(|(a, b)| a == b))
+            .map(|at| start + at)
+    }
 }
 
 struct Parser<'a, 'i> {
-    /// The accepted directive names, sorted by [`by_length`] for binary search.
-    valid: Option<Vec<&'a str>>,
-    /// `tokens[..cursor]`.
-    before: Vec<Token<'i>>,
-    /// `tokens[cursor]`; `None` when the cursor is out of range.
-    cur: Option<Token<'i>>,
-    /// `tokens[cursor + 1..]`, reversed.
-    after: Vec<Token<'i>>,
+    /// The accepted directive names; `None` accepts any.
+    valid: Option<ValidNames<'a>>,
+    /// The main input, lexed as it is read.
+    main: Lexer<'i>,
+    /// Token sources in front of what is left of `main`, the innermost import last.
+    frames: Vec<Frame<'i>>,
+    /// Go's `tokens[cursor]`; `None` before the first token, or past the end after an
+    /// import that spliced in nothing.
+    cur: Option<Tok<'i>>,
+    /// Go's `tokens[cursor - 1]`.
+    prev: Option<Tok<'i>>,
+    /// The cursor was moved back: the next [`Parser::next`] stays on `cur`.
+    replay: bool,
     opts: ParseOptions<'a>,
-    snippets: BTreeMap<String, Vec<Token<'i>>>,
+    /// The absolute paths of imported files; a token's `file` indexes it from 1.
+    files: Vec<Arc<str>>,
+    /// Each path's index (from 1), so tokens of one file share it however often it is
+    /// imported (Go compares file names).
+    file_ids: BTreeMap<Arc<str>, u32>,
+    /// Snippet ids by name.
+    snippet_names: BTreeMap<String, usize>,
+    /// Snippet bodies, by id.
+    snippets: Vec<Vec<Tok<'i>>>,
     snippet_expansions: usize,
     file_expansions: usize,
-    total_tokens: usize,
+    imported_tokens: usize,
     eof: bool,
-    /// Reused buffers for one directive's tokens and one block's directives, so the lists
-    /// handed out are allocated once at their final size.
+    /// Reused buffers for one directive's tokens and one block's directives (with the id of
+    /// each name in `valid`), so the lists handed out are allocated once at their final size.
     scratch_tokens: Vec<Token<'i>>,
-    scratch_directives: Vec<Directive<'i>>,
+    scratch_directives: Vec<(Directive<'i>, Option<usize>)>,
 }
 
 type Result<T> = core::result::Result<T, ParseError>;
@@ -196,36 +332,96 @@ type Result<T> = core::result::Result<T, ParseError>;
 impl<'i> Parser<'_, 'i> {
     // --- Dispenser primitives -----------------------------------------------------------
 
+    /// The next token of the spliced sequence.
+    #[inline(always)]
+    fn pull(&mut self) -> Option<Tok<'i>> {
+        if self.frames.is_empty() {
+            return self.main.next_token().map(|s| Tok::new(s, MAIN_FILE));
+        }
+        self.pull_spliced()
+    }
+
+    /// The next token when imports are in front of the main input.
+    fn pull_spliced(&mut self) -> Option<Tok<'i>> {
+        loop {
+            let Some(frame) = self.frames.last_mut() else {
+                return self.main.next_token().map(|s| Tok::new(s, MAIN_FILE));
+            };
+            let token = match frame {
+                Frame::Tokens(tokens) => tokens.next(),
+                Frame::Snippet { id, at } => {
+                    let token = self
+                        .snippets
+                        .get(*id)
+                        .and_then(|body| body.get(*at))
+                        .cloned();
+                    *at += 1;
+                    token
+                }
+                Frame::Pending(_) => match self.frames.pop() {
+                    Some(Frame::Pending(token)) => return Some(token),
+                    _ => None,
+                },
+            };
+            if token.is_some() {
+                return token;
+            }
+            self.frames.pop();
+        }
+    }
+
+    /// Puts a token back at the front of the sequence.
+    fn unpull(&mut self, token: Tok<'i>) {
+        self.frames.push(Frame::Pending(token));
+    }
+
+    #[inline]
     fn next(&mut self) -> bool {
-        let Some(next) = self.after.pop() else {
+        if core::mem::take(&mut self.replay) {
+            return true;
+        }
+        let Some(next) = self.pull() else {
             return false;
         };
-        if let Some(cur) = self.cur.replace(next) {
-            self.before.push(cur);
-        }
+        self.prev = self.cur.replace(next);
         true
     }
 
+    /// Go's `cursor--`. Always followed by [`Parser::next`], which then lands where the
+    /// cursor was (or, past the end, fails and leaves the cursor on the last token).
     fn back(&mut self) {
-        if let Some(cur) = self.cur.take() {
-            self.after.push(cur);
+        if self.cur.is_some() {
+            self.replay = true;
+        } else {
+            self.cur = self.prev.take();
         }
-        self.cur = self.before.pop();
     }
 
     fn next_arg(&mut self) -> bool {
-        match (&self.cur, self.after.last()) {
-            (None, Some(_)) if self.before.is_empty() => self.next(),
-            (Some(cur), Some(next)) if cur.is_same_line_as(next) => self.next(),
-            _ => false,
+        if self.cur.is_none() {
+            return false;
         }
+        let Some(next) = self.pull() else {
+            return false;
+        };
+        let same_line = self
+            .cur
+            .as_ref()
+            .is_some_and(|cur| cur.is_same_line_as(&next));
+        if same_line {
+            self.prev = self.cur.replace(next);
+        } else {
+            self.unpull(next);
+        }
+        same_line
     }
 
+    #[inline]
     fn is_new_line(&self) -> bool {
-        match (self.before.last(), &self.cur) {
+        match (&self.prev, &self.cur) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(prev), Some(cur)) => prev.is_new_line_before(cur),
+            (Some(prev), Some(cur)) => prev.file != cur.file || prev.end_line < cur.line,
         }
     }
 
@@ -233,9 +429,23 @@ impl<'i> Parser<'_, 'i> {
         self.cur.as_ref().map_or("", |t| &t.text)
     }
 
+    fn kind(&self) -> Option<Kind> {
+        self.cur.as_ref().map(|t| t.kind)
+    }
+
+    /// The path of imported file `file` (from 1).
+    fn file_path(&self, file: u32) -> Option<&Arc<str>> {
+        let at = usize::try_from(file.checked_sub(1)?).ok()?;
+        self.files.get(at)
+    }
+
+    fn file_name(&self, file: u32) -> &str {
+        self.file_path(file).map_or(self.opts.filename, |f| f)
+    }
+
     fn err(&self, kind: ParseErrorKind) -> ParseError {
         let (file, line) = match &self.cur {
-            Some(t) => (t.file.as_deref().unwrap_or(self.opts.filename), t.line),
+            Some(t) => (self.file_name(t.file), t.line),
             None => (self.opts.filename, 0),
         };
         ParseError {
@@ -252,25 +462,28 @@ impl<'i> Parser<'_, 'i> {
         })
     }
 
-    fn substitute(&self, text: &str) -> Result<String> {
-        env::substitute(text, self.opts.env)
-            .map(Cow::into_owned)
-            .map_err(|e| self.err(ParseErrorKind::EnvLoop(e.token)))
-    }
-
     /// The current token's text, environment-substituted, still borrowed when nothing changed.
+    #[inline]
     fn substituted_val(&self) -> Result<Cow<'i, str>> {
-        let Some(cur) = &self.cur else {
-            return Ok(Cow::Borrowed(""));
-        };
-        self.substituted(&cur.text)
+        match &self.cur {
+            Some(cur) => self.substituted(cur),
+            None => Ok(Cow::Borrowed("")),
+        }
     }
 
-    fn substituted(&self, text: &Cow<'i, str>) -> Result<Cow<'i, str>> {
-        if !env::has_reference(text) {
-            return Ok(text.clone());
+    #[inline(always)]
+    fn substituted(&self, token: &Tok<'i>) -> Result<Cow<'i, str>> {
+        if !token.brace {
+            return Ok(token.text.clone());
         }
-        let substituted = match text {
+        self.substituted_slow(token)
+    }
+
+    fn substituted_slow(&self, token: &Tok<'i>) -> Result<Cow<'i, str>> {
+        if !env::has_reference(&token.text) {
+            return Ok(token.text.clone());
+        }
+        let substituted = match &token.text {
             Cow::Borrowed(text) => env::substitute(text, self.opts.env),
             Cow::Owned(text) => {
                 env::substitute(text, self.opts.env).map(|s| Cow::Owned(s.into_owned()))
@@ -302,14 +515,15 @@ impl<'i> Parser<'_, 'i> {
         }
         if let Some(name) = snippet_name(&block.keys) {
             let name = String::from(name);
-            if self.snippets.contains_key(&name) {
+            if self.snippet_names.contains_key(&name) {
                 return Err(self.err(ParseErrorKind::SnippetRedeclared(name)));
             }
             let tokens = self.snippet_tokens()?;
             if imports_itself(&tokens, &name, self.opts.env) {
                 return Err(self.err(ParseErrorKind::SnippetDepth));
             }
-            self.snippets.insert(name, tokens);
+            self.snippet_names.insert(name, self.snippets.len());
+            self.snippets.push(tokens);
             block.keys.clear();
             return Ok(block);
         }
@@ -355,12 +569,12 @@ impl<'i> Parser<'_, 'i> {
     }
 
     fn block_contents(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
-        let braced = self.val() == "{";
+        let braced = self.kind() == Some(Kind::Open);
         if !braced {
             self.back();
         }
         self.directives(block)?;
-        if braced && self.val() != "}" {
+        if braced && self.kind() != Some(Kind::Close) {
             return Err(self.syntax_err('}'));
         }
         Ok(())
@@ -370,56 +584,64 @@ impl<'i> Parser<'_, 'i> {
         let mut directives = core::mem::take(&mut self.scratch_directives);
         directives.clear();
         while self.next() {
-            match self.val() {
-                "}" => break,
-                "import" => {
+            match self.kind() {
+                Some(Kind::Close) => break,
+                Some(Kind::Import) => {
                     self.do_import()?;
                     self.back();
                 }
                 _ => self.directive(&mut directives)?,
             }
         }
-        block.directives.append(&mut directives);
+        block
+            .directives
+            .extend(directives.drain(..).map(|(directive, _)| directive));
         self.scratch_directives = directives;
         Ok(())
     }
 
-    fn directive(&mut self, directives: &mut Vec<Directive<'i>>) -> Result<()> {
+    fn directive(&mut self, directives: &mut Vec<(Directive<'i>, Option<usize>)>) -> Result<()> {
         let name = self.substituted_val()?;
-        if let Some(valid) = &self.valid
-            && valid
-                .binary_search_by_key(&by_length(&name), |&valid| by_length(valid))
-                .is_err()
-        {
-            return Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned())));
-        }
-        let slot = match directives.iter().position(|d| d.name == name) {
+        let id = match &self.valid {
+            Some(valid) => match valid.id(&name) {
+                Some(id) => Some(id),
+                None => return Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned()))),
+            },
+            None => None,
+        };
+        let slot = match directives.iter().position(|(d, known)| match (known, id) {
+            (Some(known), Some(id)) => *known == id,
+            _ => d.name == name,
+        }) {
             Some(slot) => slot,
             None => {
-                directives.push(Directive {
-                    name,
-                    tokens: Vec::new(),
-                });
+                directives.push((
+                    Directive {
+                        name,
+                        tokens: Vec::new(),
+                    },
+                    id,
+                ));
                 directives.len().saturating_sub(1)
             }
         };
         let mut tokens = core::mem::take(&mut self.scratch_tokens);
         tokens.clear();
         if let Some(cur) = &self.cur {
-            tokens.push(cur.clone());
+            tokens.push(self.token(cur, cur.text.clone()));
         }
         let mut nesting = 0usize;
         while self.next() {
             let new_line = self.is_new_line();
-            match self.val() {
-                "{" => nesting = nesting.saturating_add(1),
+            match self.kind() {
+                Some(Kind::Open) => nesting = nesting.saturating_add(1),
                 _ if new_line && nesting == 0 => {
                     self.back();
                     break;
                 }
-                "}" if nesting > 0 => nesting -= 1,
-                "}" => return Err(self.err(ParseErrorKind::UnmatchedCloseBrace)),
-                "import" if new_line => {
+                Some(Kind::Close) if nesting > 0 => nesting -= 1,
+                Some(Kind::Close) => return Err(self.err(ParseErrorKind::UnmatchedCloseBrace)),
+                Some(Kind::Import) if new_line => {
                     self.do_import()?;
                     self.back();
                     continue;
@@ -427,78 +649,103 @@ impl<'i> Parser<'_, 'i> {
                 _ => {}
             }
             if let Some(cur) = &self.cur {
-                tokens.push(Token {
-                    text: self.substituted(&cur.text)?,
-                    line: cur.line,
-                    file: cur.file.clone(),
-                });
+                tokens.push(self.token(cur, self.substituted(cur)?));
             }
         }
         if nesting > 0 {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
-        if let Some(directive) = directives.get_mut(slot) {
+        if let Some((directive, _)) = directives.get_mut(slot) {
             directive.tokens.append(&mut tokens);
         }
         self.scratch_tokens = tokens;
         Ok(())
     }
 
+    /// The token handed out for `token`, with text `text`.
+    #[inline]
+    fn token(&self, token: &Tok<'i>, text: Cow<'i, str>) -> Token<'i> {
+        Token {
+            text,
+            line: token.line,
+            file: match token.file {
+                MAIN_FILE => None,
+                file => self.file_path(file).cloned(),
+            },
+        }
+    }
+
     /// Replaces `import PATTERN` (the cursor is on `import`) by the tokens it names and
     /// leaves the cursor on the first of them.
     fn do_import(&mut self) -> Result<()> {
+        // Go's `tokens[cursor - 1]` once the two import tokens are spliced out.
+        let before = self.prev.take();
         if !self.next_arg() {
             return Err(self.err(ParseErrorKind::ImportArgMissing(String::from(self.val()))));
         }
-        let pattern = self.substitute(self.val())?;
+        let pattern = self.substituted_val()?.into_owned();
         if pattern.is_empty() {
             return Err(self.err(ParseErrorKind::ImportEmptyPath));
         }
         if self.next_arg() {
             return Err(self.err(ParseErrorKind::ImportTooManyArgs));
         }
-        let imported = match self.snippets.get(&pattern) {
-            Some(tokens) => {
+        let frame = match self.snippet_names.get(&pattern) {
+            Some(&id) => {
                 if self.snippet_expansions >= MAX_SNIPPET_EXPANSIONS {
                     return Err(self.err(ParseErrorKind::SnippetDepth));
                 }
                 self.snippet_expansions += 1;
-                tokens.clone()
+                let len = self.snippets.get(id).map_or(0, Vec::len);
+                self.count_imported(len)?;
+                Frame::Snippet { id, at: 0 }
             }
-            None => self.import_files(&pattern)?,
+            None => {
+                let tokens = self.import_files(&pattern)?;
+                self.count_imported(tokens.len())?;
+                Frame::Tokens(tokens.into_iter())
+            }
         };
-        self.total_tokens = self.total_tokens.saturating_add(imported.len());
-        if self.total_tokens > MAX_TOKENS {
-            return Err(self.err(ParseErrorKind::TooManyTokens));
-        }
-        // Splice out `import` (the previous token) and the pattern (the current one).
-        self.before.pop();
-        self.cur = None;
-        self.after.extend(imported.into_iter().rev());
-        self.cur = self.after.pop();
+        self.frames.push(frame);
+        self.cur = self.pull();
+        self.prev = before;
         Ok(())
     }
 
-    fn import_files(&mut self, pattern: &str) -> Result<Vec<Token<'i>>> {
+    fn count_imported(&mut self, tokens: usize) -> Result<()> {
+        self.imported_tokens = self.imported_tokens.saturating_add(tokens);
+        if self.imported_tokens > MAX_TOKENS {
+            return Err(self.err(ParseErrorKind::TooManyTokens));
+        }
+        Ok(())
+    }
+
+    fn import_files(&mut self, pattern: &str) -> Result<Vec<Tok<'i>>> {
         if self.file_expansions >= MAX_FILE_EXPANSIONS {
             return Err(self.err(ParseErrorKind::FileDepth));
         }
         self.file_expansions += 1;
-        let from = self
-            .cur
-            .as_ref()
-            .and_then(|t| t.file.as_deref())
-            .unwrap_or(self.opts.filename);
+        let from = self.cur.as_ref().map_or(MAIN_FILE, |t| t.file);
+        let from = String::from(self.file_name(from));
         let files = self
             .opts
             .resolver
-            .resolve(pattern, from)
+            .resolve(pattern, &from)
             .map_err(|message| self.err(ParseErrorKind::Import(message)))?;
         let mut tokens = Vec::new();
         for file in files {
-            let path: Arc<str> = Arc::from(file.path.as_str());
-            let imported = tokens_of(&file.contents, Some(&path));
-            tokens.extend(imported.into_iter().map(Token::into_owned));
+            let id = match self.file_ids.get(file.path.as_str()) {
+                Some(&id) => id,
+                None => {
+                    // At most MAX_FILE_EXPANSIONS files are ever imported.
+                    let id = u32::try_from(self.files.len() + 1).unwrap_or(u32::MAX);
+                    let path: Arc<str> = Arc::from(file.path.as_str());
+                    self.files.push(Arc::clone(&path));
+                    self.file_ids.insert(path, id);
+                    id
+                }
+            };
+            tokens.extend(lex_owned(&file.contents, id));
             if tokens.len() > MAX_TOKENS {
                 return Err(self.err(ParseErrorKind::TooManyTokens));
             }
@@ -506,21 +753,21 @@ impl<'i> Parser<'_, 'i> {
         Ok(tokens)
     }
 
-    fn snippet_tokens(&mut self) -> Result<Vec<Token<'i>>> {
-        if self.val() != "{" {
+    fn snippet_tokens(&mut self) -> Result<Vec<Tok<'i>>> {
+        if self.kind() != Some(Kind::Open) {
             return Err(self.syntax_err('{'));
         }
         let mut depth = 1usize;
         let mut tokens = Vec::new();
         while self.next() {
-            match self.val() {
-                "}" => {
+            match self.kind() {
+                Some(Kind::Close) => {
                     depth -= 1;
                     if depth == 0 {
                         break;
                     }
                 }
-                "{" => depth = depth.saturating_add(1),
+                Some(Kind::Open) => depth = depth.saturating_add(1),
                 _ => {}
             }
             if let Some(cur) = &self.cur {
@@ -532,11 +779,6 @@ impl<'i> Parser<'_, 'i> {
         }
         Ok(tokens)
     }
-}
-
-/// A sort key for names that compares lengths first (cheaper than comparing bytes).
-fn by_length(name: &str) -> (usize, &str) {
-    (name.len(), name)
 }
 
 /// `key` without its last character, a comma.
@@ -559,14 +801,14 @@ fn snippet_name<'k>(keys: &'k [Cow<'_, str>]) -> Option<&'k str> {
 }
 
 /// caddy's guard: a snippet body with `import NAME` of itself at a line start.
-fn imports_itself(tokens: &[Token<'_>], name: &str, env: &dyn Env) -> bool {
+fn imports_itself(tokens: &[Tok<'_>], name: &str, env: &dyn Env) -> bool {
     tokens.windows(2).enumerate().any(|(i, pair)| {
         let [import, arg] = pair else { return false };
         let at_line_start = i == 0
             || tokens
                 .get(i - 1)
                 .is_some_and(|prev| prev.file != import.file || prev.line != import.line);
-        &*import.text == "import"
+        import.kind == Kind::Import
             && at_line_start
             && env::substitute(&arg.text, env).is_ok_and(|p| p == name)
     })

@@ -13,7 +13,7 @@ use core::net::IpAddr;
 use crate::env::{Env, NoEnv};
 use crate::error::{Error, ParseError};
 use crate::import::{NoFiles, Resolver};
-use crate::overlap::{Conflict, Listener, OverlapChecker, OverlapError, UNBOUND};
+use crate::overlap::{BlockOverlapChecker, Conflict, Listener, OverlapError, UNBOUND};
 use crate::parser::{self, Directive, ParseOptions, ServerBlock, Token};
 use crate::plugin_order::PluginOrder;
 use crate::zone::{self, ZoneAddr};
@@ -391,58 +391,60 @@ fn bind_addresses(lines: &[Line<'_>]) -> Vec<String> {
 fn check_overlap(blocks: &[BlockView<'_>]) -> Result<(), Error> {
     let mut zone_ids: BTreeMap<&ZoneAddr, usize> = BTreeMap::new();
     let mut host_ids: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut hosts_by_id: Vec<&str> = Vec::new();
     host_ids.insert("", UNBOUND);
-    let mut checker = OverlapChecker::default();
+    hosts_by_id.push("");
+    let mut checker = BlockOverlapChecker::default();
     let is_filtered = |block: &&BlockView<'_>| block.directives.iter().any(|d| d.name == "view");
     let filtered = blocks.iter().filter(is_filtered).map(|b| (b, true));
     let unfiltered = blocks
         .iter()
         .filter(|b| !is_filtered(b))
         .map(|b| (b, false));
-    let unbound = [String::new()];
     for (block, filtered) in filtered.chain(unfiltered) {
-        let hosts: &[String] = if block.listen_hosts.is_empty() {
-            &unbound
-        } else {
-            &block.listen_hosts
-        };
-        // Ids only stand for equality, so a block's hosts are interned once, up front.
-        let hosts: Vec<(&String, usize)> = hosts
+        let hosts: Vec<usize> = block
+            .listen_hosts
             .iter()
             .map(|host| {
-                let next = host_ids.len();
-                (host, *host_ids.entry(host.as_str()).or_insert(next))
+                *host_ids.entry(host.as_str()).or_insert_with(|| {
+                    hosts_by_id.push(host);
+                    hosts_by_id.len() - 1
+                })
             })
             .collect();
-        for zone in &block.zones {
-            let next = zone_ids.len();
-            let zone_id = *zone_ids.entry(zone).or_insert(next);
-            for &(host, host_id) in &hosts {
-                let Err(conflict) = checker.add(zone_id, host_id, filtered) else {
-                    continue;
-                };
-                let listener = |address: &str| {
-                    Box::new(Listener {
-                        zone: zone.clone(),
-                        address: String::from(address),
-                    })
-                };
-                let error = match conflict {
-                    Conflict::AlreadyDefined => OverlapError::AlreadyDefined(listener(host)),
-                    Conflict::Overlap(other) => {
-                        let other = host_ids
-                            .iter()
-                            .find(|&(_, &id)| id == other)
-                            .map_or("", |(h, _)| *h);
-                        OverlapError::Overlap {
-                            listener: listener(host),
-                            with: listener(other),
-                        }
-                    }
-                };
-                return Err(Error::Overlap(error));
-            }
-        }
+        let zones: Vec<usize> = block
+            .zones
+            .iter()
+            .map(|zone| {
+                let next = zone_ids.len();
+                *zone_ids.entry(zone).or_insert(next)
+            })
+            .collect();
+        let Err(clash) = checker.add_block(&zones, &hosts, filtered) else {
+            continue;
+        };
+        // The position comes from this block's zones, so it is always there.
+        let Some(zone) = block.zones.get(clash.zone) else {
+            continue;
+        };
+        let listener = |address: &str| {
+            Box::new(Listener {
+                zone: zone.clone(),
+                address: String::from(address),
+            })
+        };
+        let host = block
+            .listen_hosts
+            .get(clash.host)
+            .map_or("", String::as_str);
+        let error = match clash.conflict {
+            Conflict::AlreadyDefined => OverlapError::AlreadyDefined(listener(host)),
+            Conflict::Overlap(other) => OverlapError::Overlap {
+                listener: listener(host),
+                with: listener(hosts_by_id.get(other).copied().unwrap_or_default()),
+            },
+        };
+        return Err(Error::Overlap(error));
     }
     Ok(())
 }

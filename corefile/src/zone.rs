@@ -184,7 +184,7 @@ fn split_host_port(s: &str) -> Result<(Vec<String>, Option<String>), ZoneError> 
         }
         None if s.is_empty() => return Err(ZoneError::NoDataAfterColon(String::new())),
         Some(colon) => {
-            if let Some(p) = s.get(colon + 1..).and_then(go_atoi) {
+            if let Some(p) = s.get(colon + 1..).and_then(|p| crate::go::atoi(p).ok()) {
                 port = Some(p.to_string());
                 host = s.get(..colon).unwrap_or_default();
             }
@@ -204,29 +204,6 @@ fn split_host_port(s: &str) -> Result<(Vec<String>, Option<String>), ZoneError> 
         return Err(ZoneError::InvalidCidr(host.to_string()));
     }
     Ok((cidr.reverse_zones(), port))
-}
-
-/// Go's `strconv.Atoi`: optional sign, decimal digits, 64-bit range.
-fn go_atoi(s: &str) -> Option<i64> {
-    let (negative, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, s.get(1..)?),
-        Some(b'+') => (false, s.get(1..)?),
-        _ => (false, s),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for b in digits.bytes() {
-        let d = i64::from(b - b'0');
-        value = value.checked_mul(10)?;
-        value = if negative {
-            value.checked_sub(d)?
-        } else {
-            value.checked_add(d)?
-        };
-    }
-    Some(value)
 }
 
 /// miekg/dns `IsFqdn`: ends with a dot that is not escaped.

@@ -146,6 +146,30 @@ fn snippet_rules() {
     assert_eq!(v.blocks[0].directives[0].tokens[0].line, 2);
 }
 
+/// Go splices an import's tokens into its token slice and steps the cursor back; when the
+/// import brings nothing and ends the input, the cursor lands on the token before `import`.
+#[test]
+fn an_empty_import_at_the_end_leaves_the_cursor_on_the_token_before_it() {
+    assert_eq!(
+        load("(e) {\n}\na {\n  import e", &[]).unwrap_err(),
+        "Corefile:3 - Syntax error: Unexpected token '{', expecting '}'"
+    );
+    assert_eq!(
+        load("(e) {\n}\na {\n  log\n  import e", &[]).unwrap_err(),
+        "Corefile:4 - Syntax error: Unexpected token 'log', expecting '}'"
+    );
+    assert_eq!(
+        load("(e) {\n}\na {\n  log {\n  import e", &[]).unwrap_err(),
+        "Corefile:4 - Error during parsing: Unexpected EOF"
+    );
+    // In key position the block simply ends: no keys, so the default Corefile is used.
+    let view = load("(e) {\n}\nimport e", &[]).unwrap();
+    assert!(view.used_default_input);
+    // Followed by more input, the import vanishes and the next token follows on.
+    let view = load("(e) {\n}\na {\n  import e\n  log\n}\n", &[]).unwrap();
+    assert_eq!(view.blocks[0].directives[0].name, "log");
+}
+
 #[test]
 fn a_file_that_imports_itself_hits_a_cap() {
     let err = load(

@@ -134,11 +134,20 @@ fn plugin_errors_read_like_coredns() {
     );
     assert_eq!(
         plugin_err::<plugins::Health>("    health :8080 {\n        lameduck x\n    }"),
-        "plugin/health: unable to parse lameduck duration value: 'x' : time: invalid duration \"x\""
+        "plugin/health: unable to parse lameduck duration value: \"x\": time: invalid duration \"x\""
     );
     assert_eq!(
         plugin_err::<plugins::Bind>("    bind 127.0.0.1 {\n        only x\n    }"),
         "plugin/bind: invalid option \"only\""
+    );
+    // coredns plugin/errors/setup_test.go: `consolidate 1m ())` fails Go's regexp.Compile.
+    assert_eq!(
+        plugin_err::<plugins::Errors>("    errors {\n        consolidate 1m ())\n    }"),
+        "plugin/errors: Corefile:3 - Error during parsing: error parsing regexp: unexpected ): `())`"
+    );
+    assert_eq!(
+        plugin_err::<plugins::Errors>("    errors {\n        consolidate 1m a** warning\n    }"),
+        "plugin/errors: Corefile:3 - Error during parsing: error parsing regexp: invalid nested repetition operator: `**`"
     );
     assert_eq!(
         plugin_err::<plugins::Hosts>("    hosts {\n        ttl 0\n    }"),
@@ -171,4 +180,201 @@ fn typed_values() {
         .unwrap();
     assert_eq!(reload.interval.to_string(), "10s");
     assert_eq!(reload.jitter.to_string(), "5s");
+}
+
+#[test]
+fn forward_upstreams_from_a_resolv_conf_file() {
+    let view = corefile::load(
+        b". {\n    forward . 10.0.0.1:5353 fe80::1%eth0 tls://9.9.9.9 /etc/resolv.conf\n}\n",
+    )
+    .unwrap();
+    let forward: plugins::Forward = plugins::config(&view.blocks[0], "Corefile")
+        .unwrap()
+        .unwrap();
+    let files: Vec<&str> = forward.stanzas[0].files().collect();
+    assert_eq!(files, ["/etc/resolv.conf"]);
+
+    let path = std::env::temp_dir().join(format!("corefile-resolv-{}.conf", std::process::id()));
+    std::fs::write(
+        &path,
+        b"# generated\nsearch svc.cluster.local\nnameserver 10.96.0.10\nnameserver ::1\n",
+    )
+    .unwrap();
+    let upstreams = corefile::fs::resolv_conf_upstreams(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(upstreams.unwrap(), ["10.96.0.10:53", "[::1]:53"]);
+    assert!(corefile::fs::resolv_conf_upstreams(&path).is_err());
+}
+
+/// A directive input as CoreDNS's setup tests hand it to setup (`caddy.NewTestController`):
+/// the whole text is the directive's tokens.
+fn setup_outcome(plugin: &str, text: &[u8]) -> Result<(), String> {
+    use corefile::dispenser::Dispenser;
+    use corefile::parser::Token;
+    fn run<P: PluginConfig>(name: &'static str, tokens: &[Token]) -> Result<(), String> {
+        P::parse(&mut Dispenser::new(name, "Corefile", tokens))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+    let tokens: Vec<Token> = corefile::lexer::tokens(text)
+        .into_iter()
+        .map(|t| Token {
+            text: t.text,
+            line: t.line,
+            file: None,
+        })
+        .collect();
+    match plugin {
+        "errors" => run::<plugins::Errors>("errors", &tokens),
+        "forward" => run::<plugins::Forward>("forward", &tokens),
+        "health" => run::<plugins::Health>("health", &tokens),
+        "ready" => run::<plugins::Ready>("ready", &tokens),
+        other => panic!("no typed config for {other}"),
+    }
+}
+
+/// Inputs of CoreDNS's plugin setup tests (the shared corpus's `setup-inputs`), with the
+/// outcome of CoreDNS's setup code: the error texts come from the plugins' `setup.go`.
+#[test]
+fn corpus_setup_inputs_read_like_coredns() {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/corpus/corefile/setup-inputs"
+    ));
+    assert!(
+        dir.is_dir(),
+        "the shared corpus is missing at {} (CI always has it)",
+        dir.display()
+    );
+    let cases: &[(&str, &str, Result<(), &str>)] = &[
+        (
+            "errors",
+            "L24",
+            Err("plugin/errors: Corefile:1 - Error during parsing: invalid log file: errors.txt"),
+        ),
+        (
+            "errors",
+            "L26",
+            Err(
+                "plugin/errors: Corefile:1 - Syntax error: Unexpected token 'log', expecting 'Unknown field log'",
+            ),
+        ),
+        (
+            "errors",
+            "L27",
+            Err("plugin/errors: this plugin can only be used once per Server Block"),
+        ),
+        (
+            "errors",
+            "L29",
+            Err(
+                "plugin/errors: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'b'",
+            ),
+        ),
+        (
+            "errors",
+            "L40",
+            Err("plugin/errors: Corefile:2 - Error during parsing: time: invalid duration \"abc\""),
+        ),
+        (
+            "errors",
+            "L46",
+            Err(
+                "plugin/errors: Corefile:2 - Error during parsing: error parsing regexp: unexpected ): `())`",
+            ),
+        ),
+        ("errors", "L52", Ok(())),
+        ("errors", "L62", Ok(())),
+        (
+            "errors",
+            "L75",
+            Err(
+                "plugin/errors: Corefile:2 - Error during parsing: unknown log level argument in consolidate: invalid_option",
+            ),
+        ),
+        (
+            "forward",
+            "L54",
+            Err("plugin/forward: Corefile:2 - Error during parsing: unknown property 'blaatl'"),
+        ),
+        (
+            "forward",
+            "L55",
+            Err(
+                "plugin/forward: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'domain'",
+            ),
+        ),
+        (
+            "forward",
+            "L371",
+            Err("plugin/forward: strconv.Atoi: parsing \"many\": invalid syntax"),
+        ),
+        (
+            "forward",
+            "L372",
+            Err("plugin/forward: max_concurrent can't be negative: -4"),
+        ),
+        ("forward", "L503", Ok(())),
+        (
+            "forward",
+            "L508",
+            Err("plugin/forward: time: invalid duration \"no_rec\""),
+        ),
+        (
+            "forward",
+            "L510",
+            Err("plugin/forward: health_check: unknown option rec"),
+        ),
+        (
+            "forward",
+            "L512",
+            Err("plugin/forward: health_check: invalid domain name example..org"),
+        ),
+        (
+            "health",
+            "L23",
+            Err("plugin/health: address bla: missing port in address"),
+        ),
+        (
+            "health",
+            "L25",
+            Err(
+                "plugin/health: unable to parse lameduck duration value: \"a\": time: invalid duration \"a\"",
+            ),
+        ),
+        ("ready", "L31", Ok(())),
+        ("ready", "L40", Ok(())),
+        (
+            "ready",
+            "L58",
+            Err(
+                "plugin/ready: Corefile:3 - Error during parsing: monitor type '404' not supported",
+            ),
+        ),
+        (
+            "ready",
+            "L65",
+            Err("plugin/ready: Corefile:3 - Error during parsing: unknown property 'monitro'"),
+        ),
+        (
+            "ready",
+            "L72",
+            Err(
+                "plugin/ready: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'b'",
+            ),
+        ),
+    ];
+    for (plugin, line, expected) in cases {
+        let path = dir.join(format!(
+            "setup-coredns-plugin-{plugin}-setup-test-go-{line}.Corefile"
+        ));
+        let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let outcome = setup_outcome(plugin, &text);
+        assert_eq!(
+            outcome.as_ref().map_err(String::as_str),
+            expected.as_ref().map_err(|e| *e),
+            "{}",
+            path.display()
+        );
+    }
 }

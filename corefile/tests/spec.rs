@@ -243,6 +243,30 @@ fn s4_4_overlap_check() {
     assert!(corefile::load(b"a {\n}\na {\n    view v {\n        expr x\n    }\n}\n").is_ok());
 }
 
+/// Regression: 200 CIDR keys of 128 zones each times 180 `bind` addresses (the 4 KB input in
+/// `fuzz/corpus/corefile_parse/overlap-cidr-keys-times-binds.Corefile`) took seconds and
+/// 100 MB when the check formed every (zone, address) pair.
+#[test]
+fn s4_4_overlap_check_of_many_zones_times_many_addresses() {
+    let keys: Vec<String> = (1..=200).map(|n| format!("{n}.0.0.0/9")).collect();
+    let binds: Vec<String> = (0..180)
+        .map(|i| format!("10.0.{}.{}", i / 250, i % 250 + 1))
+        .collect();
+    let input = format!(
+        "{} {{\n    bind {}\n    whoami\n}}\n",
+        keys.join(" "),
+        binds.join(" ")
+    );
+    let view = corefile::load(input.as_bytes()).unwrap();
+    assert_eq!(view.blocks[0].zones.len(), 200 * 128);
+    assert_eq!(view.blocks[0].listen_hosts.len(), 180);
+    let clash = format!("{input}200.0.0.0/16 {{\n    bind 10.0.0.9 10.0.0.7\n}}\n");
+    assert_eq!(
+        load_err(&clash),
+        "cannot serve dns://0.200.in-addr.arpa.:53 on 10.0.0.9 - it is already defined"
+    );
+}
+
 #[test]
 fn s4_3_normalization_errors_are_prefixed() {
     assert_eq!(

@@ -59,13 +59,7 @@ pub struct Prefetch {
 
 /// Go's `strconv.Atoi` with its error text.
 fn atoi(d: &Dispenser<'_>, s: &str) -> Result<i64, PluginError> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let parsed = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse::<i64>().ok()
-    } else {
-        None
-    };
-    parsed.ok_or_else(|| d.plain(format!("strconv.Atoi: parsing {s:?}: invalid syntax")))
+    crate::go::atoi(s).map_err(|e| d.plain(e))
 }
 
 fn seconds(d: &Dispenser<'_>, s: &str, what: &str) -> Result<u32, PluginError> {

@@ -4,7 +4,7 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{PluginConfig, line, once};
+use super::{PluginConfig, line, once, re2};
 use crate::dispenser::{Dispenser, PluginError};
 use crate::go::Duration;
 use crate::syntax::Line;
@@ -23,7 +23,7 @@ pub struct Errors {
 pub struct Consolidate {
     /// The aggregation period.
     pub period: Duration,
-    /// The regular expression (Go RE2 syntax; not compiled here).
+    /// The regular expression, in Go's RE2 syntax (checked as Go's `regexp.Compile` would).
     pub pattern: String,
     /// The log level: `warning` (default), `error`, `info` or `debug`.
     pub level: Option<String>,
@@ -49,14 +49,10 @@ impl PluginConfig for Errors {
             }
             while d.next_block() {
                 match d.val() {
-                    "stacktrace" => {
-                        if d.next_arg() {
-                            return Err(d.arg_err());
-                        }
-                        errors.stacktrace = true;
-                    }
+                    // Takes no argument: anything after it is read as the next field.
+                    "stacktrace" => errors.stacktrace = true,
                     "consolidate" => errors.consolidate.push(consolidate(d)?),
-                    _ => return Err(d.arg_err()),
+                    field => return Err(d.syntax_err(&alloc::format!("Unknown field {field}"))),
                 }
             }
         }
@@ -93,6 +89,7 @@ fn consolidate(d: &mut Dispenser<'_>) -> Result<Consolidate, PluginError> {
         return Err(d.arg_err());
     };
     let period = Duration::parse(period).map_err(|e| d.err(e))?;
+    re2::check(pattern).map_err(|e| d.err(e.to_string()))?;
     let mut rule = Consolidate {
         period,
         pattern: pattern.to_string(),

@@ -30,7 +30,8 @@ pub struct Forward {
 pub struct ForwardStanza {
     /// The name to match (as written).
     pub from: String,
-    /// Upstreams: `[dns://|tls://]IP[:PORT]`, or a resolv.conf path (not read here).
+    /// Upstreams: `[dns://|tls://]IP[:PORT]`, or a resolv.conf-style path (see
+    /// [`files`](Self::files) and [`resolv_conf_upstreams`](super::resolv_conf_upstreams)).
     pub to: Vec<String>,
     /// Names not forwarded.
     pub except: Vec<String>,
@@ -82,18 +83,64 @@ impl Policy {
     }
 }
 
-fn one_arg<'a>(d: &mut Dispenser<'a>) -> Result<&'a str, PluginError> {
-    match d.remaining_args().as_slice() {
-        [value] => Ok(value),
-        _ => Err(d.arg_err()),
+/// The one argument of an option read with `NextArg` (anything after it on the line is read
+/// as the next option, as in CoreDNS).
+fn next_arg<'a>(d: &mut Dispenser<'a>) -> Result<&'a str, PluginError> {
+    if !d.next_arg() {
+        return Err(d.arg_err());
+    }
+    Ok(d.val())
+}
+
+/// `max_fails N`: Go's `strconv.ParseUint(N, 10, 32)`.
+fn max_fails(d: &mut Dispenser<'_>) -> Result<u32, PluginError> {
+    let value = next_arg(d)?;
+    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    match value.parse::<u32>() {
+        Ok(n) if digits => Ok(n),
+        _ if digits => Err(d.plain(format!(
+            "strconv.ParseUint: parsing {value:?}: value out of range"
+        ))),
+        _ => Err(d.plain(format!(
+            "strconv.ParseUint: parsing {value:?}: invalid syntax"
+        ))),
     }
 }
 
-fn number(d: &mut Dispenser<'_>) -> Result<u32, PluginError> {
-    let value = one_arg(d)?;
-    value
-        .parse::<u32>()
-        .map_err(|_| d.plain(format!("strconv.Atoi: parsing {value:?}: invalid syntax")))
+/// `max_concurrent N`: Go's `strconv.Atoi`, then no negative value.
+fn max_concurrent(d: &mut Dispenser<'_>) -> Result<u32, PluginError> {
+    let value = next_arg(d)?;
+    let n = crate::go::atoi(value).map_err(|e| d.plain(e))?;
+    if n < 0 {
+        return Err(d.plain(format!("max_concurrent can't be negative: {n}")));
+    }
+    // Larger values than a u32 holds are accepted by CoreDNS and mean "no practical limit".
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// `health_check DURATION [no_rec] [domain NAME]`: the interval and its options as written.
+fn health_check(d: &mut Dispenser<'_>) -> Result<(Duration, Vec<String>), PluginError> {
+    let interval = next_arg(d)?;
+    let interval = duration(d, interval)?;
+    if interval.0 < 0 {
+        // Go prints the Duration with %d: its nanoseconds.
+        return Err(d.plain(format!("health_check can't be negative: {}", interval.0)));
+    }
+    let mut options = Vec::new();
+    while d.next_arg() {
+        match d.val() {
+            "no_rec" => options.push("no_rec".to_string()),
+            "domain" => {
+                let name = next_arg(d)?;
+                if !crate::zone::is_domain_name(name) {
+                    return Err(d.plain(format!("health_check: invalid domain name {name}")));
+                }
+                options.extend(["domain".to_string(), name.to_string()]);
+            }
+            other => return Err(d.plain(format!("health_check: unknown option {other}"))),
+        }
+    }
+    Ok((interval, options))
 }
 
 fn duration(d: &mut Dispenser<'_>, text: &str) -> Result<Duration, PluginError> {
@@ -106,10 +153,17 @@ fn is_address(to: &str) -> bool {
         .strip_prefix("dns://")
         .or_else(|| to.strip_prefix("tls://"))
         .unwrap_or(to);
-    if host.parse::<IpAddr>().is_ok() {
+    if is_ip(host) {
         return true;
     }
-    crate::go::split_host_port(host).is_ok_and(|(h, _)| h.parse::<IpAddr>().is_ok())
+    crate::go::split_host_port(host).is_ok_and(|(h, _)| is_ip(h))
+}
+
+/// Whether `host` is an IP address once an IPv6 zone (`%eth0`) is cut off (CoreDNS
+/// `stripZone` then `net.ParseIP`).
+fn is_ip(host: &str) -> bool {
+    let address = host.split_once('%').map_or(host, |(address, _)| address);
+    address.parse::<IpAddr>().is_ok()
 }
 
 fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
@@ -155,15 +209,15 @@ fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
                 }
             }
             "expire" => {
-                let value = one_arg(d)?;
+                let value = next_arg(d)?;
                 let value = duration(d, value)?;
                 if value.0 < 0 {
                     return Err(d.plain(format!("expire can't be negative: {value}")));
                 }
                 f.expire = Some(value);
             }
-            "max_fails" => f.max_fails = Some(number(d)?),
-            "max_concurrent" => f.max_concurrent = Some(number(d)?),
+            "max_fails" => f.max_fails = Some(max_fails(d)?),
+            "max_concurrent" => f.max_concurrent = Some(max_concurrent(d)?),
             "tls" => {
                 let args = d.remaining_args();
                 if args.len() > 3 {
@@ -171,9 +225,9 @@ fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
                 }
                 f.tls = Some(args.iter().map(|a| a.to_string()).collect());
             }
-            "tls_servername" => f.tls_servername = Some(one_arg(d)?.to_string()),
+            "tls_servername" => f.tls_servername = Some(next_arg(d)?.to_string()),
             "policy" => {
-                let value = one_arg(d)?;
+                let value = next_arg(d)?;
                 f.policy = Some(match value {
                     "random" => Policy::Random,
                     "round_robin" => Policy::RoundRobin,
@@ -181,17 +235,7 @@ fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
                     other => return Err(d.err(format!("unknown policy '{other}'"))),
                 });
             }
-            "health_check" => {
-                let args = d.remaining_args();
-                let Some((interval, rest)) = args.split_first() else {
-                    return Err(d.arg_err());
-                };
-                let interval = duration(d, interval)?;
-                if interval.0 < 0 {
-                    return Err(d.plain(format!("health_check can't be negative: {interval}")));
-                }
-                f.health_check = Some((interval, rest.iter().map(|a| a.to_string()).collect()));
-            }
+            "health_check" => f.health_check = Some(health_check(d)?),
             "next" | "failover" => {
                 let option = d.val();
                 let codes = d.remaining_args();
@@ -212,7 +256,8 @@ fn stanza(d: &mut Dispenser<'_>) -> Result<ForwardStanza, PluginError> {
 }
 
 impl ForwardStanza {
-    /// The upstreams that name a resolv.conf-style file rather than an address.
+    /// The upstreams that name a resolv.conf-style file rather than an address; CoreDNS
+    /// reads each with [`resolv_conf_upstreams`](super::resolv_conf_upstreams).
     pub fn files(&self) -> impl Iterator<Item = &str> {
         self.to
             .iter()

@@ -49,7 +49,7 @@ impl PluginConfig for Health {
                 };
                 let duration = Duration::parse(value).map_err(|e| {
                     d.plain(alloc::format!(
-                        "unable to parse lameduck duration value: '{value}' : {e}"
+                        "unable to parse lameduck duration value: {value:?}: {e}"
                     ))
                 })?;
                 health.lameduck = Some(duration);
@@ -70,11 +70,32 @@ impl PluginConfig for Health {
     }
 }
 
-/// `ready [ADDRESS]`, once per block.
+/// `ready [ADDRESS] { monitor until-ready|continuously }`, once per block.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ready {
     /// The listen address; CoreDNS's default is `:8181`.
     pub address: Option<String>,
+    /// How readiness is watched; CoreDNS's default is [`Monitor::UntilReady`].
+    pub monitor: Option<Monitor>,
+}
+
+/// `ready`'s `monitor` option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Monitor {
+    /// Report ready once every plugin has been ready (`until-ready`).
+    UntilReady,
+    /// Keep asking the plugins (`continuously`).
+    Continuously,
+}
+
+impl Monitor {
+    /// The Corefile word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UntilReady => "until-ready",
+            Self::Continuously => "continuously",
+        }
+    }
 }
 
 impl PluginConfig for Ready {
@@ -86,13 +107,34 @@ impl PluginConfig for Ready {
         while d.next_token() {
             once(d, &mut seen)?;
             ready.address = address(d)?;
+            while d.next_block() {
+                if d.val() != "monitor" {
+                    return Err(d.err(alloc::format!("unknown property '{}'", d.val())));
+                }
+                let args = d.remaining_args();
+                let [kind] = args.as_slice() else {
+                    return Err(d.arg_err());
+                };
+                ready.monitor = Some(match *kind {
+                    "until-ready" => Monitor::UntilReady,
+                    "continuously" => Monitor::Continuously,
+                    other => {
+                        return Err(d.err(alloc::format!("monitor type '{other}' not supported")));
+                    }
+                });
+            }
         }
         Ok(ready)
     }
 
     fn to_lines(&self) -> Vec<Line> {
-        vec![Line::words(
+        let block = self
+            .monitor
+            .map(|m| vec![Line::words(["monitor", m.as_str()])])
+            .unwrap_or_default();
+        vec![line(
             core::iter::once("ready").chain(self.address.as_deref()),
+            block,
         )]
     }
 }

@@ -19,7 +19,9 @@ mod forward;
 mod hosts;
 mod listen;
 mod log;
+pub mod re2;
 mod reload;
+mod resolv_conf;
 mod simple;
 
 pub use bind::Bind;
@@ -27,9 +29,10 @@ pub use cache::{Cache, CacheTier, Prefetch};
 pub use errors::{Consolidate, Errors};
 pub use forward::{Forward, ForwardStanza, MAX_UPSTREAMS, Policy};
 pub use hosts::{HostEntry, Hosts};
-pub use listen::{Health, Prometheus, Ready};
+pub use listen::{Health, Monitor, Prometheus, Ready};
 pub use log::{Log, LogRule};
 pub use reload::Reload;
+pub use resolv_conf::resolv_conf_upstreams;
 pub use simple::{Debug, Loop, Whoami};
 
 /// A plugin's typed configuration.

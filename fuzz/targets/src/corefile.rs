@@ -19,6 +19,10 @@ pub const TARGETS: &[Target] = &[
         name: "corefile_format_roundtrip",
         run: corefile_format_roundtrip,
     },
+    Target {
+        name: "corefile_regexp",
+        run: corefile_regexp,
+    },
 ];
 
 /// Every entry point on arbitrary bytes: the CoreDNS front end (with an environment whose
@@ -89,4 +93,9 @@ pub fn corefile_format_roundtrip(data: &[u8]) {
     );
     let again = emit::format(formatted.as_bytes()).expect("formatted output formats again");
     assert_eq!(again, formatted, "formatting is not idempotent");
+}
+
+/// The Go regexp check of `errors` `consolidate` patterns on arbitrary text: never panics.
+pub fn corefile_regexp(data: &[u8]) {
+    let _ = corefile::plugins::re2::check(&String::from_utf8_lossy(data));
 }
