@@ -242,8 +242,7 @@ pub fn build(
         hash: build_hash(input),
         banner: Vec::new(),
     };
-    let mut tables: BTreeMap<SocketAddr, (String, Routes<Arc<Route>>, Option<Arc<Metrics>>)> =
-        BTreeMap::new();
+    let mut tables: BTreeMap<SocketAddr, Table> = BTreeMap::new();
     for (index, block) in view.blocks.iter().enumerate() {
         for directive in &block.directives {
             if !PLUGINS.contains(&&*directive.name) {
@@ -329,11 +328,13 @@ pub fn build(
         }
         for (host, label) in hosts.iter().zip(server.iter().cycle()) {
             let addr = SocketAddr::new(*host, port);
-            let entry = tables
-                .entry(addr)
-                .or_insert_with(|| (label.clone(), Routes::default(), None));
+            let entry = tables.entry(addr).or_insert_with(|| Table {
+                server: label.clone(),
+                routes: Routes::default(),
+                metrics: None,
+            });
             if chain_metrics.is_some() {
-                entry.2 = chain_metrics.clone();
+                entry.metrics = chain_metrics.clone();
             }
             for zone in &zones {
                 let route = Arc::new(Route {
@@ -341,7 +342,7 @@ pub fn build(
                     chain: Arc::clone(&chain),
                 });
                 entry
-                    .1
+                    .routes
                     .insert(zone, route)
                     .map_err(|_| ConfigError::Zone(zone.clone()))?;
             }
@@ -368,13 +369,9 @@ pub fn build(
     }
     plan.listeners = tables
         .into_iter()
-        .map(|(addr, (server, routes, metrics))| ListenerPlan {
+        .map(|(addr, table)| ListenerPlan {
             addr,
-            table: Arc::new(Table {
-                server,
-                routes,
-                metrics,
-            }),
+            table: Arc::new(table),
         })
         .collect();
     Ok(plan)

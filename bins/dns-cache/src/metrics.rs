@@ -140,7 +140,7 @@ impl Metrics {
             .set(1);
         if let Ok(mut r) = m.registry.lock() {
             let r = &mut *r;
-            r.register("coredns_build_info", "A metric with a constant '1' value labeled by version, revision, and goversion from which CoreDNS was built.", build_info);
+            r.register("coredns_build_info", "A metric with a constant '1' value labeled by version, revision, and goversion from which CoreDNS was built", build_info);
             r.register(
                 "coredns_panics",
                 "A metrics that counts the number of panics.",
@@ -191,7 +191,7 @@ impl Metrics {
                 "The count of cache hits.",
                 m.cache_hits.clone(),
             );
-            r.register("coredns_cache_misses", "The count of cache misses. Deprecated, derive misses from cache hits/requests counters.", m.cache_misses.clone());
+            r.register("coredns_cache_misses", "The count of cache misses. Deprecated, derive misses from cache hits/requests counters", m.cache_misses.clone());
             r.register(
                 "coredns_cache_requests",
                 "The count of cache requests.",
@@ -222,7 +222,7 @@ impl Metrics {
                 "Counter of the number of complete failures of the healthchecks.",
                 m.forward_healthcheck_broken.clone(),
             );
-            r.register("coredns_forward_max_concurrent_rejects", "Counter of the number of queries rejected because the concurrent queries were at maximum.", m.forward_max_concurrent_rejects.clone());
+            r.register("coredns_forward_max_concurrent_rejects", "Counter of the number of queries rejected because the concurrent queries were at maximum", m.forward_max_concurrent_rejects.clone());
             r.register(
                 "coredns_proxy_request_duration_seconds",
                 "Histogram of the time each request took.",
@@ -258,7 +258,7 @@ impl Metrics {
                 "Counter of the number of failed reload attempts.",
                 m.reload_failed.clone(),
             );
-            r.register("coredns_reload_version_info", "A metric with a constant '1' value labeled by hash, and value which type of hash generated.", m.reload_version.clone());
+            r.register("coredns_reload_version_info", "A metric with a constant '1' value labeled by hash, and value which type of hash generated", m.reload_version.clone());
             r.register(
                 "coredns_health_request_duration_seconds",
                 "Histogram of the time (in seconds) each request took.",

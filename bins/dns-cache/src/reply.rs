@@ -232,8 +232,7 @@ pub fn replay(stored: &[u8], req: &Request<'_>, how: Replay, out: &mut Vec<u8>) 
         return true;
     }
     let whole = std::mem::take(out);
-    let done = scrub(&whole, req, out).is_ok();
-    done
+    scrub(&whole, req, out).is_ok()
 }
 
 /// Sets every TTL (OPT excluded) of a valid message to `ttl` in place.

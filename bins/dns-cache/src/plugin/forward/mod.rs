@@ -2,7 +2,8 @@
 //! client's transport unless `force_tcp` or `prefer_udp` (UDP first, TCP when the reply is
 //! truncated). Upstreams are tried in policy order (`random`, `round_robin`,
 //! `sequential`), skipping those down after `max_fails` failures (all down: a random one),
-//! each attempt waiting 2 s, for at most 5 s in all. `max_concurrent` refuses queries
+//! each attempt waiting 2 s, for at most 5 s and 2 × the upstreams' attempts in all
+//! (CoreDNS's `max_connect_attempts` default). `max_concurrent` refuses queries
 //! beyond the limit; `except` names go to the next plugin.
 
 mod upstream;
@@ -220,9 +221,9 @@ impl Stanza {
             Transport::Tcp
         };
         let start = Instant::now();
-        let (mut i, mut fails) = (0, 0);
+        let (mut i, mut fails, mut attempts) = (0, 0, 0);
         let mut last_error = None;
-        while start.elapsed() < QUERY_TIMEOUT {
+        while start.elapsed() < QUERY_TIMEOUT && attempts < 2 * n {
             if i >= n {
                 i = 0;
                 fails = 0;
@@ -244,6 +245,7 @@ impl Stanza {
                 upstream = self.upstreams.get(pick).unwrap_or(upstream);
             }
             let sent = Instant::now();
+            attempts += 1;
             match upstream
                 .exchange(req.bytes(), transport, READ_TIMEOUT)
                 .await

@@ -38,14 +38,18 @@ pub enum ExchangeError {
         remote: SocketAddr,
     },
     /// A socket error.
-    #[error("{op} {proto} {remote}: {source}")]
+    #[error("{op} {proto} {local}{remote}: {syscall}: {}", errno_text(source))]
     Io {
         /// `dial`, `read` or `write`.
         op: &'static str,
         /// `udp` or `tcp`.
         proto: &'static str,
+        /// `LOCAL->` when known, else empty.
+        local: String,
         /// The upstream.
         remote: SocketAddr,
+        /// The system call: `connect`, `read` or `write`.
+        syscall: &'static str,
         /// The error.
         source: io::Error,
     },
@@ -55,6 +59,16 @@ pub enum ExchangeError {
     /// Every query ID of the socket is in use.
     #[error("too many queries in flight to {0}")]
     Busy(SocketAddr),
+}
+
+/// An OS error as Go words it: `connection refused` (lower case, no error number).
+fn errno_text(e: &io::Error) -> String {
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
 }
 
 /// Aborts a task when dropped.
@@ -257,18 +271,27 @@ impl Upstream {
         query: &[u8],
         timeout: Duration,
     ) -> Result<Vec<u8>, ExchangeError> {
-        let io = |op, source| ExchangeError::Io {
-            op,
-            proto: "udp",
-            remote: self.addr,
-            source,
-        };
         let fresh = !self.udp.initialized();
         let mux = self
             .udp
             .get_or_try_init(|| UdpMux::open(self.addr))
             .await
-            .map_err(|e| io("dial", e))?;
+            .map_err(|source| ExchangeError::Io {
+                op: "dial",
+                proto: "udp",
+                local: String::new(),
+                remote: self.addr,
+                syscall: "socket",
+                source,
+            })?;
+        let io = |op, source| ExchangeError::Io {
+            op,
+            proto: "udp",
+            local: format!("{}->", mux.local),
+            remote: self.addr,
+            syscall: op,
+            source,
+        };
         if fresh {
             self.conn_misses[0].inc();
         } else {
@@ -357,7 +380,9 @@ impl Upstream {
             Ok(Err(source)) => Err(ExchangeError::Io {
                 op: "dial",
                 proto: "tcp",
+                local: String::new(),
                 remote: self.addr,
+                syscall: "connect",
                 source,
             }),
             Err(_) => Err(ExchangeError::Timeout {
@@ -381,7 +406,9 @@ impl Upstream {
         let io = |op, source| ExchangeError::Io {
             op,
             proto: "tcp",
+            local: format!("{local}->"),
             remote: self.addr,
+            syscall: op,
             source,
         };
         let mut framed = Vec::with_capacity(query.len() + 2);
@@ -422,17 +449,19 @@ impl Upstream {
 
     /// A probe: `DOMAIN IN NS`; any reply counts as healthy.
     async fn probe(&self, check: &HealthCheck) -> Result<(), ExchangeError> {
-        let mut msg = OwnedMessage::default();
-        msg.header = Header {
-            id: self.random() as u16,
-            rd: check.recursion_desired,
-            ..Header::default()
+        let msg = OwnedMessage {
+            header: Header {
+                id: self.random() as u16,
+                rd: check.recursion_desired,
+                ..Header::default()
+            },
+            questions: vec![OwnedQuestion {
+                name: check.domain,
+                qtype: Type::NS,
+                qclass: Class::IN,
+            }],
+            ..OwnedMessage::default()
         };
-        msg.questions.push(OwnedQuestion {
-            name: check.domain,
-            qtype: Type::NS,
-            qclass: Class::IN,
-        });
         let Ok(query) = msg.to_vec() else {
             return Ok(());
         };
