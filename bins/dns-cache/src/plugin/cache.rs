@@ -418,21 +418,21 @@ impl Cache {
         }
     }
 
-    /// Stores `raw`, a reply to `req` from below the cache, if it is cacheable.
-    pub fn store(&self, req: &Request<'_>, raw: &[u8], now: Instant) {
-        let Some((key, name)) = self.key(req) else {
-            return;
-        };
+    /// Stores `raw`, a reply to `req` from below the cache, if it is cacheable; returns
+    /// the stored form, whose TTLs the client should see now too (CoreDNS caps the TTLs of
+    /// the reply that fills the cache the same way).
+    pub fn store(&self, req: &Request<'_>, raw: &[u8], now: Instant) -> Option<Bytes> {
+        let (key, name) = self.key(req)?;
         let Ok(msg) = Message::parse(raw) else {
             self.drops.inc();
-            return;
+            return None;
         };
         if msg.header().tc
             || msg.question().is_none_or(|q| {
                 q.qtype != req.question.qtype || !q.name.eq_ignore_case(&req.question.name)
             })
         {
-            return;
+            return None;
         }
         let (tier, other, ttl) = match ReplyType::of(&msg) {
             ReplyType::NoError | ReplyType::Delegation if !in_any(&name, &self.no_success) => (
@@ -448,20 +448,21 @@ impl Cache {
             ReplyType::ServerError if self.servfail_ttl > 0 => {
                 (&self.denial, &self.success, self.servfail_ttl)
             }
-            _ => return,
+            _ => return None,
         };
         if ttl == 0 {
-            return;
+            return None;
         }
         let Some(stored) = stored_form(&msg, ttl) else {
             self.drops.inc();
-            return;
+            return None;
         };
+        let stored = Bytes::from(stored);
         other.remove(key);
         tier.insert(
             key,
             Entry {
-                reply: Bytes::from(stored),
+                reply: stored.clone(),
                 stored: now,
                 ttl,
                 hits: 0,
@@ -469,6 +470,7 @@ impl Cache {
                 refreshing: false,
             },
         );
+        Some(stored)
     }
 }
 

@@ -335,7 +335,7 @@ impl Unbound {
             dir = dir.path().display()
         );
         for record in records {
-            conf.push_str(&format!("  local-data: \"{record}\"\n"));
+            conf.push_str(&format!("  local-data: '{record}'\n"));
         }
         conf.push_str("remote-control:\n  control-enable: no\n");
         let path = dir.path().join("unbound.conf");
