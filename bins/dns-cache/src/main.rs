@@ -16,11 +16,15 @@ fn main() -> ExitCode {
     }
     dns_cache::logging::init();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-    {
+    // On one core a single-threaded scheduler has no cross-thread bookkeeping.
+    let mut builder = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(workers);
+        builder
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             println!("[FATAL] starting the runtime: {e}");

@@ -318,7 +318,8 @@ impl Cache {
             return Lookup::Miss;
         };
         self.requests.inc();
-        for tier in [&self.denial, &self.success] {
+        // A key is in at most one table (storing removes it from the other).
+        for tier in [&self.success, &self.denial] {
             let Some(mut shard) = tier.shard(key).and_then(|s| s.lock().ok()) else {
                 continue;
             };

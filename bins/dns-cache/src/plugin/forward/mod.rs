@@ -251,23 +251,15 @@ impl Stanza {
                 .await
             {
                 Ok(reply) => {
-                    let rcode = Message::parse(&reply).map(|m| m.rcode()).ok();
-                    if transport == Transport::Udp
-                        && self.prefer_udp
-                        && Message::parse(&reply).is_ok_and(|m| m.header().tc)
-                    {
+                    let (rcode, truncated) = Message::parse(&reply)
+                        .map(|m| (Some(m.rcode()), m.header().tc))
+                        .unwrap_or((None, false));
+                    if transport == Transport::Udp && self.prefer_udp && truncated {
                         transport = Transport::Tcp;
                         i -= 1;
                         continue;
                     }
-                    metrics
-                        .proxy_duration
-                        .get_or_create(&vec![
-                            ("proxy_name", "forward".to_owned()),
-                            ("to", upstream.label().to_owned()),
-                            ("rcode", rcode.map_or_else(String::new, |r| r.to_string())),
-                        ])
-                        .observe(sent.elapsed().as_secs_f64());
+                    upstream.observe(rcode, sent.elapsed().as_secs_f64());
                     return Ok(reply);
                 }
                 Err(e) => {

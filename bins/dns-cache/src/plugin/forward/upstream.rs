@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use dns_wire::cache::set_id;
 use dns_wire::{Class, Header, Message, Name, OwnedMessage, OwnedQuestion, Type};
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::histogram::Histogram;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
@@ -194,6 +195,8 @@ pub struct Upstream {
     rng: AtomicU64,
     conn_hits: [Counter; 2],
     conn_misses: [Counter; 2],
+    /// `coredns_proxy_request_duration_seconds` series resolved so far, by rcode.
+    durations: Mutex<Vec<(String, Histogram)>>,
     metrics: Arc<Metrics>,
 }
 
@@ -228,6 +231,7 @@ impl Upstream {
             fails: AtomicU32::new(0),
             checking: AtomicBool::new(false),
             rng: AtomicU64::new(RandomState::new().hash_one(addr)),
+            durations: Mutex::new(Vec::new()),
             metrics: Arc::clone(metrics),
         }
     }
@@ -235,6 +239,29 @@ impl Upstream {
     /// The `to` label of its metrics.
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// Records how long an exchange that got `rcode` took.
+    pub fn observe(&self, rcode: Option<dns_wire::Rcode>, seconds: f64) {
+        let rcode = rcode.map_or_else(String::new, |r| r.to_string());
+        let Ok(mut known) = self.durations.lock() else {
+            return;
+        };
+        if let Some((_, histogram)) = known.iter().find(|(r, _)| *r == rcode) {
+            histogram.observe(seconds);
+            return;
+        }
+        let histogram = self
+            .metrics
+            .proxy_duration
+            .get_or_create(&vec![
+                ("proxy_name", "forward".to_owned()),
+                ("to", self.label.clone()),
+                ("rcode", rcode.clone()),
+            ])
+            .clone();
+        histogram.observe(seconds);
+        known.push((rcode, histogram));
     }
 
     /// Whether `max_fails` consecutive failures mark it down (0: never).
