@@ -2,14 +2,18 @@
 //! `Shutting down` once shutdown starts) and `/metrics` (the exposition text). Plugins that
 //! name the same address share one server.
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
 
 use crate::metrics::Metrics;
 
@@ -45,6 +49,39 @@ pub fn router(endpoints: Endpoints, state: Arc<HttpState>) -> Router {
         router = router.route("/metrics", get(metrics));
     }
     router.with_state(state)
+}
+
+/// CoreDNS's health self-check: `GET /health` on `addr` every second, timed into
+/// `coredns_health_request_duration_seconds`; failures count in
+/// `coredns_health_request_failures_total`.
+pub async fn self_check(addr: SocketAddr, metrics: Arc<Metrics>) {
+    let target = match addr.ip() {
+        ip if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
+        _ => addr,
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let start = Instant::now();
+        let healthy = tokio::time::timeout(Duration::from_secs(1), get_health(target)).await;
+        if matches!(healthy, Ok(Ok(true))) {
+            metrics
+                .health_duration
+                .observe(start.elapsed().as_secs_f64());
+        } else {
+            metrics.health_failures.inc();
+        }
+    }
+}
+
+async fn get_health(target: SocketAddr) -> std::io::Result<bool> {
+    let mut stream = TcpStream::connect(target).await?;
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await?;
+    let mut reply = Vec::new();
+    stream.take(4096).read_to_end(&mut reply).await?;
+    Ok(reply.starts_with(b"HTTP/1.1 200"))
 }
 
 async fn health() -> &'static str {

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::cli::{Cli, version_text};
 use crate::config::{self, Plan, Source, http_address};
-use crate::http::{Endpoints, HttpState, router};
+use crate::http::{Endpoints, HttpState, router, self_check};
 use crate::logging;
 use crate::metrics::Metrics;
 use crate::server::Listener;
@@ -182,8 +182,21 @@ impl Running {
                 continue;
             };
             let app = router(endpoints, Arc::clone(&self.state));
+            let local = listener.local_addr().ok();
+            let metrics = Arc::clone(&self.metrics);
             let task = tokio::spawn(async move {
-                let _ = axum::serve(listener, app).await;
+                let serve = axum::serve(listener, app);
+                match local.filter(|_| endpoints.health) {
+                    Some(addr) => {
+                        tokio::select! {
+                            _ = serve => {}
+                            () = self_check(addr, metrics) => {}
+                        }
+                    }
+                    None => {
+                        let _ = serve.await;
+                    }
+                }
             });
             self.http.insert(address, (endpoints, task));
         }

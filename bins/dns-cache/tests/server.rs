@@ -372,3 +372,49 @@ fn version_plugins_and_pidfile() {
     let _ = child.wait();
     assert!(!pidfile.exists(), "pidfile removed at exit");
 }
+
+#[test]
+fn health_self_check_feeds_its_metrics() {
+    let server = DnsCache::start(
+        ".:{PORT} {\n    bind 127.0.0.1\n    whoami\n    health 127.0.0.1:{HTTP}\n    prometheus 127.0.0.1:{HTTP2}\n}\n",
+    );
+    eventually("a health self-check", || {
+        http_get(server.http[1], "/metrics").is_some_and(|(_, text)| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("coredns_health_request_duration_seconds_count "))
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|n| n >= 1)
+        })
+    });
+}
+
+#[test]
+fn forwarding_to_itself_is_a_fatal_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = support::free_port();
+    let conf = dir.path().join("Corefile");
+    std::fs::write(
+        &conf,
+        format!(".:{port} {{\n    bind 127.0.0.1\n    loop\n    forward . 127.0.0.1:{port}\n}}\n"),
+    )
+    .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_dns-cache"))
+        .arg("-conf")
+        .arg(&conf)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("[FATAL] plugin/loop: Loop (127.0.0.1:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains(&format!(
+            " -> 127.0.0.1:{port}) detected for zone \".\", see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO "
+        )),
+        "{line}"
+    );
+}
