@@ -1,0 +1,134 @@
+//! What kind of reply a message is (CoreDNS `plugin/pkg/response` `Typify` and `Classify`):
+//! the cache decides what to store by it, the log plugin filters on it.
+
+use dns_wire::{Message, Opcode, Rcode, Type};
+
+/// The type of a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyType {
+    /// NOERROR with answers (or without answers, SOA or NS).
+    NoError,
+    /// NXDOMAIN with an SOA record.
+    NameError,
+    /// NOERROR, no answers, an SOA record.
+    NoData,
+    /// NOERROR, no answers, NS records in the authority section.
+    Delegation,
+    /// SERVFAIL.
+    ServerError,
+    /// Any other rcode, or NXDOMAIN without SOA.
+    OtherError,
+    /// NOTIFY, AXFR or IXFR.
+    Meta,
+    /// UPDATE.
+    Update,
+}
+
+impl ReplyType {
+    /// Types `msg`.
+    pub fn of(msg: &Message<'_>) -> Self {
+        let header = msg.header();
+        if header.opcode == Opcode::UPDATE {
+            return Self::Update;
+        }
+        if header.opcode == Opcode::NOTIFY
+            || msg
+                .question()
+                .is_some_and(|q| q.qtype == Type::AXFR || q.qtype == Type(251))
+        {
+            return Self::Meta;
+        }
+        let rcode = msg.rcode();
+        if msg.counts().answers > 0 && rcode == Rcode::NOERROR {
+            return Self::NoError;
+        }
+        let soa = msg.authority().any(|r| r.rtype() == Type::SOA);
+        let ns = msg.authority().any(|r| r.rtype() == Type::NS);
+        match rcode {
+            Rcode::NOERROR if soa => Self::NoData,
+            Rcode::NXDOMAIN if soa => Self::NameError,
+            Rcode::SERVFAIL => Self::ServerError,
+            Rcode::NOERROR if ns => Self::Delegation,
+            Rcode::NOERROR => Self::NoError,
+            _ => Self::OtherError,
+        }
+    }
+
+    /// The log plugin's class: `success`, `denial` or `error`.
+    pub fn class(self) -> &'static str {
+        match self {
+            Self::NoError | Self::Delegation => "success",
+            Self::NameError | Self::NoData => "denial",
+            _ => "error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dns_wire::{Class, Name, OwnedMessage, OwnedQuestion, OwnedRecord};
+
+    fn reply(rcode: Rcode, answers: usize, authority: Option<Type>) -> Vec<u8> {
+        let name: Name = "a.example.".parse().unwrap();
+        let mut m = OwnedMessage::default();
+        m.header.qr = true;
+        m.header.rcode = rcode.0 as u8;
+        m.questions.push(OwnedQuestion {
+            name,
+            qtype: Type::A,
+            qclass: Class::IN,
+        });
+        for _ in 0..answers {
+            m.answers.push(OwnedRecord {
+                name,
+                rtype: Type::A,
+                class: Class::IN,
+                ttl: 60,
+                rdata: vec![1, 2, 3, 4].into(),
+            });
+        }
+        if let Some(t) = authority {
+            let rdata = if t == Type::SOA {
+                let mut d = vec![0, 0];
+                d.extend_from_slice(&[0; 20]);
+                d
+            } else {
+                vec![0]
+            };
+            m.authority.push(OwnedRecord {
+                name,
+                rtype: t,
+                class: Class::IN,
+                ttl: 60,
+                rdata: rdata.into(),
+            });
+        }
+        m.to_vec().unwrap()
+    }
+
+    fn ty(bytes: &[u8]) -> ReplyType {
+        ReplyType::of(&Message::parse(bytes).unwrap())
+    }
+
+    #[test]
+    fn typify_like_coredns() {
+        assert_eq!(ty(&reply(Rcode::NOERROR, 1, None)), ReplyType::NoError);
+        assert_eq!(
+            ty(&reply(Rcode::NOERROR, 0, Some(Type::SOA))),
+            ReplyType::NoData
+        );
+        assert_eq!(
+            ty(&reply(Rcode::NXDOMAIN, 0, Some(Type::SOA))),
+            ReplyType::NameError
+        );
+        assert_eq!(ty(&reply(Rcode::NXDOMAIN, 0, None)), ReplyType::OtherError);
+        assert_eq!(ty(&reply(Rcode::SERVFAIL, 0, None)), ReplyType::ServerError);
+        assert_eq!(
+            ty(&reply(Rcode::NOERROR, 0, Some(Type::NS))),
+            ReplyType::Delegation
+        );
+        assert_eq!(ty(&reply(Rcode::REFUSED, 0, None)).class(), "error");
+        assert_eq!(ReplyType::NoData.class(), "denial");
+    }
+}

@@ -1,0 +1,134 @@
+//! The command line, as CoreDNS spells it: single-dash long flags (`-conf FILE`,
+//! `-dns.port 53`, `-plugins`, `-version`, `-pidfile FILE`) are rewritten to clap's `--`
+//! form before parsing, so both spellings work.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// The DNS port of the built-in default Corefile when neither a Corefile nor `-dns.port` is
+/// given: unprivileged, so the quick start runs without root. (CoreDNS uses 53.)
+pub const QUICK_START_PORT: u16 = 1053;
+
+/// The port of zone keys that name none when `-dns.port` is not given (CoreDNS's default).
+pub const DEFAULT_DNS_PORT: u16 = 53;
+
+/// Command-line arguments.
+#[derive(Clone, Debug, Parser, PartialEq, Eq)]
+#[command(
+    name = "dns-cache",
+    about = "A CoreDNS-compatible caching DNS server",
+    disable_version_flag = true
+)]
+pub struct Cli {
+    /// Corefile to load (default: ./Corefile if it exists, else `.:PORT { whoami log }`).
+    #[arg(long = "conf", value_name = "FILE")]
+    pub conf: Option<PathBuf>,
+    /// Default port for zone keys without one (CoreDNS: 53; the built-in default Corefile
+    /// uses 1053 when this is not given).
+    #[arg(long = "dns.port", value_name = "PORT")]
+    pub dns_port: Option<u16>,
+    /// List the installed plugins and exit.
+    #[arg(long)]
+    pub plugins: bool,
+    /// Show the version and exit.
+    #[arg(long)]
+    pub version: bool,
+    /// Write the process ID to FILE (removed at exit).
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<PathBuf>,
+}
+
+/// The long flags CoreDNS writes with one dash.
+const LONG_FLAGS: [&str; 5] = ["conf", "dns.port", "plugins", "version", "pidfile"];
+
+impl Cli {
+    /// Parses `args` (program name first), accepting CoreDNS's single-dash flags.
+    pub fn parse_coredns<I, T>(args: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        Self::parse_from(rewrite(args.into_iter().map(Into::into)))
+    }
+}
+
+/// Rewrites `-conf`, `-conf=FILE` and the other [`LONG_FLAGS`] to their `--` forms.
+fn rewrite(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    args.map(|arg| {
+        let Some(text) = arg.to_str() else {
+            return arg;
+        };
+        let Some(flag) = text.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
+            return arg;
+        };
+        let name = flag.split_once('=').map_or(flag, |(name, _)| name);
+        if LONG_FLAGS.contains(&name) {
+            OsString::from(format!("-{text}"))
+        } else {
+            arg
+        }
+    })
+    .collect()
+}
+
+/// What `-plugins` prints (CoreDNS's layout, our plugins).
+pub fn plugins_text() -> String {
+    let mut text = String::from(
+        "Server types:\n  dns\n\nCaddyfile loaders:\n  flag\n  default\n\nOther plugins:\n",
+    );
+    for plugin in crate::config::PLUGINS {
+        text.push_str("  dns.");
+        text.push_str(plugin);
+        text.push('\n');
+    }
+    text
+}
+
+/// What `-version` prints: `dns-cache-VERSION` and the platform.
+pub fn version_text() -> String {
+    format!(
+        "dns-cache-{}\n{}/{}\n",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_dash_long_flags_are_accepted() {
+        let cli = Cli::parse_coredns([
+            "dns-cache",
+            "-conf",
+            "/etc/Corefile",
+            "-dns.port=5353",
+            "-pidfile",
+            "/run/x.pid",
+        ]);
+        assert_eq!(cli.conf, Some(PathBuf::from("/etc/Corefile")));
+        assert_eq!(cli.dns_port, Some(5353));
+        assert_eq!(cli.pidfile, Some(PathBuf::from("/run/x.pid")));
+        assert!(!cli.plugins && !cli.version);
+        let cli = Cli::parse_coredns(["dns-cache", "--conf", "C", "-version", "-plugins"]);
+        assert_eq!(cli.conf, Some(PathBuf::from("C")));
+        assert!(cli.plugins && cli.version);
+    }
+
+    #[test]
+    fn other_arguments_are_left_alone() {
+        let args = ["x", "-c", "--conf", "-confx"].map(OsString::from);
+        assert_eq!(rewrite(args.clone().into_iter()), args.to_vec());
+    }
+
+    #[test]
+    fn plugins_lists_every_plugin_with_the_dns_prefix() {
+        let text = plugins_text();
+        assert!(text.contains("  dns.cache\n") && text.contains("  dns.forward\n"));
+        assert!(text.starts_with("Server types:\n  dns\n"));
+    }
+}

@@ -1,0 +1,107 @@
+//! The HTTP endpoints: `/health` (200 `OK`, also during lameduck), `/ready` (200 `OK`; 503
+//! `Shutting down` once shutdown starts) and `/metrics` (the exposition text). Plugins that
+//! name the same address share one server.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+use crate::metrics::Metrics;
+
+/// State the endpoints read.
+pub struct HttpState {
+    /// Set when shutdown starts.
+    pub shutting_down: AtomicBool,
+    /// The registry.
+    pub metrics: Arc<Metrics>,
+}
+
+/// Which endpoints one address serves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Endpoints {
+    /// `/health`.
+    pub health: bool,
+    /// `/ready`.
+    pub ready: bool,
+    /// `/metrics`.
+    pub metrics: bool,
+}
+
+/// The router for `endpoints`.
+pub fn router(endpoints: Endpoints, state: Arc<HttpState>) -> Router {
+    let mut router = Router::new();
+    if endpoints.health {
+        router = router.route("/health", get(health));
+    }
+    if endpoints.ready {
+        router = router.route("/ready", get(ready));
+    }
+    if endpoints.metrics {
+        router = router.route("/metrics", get(metrics));
+    }
+    router.with_state(state)
+}
+
+/// CoreDNS's health self-check: `GET /health` on `addr` every second, timed into
+/// `coredns_health_request_duration_seconds`; failures count in
+/// `coredns_health_request_failures_total`.
+pub async fn self_check(addr: SocketAddr, metrics: Arc<Metrics>) {
+    let target = match addr.ip() {
+        ip if ip.is_unspecified() => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
+        _ => addr,
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let start = Instant::now();
+        let healthy = tokio::time::timeout(Duration::from_secs(1), get_health(target)).await;
+        if matches!(healthy, Ok(Ok(true))) {
+            metrics
+                .health_duration
+                .observe(start.elapsed().as_secs_f64());
+        } else {
+            metrics.health_failures.inc();
+        }
+    }
+}
+
+async fn get_health(target: SocketAddr) -> std::io::Result<bool> {
+    let mut stream = TcpStream::connect(target).await?;
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await?;
+    let mut reply = Vec::new();
+    stream.take(4096).read_to_end(&mut reply).await?;
+    Ok(reply.starts_with(b"HTTP/1.1 200"))
+}
+
+async fn health() -> &'static str {
+    "OK"
+}
+
+async fn ready(State(state): State<Arc<HttpState>>) -> (StatusCode, &'static str) {
+    if state.shutting_down.load(Ordering::Relaxed) {
+        (StatusCode::SERVICE_UNAVAILABLE, "Shutting down")
+    } else {
+        (StatusCode::OK, "OK")
+    }
+}
+
+async fn metrics(State(state): State<Arc<HttpState>>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+}

@@ -1,0 +1,422 @@
+//! `forward`: sends queries to up to 15 upstreams (addresses or resolv.conf files), over the
+//! client's transport unless `force_tcp` or `prefer_udp` (UDP first, TCP when the reply is
+//! truncated). Upstreams are tried in policy order (`random`, `round_robin`,
+//! `sequential`), skipping those down after `max_fails` failures (all down: a random one),
+//! each attempt waiting 2 s, for at most 5 s and 2 × the upstreams' attempts in all
+//! (CoreDNS's `max_connect_attempts` default). `max_concurrent` refuses queries
+//! beyond the limit; `except` names go to the next plugin.
+
+mod upstream;
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use corefile::plugins::{Forward as ForwardConfig, ForwardStanza, Policy};
+use dns_wire::{Message, Name, Rcode};
+
+pub use upstream::{ExchangeError, HealthCheck, Transport, Upstream};
+
+use super::Failure;
+use crate::metrics::Metrics;
+use crate::names::{LowerName, Zone, in_any};
+use crate::request::{Proto, Request};
+
+/// Time one attempt waits for a reply.
+const READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// Time all attempts of one query may take.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default `expire` of idle connections.
+const DEFAULT_EXPIRE: Duration = Duration::from_secs(10);
+/// Default `max_fails`.
+const DEFAULT_MAX_FAILS: u32 = 2;
+/// Default health check interval.
+const DEFAULT_HEALTH_CHECK: Duration = Duration::from_millis(500);
+
+/// A configuration `forward` cannot serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    /// An upstream is not an address, a resolvable host or a readable file.
+    #[error("plugin/forward: not an IP address or file: {0:?}")]
+    Upstream(String),
+    /// A resolv.conf file names no server.
+    #[error("plugin/forward: no nameservers found in {0}")]
+    EmptyFile(String),
+    /// DNS over TLS or HTTPS upstreams.
+    #[error("plugin/forward: {0}: only plain DNS upstreams (dns://) are supported")]
+    Transport(String),
+    /// A zone is not a domain name.
+    #[error("plugin/forward: invalid name {0:?}")]
+    Zone(String),
+}
+
+/// One `forward` line.
+struct Stanza {
+    from: Zone,
+    except: Vec<Zone>,
+    upstreams: Vec<Arc<Upstream>>,
+    policy: Policy,
+    force_tcp: bool,
+    prefer_udp: bool,
+    max_fails: u32,
+    health: HealthCheck,
+    max_concurrent: Option<u32>,
+    inflight: AtomicU32,
+    failfast: bool,
+    round_robin: AtomicUsize,
+}
+
+/// The `forward` plugin of a block.
+pub struct Forward {
+    stanzas: Vec<Stanza>,
+    metrics: Arc<Metrics>,
+}
+
+impl Forward {
+    /// The plugin; upstream sockets open on first use.
+    pub fn new(config: &ForwardConfig, metrics: &Arc<Metrics>) -> Result<Self, ForwardError> {
+        let stanzas = config
+            .stanzas
+            .iter()
+            .map(|s| Stanza::new(s, metrics))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            stanzas,
+            metrics: Arc::clone(metrics),
+        })
+    }
+
+    fn stanza(&self, req: &Request<'_>) -> Option<&Stanza> {
+        let name = LowerName::new(&req.question.name);
+        self.stanzas
+            .iter()
+            .find(|s| name.is_in(&s.from) && !in_any(&name, &s.except))
+    }
+
+    /// Whether a stanza takes `req` (its name is under FROM and not excepted).
+    pub fn handles(&self, req: &Request<'_>) -> bool {
+        self.stanza(req).is_some()
+    }
+
+    /// Forwards `req`; the reply carries the client's ID.
+    pub async fn resolve(&self, req: &Request<'_>) -> Result<Vec<u8>, Failure> {
+        let Some(stanza) = self.stanza(req) else {
+            return Err(Failure::servfail("plugin/forward: no next plugin found"));
+        };
+        let _slot = match stanza.max_concurrent {
+            Some(max) => match Slot::take(&stanza.inflight, max) {
+                Some(slot) => Some(slot),
+                None => {
+                    self.metrics.forward_max_concurrent_rejects.inc();
+                    return Err(Failure {
+                        rcode: Rcode::REFUSED,
+                        error: format!("concurrent queries exceeded maximum {max}"),
+                    });
+                }
+            },
+            None => None,
+        };
+        stanza.resolve(req, &self.metrics).await
+    }
+}
+
+/// A counted in-flight query.
+struct Slot<'a>(&'a AtomicU32);
+
+impl<'a> Slot<'a> {
+    fn take(counter: &'a AtomicU32, max: u32) -> Option<Self> {
+        if counter.fetch_add(1, Ordering::AcqRel) >= max {
+            counter.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Self(counter))
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Stanza {
+    fn new(s: &ForwardStanza, metrics: &Arc<Metrics>) -> Result<Self, ForwardError> {
+        let expire = s.expire.map_or(DEFAULT_EXPIRE, to_duration);
+        let mut upstreams = Vec::new();
+        for to in &s.to {
+            for addr in upstream_addresses(to)? {
+                upstreams.push(Arc::new(Upstream::new(addr, expire, metrics)));
+            }
+        }
+        let zone = |z: &str| Zone::parse(z).map_err(|_| ForwardError::Zone(z.to_owned()));
+        let (interval, options) = s
+            .health_check
+            .as_ref()
+            .map_or((DEFAULT_HEALTH_CHECK, &[][..]), |(d, o)| {
+                (to_duration(*d), &o[..])
+            });
+        let domain = options
+            .iter()
+            .position(|o| o == "domain")
+            .and_then(|i| options.get(i + 1))
+            .map_or(Ok(Name::root()), |d| {
+                d.parse::<Name>().map_err(|_| ForwardError::Zone(d.clone()))
+            })?;
+        Ok(Self {
+            from: zone(&s.from)?,
+            except: s.except.iter().map(|e| zone(e)).collect::<Result<_, _>>()?,
+            upstreams,
+            policy: s.policy.unwrap_or(Policy::Random),
+            force_tcp: s.force_tcp,
+            prefer_udp: s.prefer_udp,
+            max_fails: s.max_fails.unwrap_or(DEFAULT_MAX_FAILS),
+            health: HealthCheck {
+                interval: interval.max(Duration::from_millis(10)),
+                recursion_desired: !options.iter().any(|o| o == "no_rec"),
+                domain,
+                tcp: s.force_tcp,
+            },
+            max_concurrent: s.max_concurrent,
+            inflight: AtomicU32::new(0),
+            failfast: s.failfast_all_unhealthy_upstreams,
+            round_robin: AtomicUsize::new(0),
+        })
+    }
+
+    /// The upstreams in the order to try them.
+    fn order(&self, seed: u64) -> Vec<usize> {
+        let n = self.upstreams.len();
+        let mut list: Vec<usize> = (0..n).collect();
+        match self.policy {
+            Policy::Sequential => {}
+            Policy::RoundRobin => {
+                let start = self.round_robin.fetch_add(1, Ordering::Relaxed);
+                list.rotate_left(start % n.max(1));
+            }
+            Policy::Random => {
+                let mut x = seed | 1;
+                for i in (1..n).rev() {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    list.swap(i, (x % (i as u64 + 1)) as usize);
+                }
+            }
+        }
+        list
+    }
+
+    async fn resolve(&self, req: &Request<'_>, metrics: &Metrics) -> Result<Vec<u8>, Failure> {
+        let n = self.upstreams.len();
+        let seed = u64::from(req.header.id) << 32
+            ^ Instant::now().elapsed().as_nanos() as u64
+            ^ u64::from(req.client.port());
+        let list = self.order(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ random_seed());
+        let mut transport = if self.force_tcp {
+            Transport::Tcp
+        } else if self.prefer_udp || req.proto == Proto::Udp {
+            Transport::Udp
+        } else {
+            Transport::Tcp
+        };
+        let start = Instant::now();
+        let (mut i, mut fails, mut attempts) = (0, 0, 0);
+        let mut last_error = None;
+        while start.elapsed() < QUERY_TIMEOUT && attempts < 2 * n {
+            if i >= n {
+                i = 0;
+                fails = 0;
+            }
+            let Some(mut upstream) = list.get(i).and_then(|&k| self.upstreams.get(k)) else {
+                break;
+            };
+            i += 1;
+            if upstream.is_down(self.max_fails) {
+                fails += 1;
+                if fails < n {
+                    continue;
+                }
+                if self.failfast {
+                    return Err(Failure::servfail("no healthy upstreams"));
+                }
+                metrics.forward_healthcheck_broken.inc();
+                let pick = (random_seed() % n as u64) as usize;
+                upstream = self.upstreams.get(pick).unwrap_or(upstream);
+            }
+            let sent = Instant::now();
+            attempts += 1;
+            match upstream
+                .exchange(req.bytes(), transport, READ_TIMEOUT)
+                .await
+            {
+                Ok(reply) => {
+                    let (rcode, truncated) = Message::parse(&reply)
+                        .map(|m| (Some(m.rcode()), m.header().tc))
+                        .unwrap_or((None, false));
+                    if transport == Transport::Udp && self.prefer_udp && truncated {
+                        transport = Transport::Tcp;
+                        i -= 1;
+                        continue;
+                    }
+                    upstream.observe(rcode, sent.elapsed().as_secs_f64());
+                    return Ok(reply);
+                }
+                Err(e) => {
+                    upstream.failed(self.max_fails, &self.health);
+                    last_error = Some(e);
+                }
+            }
+        }
+        Err(Failure::servfail(last_error.map_or_else(
+            || "no healthy proxies".to_owned(),
+            |e| e.to_string(),
+        )))
+    }
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    thread_local! {
+        static STATE: RandomState = RandomState::new();
+        static COUNTER: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    let n = COUNTER.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n
+    });
+    STATE.with(|s| s.hash_one(n))
+}
+
+fn to_duration(d: corefile::go::Duration) -> Duration {
+    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
+}
+
+/// The addresses of one TO: `[dns://]IP[:PORT]`, a host name, or a resolv.conf file.
+fn upstream_addresses(to: &str) -> Result<Vec<SocketAddr>, ForwardError> {
+    if let Some((scheme, _)) = to.split_once("://")
+        && scheme != "dns"
+    {
+        return Err(ForwardError::Transport(to.to_owned()));
+    }
+    let host = to.strip_prefix("dns://").unwrap_or(to);
+    if let Some(addr) = parse_address(host) {
+        return Ok(vec![addr]);
+    }
+    if let Ok(text) = std::fs::read_to_string(host) {
+        let servers: Vec<SocketAddr> = resolv_conf_servers(&text);
+        if servers.is_empty() {
+            return Err(ForwardError::EmptyFile(host.to_owned()));
+        }
+        return Ok(servers);
+    }
+    let with_port = if host.contains(':') {
+        host.to_owned()
+    } else {
+        format!("{host}:53")
+    };
+    with_port
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| vec![a])
+        .ok_or_else(|| ForwardError::Upstream(to.to_owned()))
+}
+
+/// `IP`, `IP:PORT`, `[IPv6]:PORT` or `IPv6`; port 53 by default.
+fn parse_address(text: &str) -> Option<SocketAddr> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Some(addr);
+    }
+    let ip = text.parse::<IpAddr>().ok()?;
+    Some(SocketAddr::new(ip, 53))
+}
+
+/// The `nameserver` lines of a resolv.conf file.
+pub fn resolv_conf_servers(text: &str) -> Vec<SocketAddr> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next()? == "nameserver").then_some(())?;
+            let ip = words.next()?.split('%').next()?;
+            parse_address(ip)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_forms() {
+        assert_eq!(
+            upstream_addresses("10.0.0.1").unwrap(),
+            vec!["10.0.0.1:53".parse().unwrap()]
+        );
+        assert_eq!(
+            upstream_addresses("dns://127.0.0.1:5300").unwrap(),
+            vec!["127.0.0.1:5300".parse().unwrap()]
+        );
+        assert_eq!(
+            upstream_addresses("[::1]:5353").unwrap(),
+            vec!["[::1]:5353".parse().unwrap()]
+        );
+        assert!(matches!(
+            upstream_addresses("tls://1.1.1.1"),
+            Err(ForwardError::Transport(_))
+        ));
+    }
+
+    #[test]
+    fn resolv_conf_nameservers() {
+        let text = "# comment\nsearch example\nnameserver 10.0.0.2\nnameserver fe80::1%eth0\noptions ndots:5\n";
+        assert_eq!(
+            resolv_conf_servers(text),
+            vec![
+                "10.0.0.2:53".parse().unwrap(),
+                "[fe80::1]:53".parse().unwrap()
+            ]
+        );
+    }
+
+    fn stanza(policy: Policy, n: usize) -> Stanza {
+        let metrics = Arc::new(Metrics::new());
+        let config = ForwardStanza {
+            from: ".".into(),
+            to: (0..n).map(|i| format!("10.0.0.{}", i + 1)).collect(),
+            policy: Some(policy),
+            ..ForwardStanza::default()
+        };
+        Stanza::new(&config, &metrics).unwrap()
+    }
+
+    #[test]
+    fn policies_order_upstreams() {
+        let s = stanza(Policy::Sequential, 3);
+        assert_eq!(s.order(7), vec![0, 1, 2]);
+        let s = stanza(Policy::RoundRobin, 3);
+        assert_eq!(s.order(0), vec![0, 1, 2]);
+        assert_eq!(s.order(0), vec![1, 2, 0]);
+        let s = stanza(Policy::Random, 5);
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..50 {
+            let mut o = s.order(seed);
+            seen.insert(o[0]);
+            o.sort();
+            assert_eq!(o, vec![0, 1, 2, 3, 4]);
+        }
+        assert!(seen.len() > 1);
+    }
+
+    #[test]
+    fn max_concurrent_slots() {
+        let counter = AtomicU32::new(0);
+        let a = Slot::take(&counter, 1);
+        assert!(a.is_some());
+        assert!(Slot::take(&counter, 1).is_none());
+        drop(a);
+        assert!(Slot::take(&counter, 1).is_some());
+    }
+}

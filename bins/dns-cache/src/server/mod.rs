@@ -1,0 +1,196 @@
+//! The DNS listeners: per address, one UDP socket and one TCP listener per worker thread
+//! (SO_REUSEPORT), all reading the same routing table, which a reload swaps atomically.
+//!
+//! Every packet goes through [`handle`]: admission (drop, FORMERR, NOTIMP, BADVERS,
+//! REFUSED), routing by zone, then the block's chain. Queries that must wait for upstream
+//! run in their own task, at most [`MAX_IN_FLIGHT`] per listener (beyond that: REFUSED).
+
+mod socket;
+mod tcp;
+mod udp;
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use dns_wire::Rcode;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinHandle;
+
+use crate::config::{Route, Table};
+use crate::plugin::{Step, report};
+use crate::reply::{bad_version_reply, rcode_reply, reject_reply};
+use crate::request::{Admission, Proto, Request, admit};
+
+/// Queries waiting for upstream, per listener.
+pub const MAX_IN_FLIGHT: usize = 10_000;
+
+/// What [`handle`] did with a packet.
+pub(crate) enum Handled {
+    /// The reply is in the output buffer.
+    Reply,
+    /// Nothing to send.
+    Nothing,
+    /// Upstream work to run in a task.
+    Pending(Pending),
+}
+
+/// A query waiting for upstream, owning its bytes.
+pub(crate) struct Pending {
+    route: Arc<Route>,
+    query: Bytes,
+    proto: Proto,
+    client: SocketAddr,
+    start: Instant,
+    stale: Option<Bytes>,
+}
+
+impl Pending {
+    /// Resolves the query; returns the reply to send (empty if none).
+    pub(crate) async fn run(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
+            return out;
+        };
+        let outcome = self.route.chain.resolve(&req, self.stale, &mut out).await;
+        self.route
+            .chain
+            .finish(&req, &self.route.zone, outcome, &mut out, self.start);
+        out
+    }
+
+    /// The reply when too many queries wait already: REFUSED.
+    pub(crate) fn refuse(&self, out: &mut Vec<u8>) {
+        if let Admission::Query(req) = admit(&self.query, self.proto, self.client) {
+            rcode_reply(&req, Rcode::REFUSED, out);
+        }
+    }
+}
+
+/// Admits, routes and serves one packet.
+pub(crate) fn handle(
+    table: &Table,
+    bytes: &[u8],
+    proto: Proto,
+    client: SocketAddr,
+    out: &mut Vec<u8>,
+) -> Handled {
+    let refuse = |req: &Request<'_>, out: &mut Vec<u8>| {
+        rcode_reply(req, Rcode::REFUSED, out);
+        dropped(table, req, Rcode::REFUSED, out.len());
+        Handled::Reply
+    };
+    match admit(bytes, proto, client) {
+        Admission::Drop => Handled::Nothing,
+        Admission::Reject { header, rcode } => {
+            reject_reply(bytes, &header, rcode, out);
+            Handled::Reply
+        }
+        Admission::BadVersion(req) => {
+            bad_version_reply(&req, out);
+            dropped(table, &req, Rcode::BADVERS, out.len());
+            Handled::Reply
+        }
+        Admission::Refused(req) => refuse(&req, out),
+        Admission::Query(req) => {
+            let Some(route) = table.routes.find(&req.question.name, req.question.qtype) else {
+                return refuse(&req, out);
+            };
+            let start = Instant::now();
+            match route.chain.begin(&req, out, start) {
+                Step::Done(outcome) => {
+                    route.chain.finish(&req, &route.zone, outcome, out, start);
+                    Handled::Reply
+                }
+                Step::Forward { stale } => Handled::Pending(Pending {
+                    route: Arc::clone(route),
+                    query: Bytes::copy_from_slice(bytes),
+                    proto,
+                    client,
+                    start,
+                    stale,
+                }),
+            }
+        }
+    }
+}
+
+/// Counts a query no block took (`zone="dropped"`), when metrics are on.
+fn dropped(table: &Table, req: &Request<'_>, rcode: Rcode, size: usize) {
+    if let Some(metrics) = &table.metrics {
+        report(
+            metrics,
+            &table.server,
+            "dropped",
+            req,
+            rcode,
+            "",
+            size,
+            Instant::now(),
+        );
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A running listen address.
+pub struct Listener {
+    /// The address actually bound.
+    pub addr: SocketAddr,
+    table: watch::Sender<Arc<Table>>,
+    _tasks: Vec<AbortOnDrop>,
+}
+
+impl Listener {
+    /// Binds `addr` (UDP and TCP, `workers` sockets each) and serves `table`. An
+    /// unspecified IPv6 address falls back to `0.0.0.0` where IPv6 is unavailable.
+    pub fn start(addr: SocketAddr, table: Arc<Table>, workers: usize) -> io::Result<Self> {
+        match Self::bind(addr, Arc::clone(&table), workers) {
+            Err(e) if addr.ip().is_unspecified() && addr.is_ipv6() => {
+                let v4 = SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), addr.port());
+                Self::bind(v4, table, workers).map_err(|_| e)
+            }
+            other => other,
+        }
+    }
+
+    fn bind(addr: SocketAddr, table: Arc<Table>, workers: usize) -> io::Result<Self> {
+        let (sender, receiver) = watch::channel(table);
+        let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let connections = Arc::new(Semaphore::new(tcp::MAX_CONNECTIONS));
+        let mut udp_sockets = Vec::new();
+        let mut tcp_listeners = Vec::new();
+        for _ in 0..workers.max(1) {
+            udp_sockets.push(tokio::net::UdpSocket::from_std(socket::udp(addr)?)?);
+            tcp_listeners.push(tokio::net::TcpListener::from_std(socket::tcp(addr)?)?);
+        }
+        let mut tasks = Vec::new();
+        for socket in udp_sockets {
+            let task = udp::serve(Arc::new(socket), receiver.clone(), Arc::clone(&in_flight));
+            tasks.push(AbortOnDrop(tokio::spawn(task)));
+        }
+        for listener in tcp_listeners {
+            let task = tcp::serve(listener, receiver.clone(), Arc::clone(&connections));
+            tasks.push(AbortOnDrop(tokio::spawn(task)));
+        }
+        Ok(Self {
+            addr,
+            table: sender,
+            _tasks: tasks,
+        })
+    }
+
+    /// Serves `table` from now on.
+    pub fn update(&self, table: Arc<Table>) {
+        self.table.send_replace(table);
+    }
+}

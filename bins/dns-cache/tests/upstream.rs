@@ -1,0 +1,165 @@
+//! Forwarding and caching against an upstream no one here wrote: Debian's `unbound`,
+//! authoritative for `test.` on 127.0.0.1. Forwarding, caching, TTL decrement, denial
+//! caching, TC and the TCP retry, upstream failure and health recovery.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use dns_wire::{Message, Rcode, Type};
+use support::{DnsCache, Unbound, eventually, free_port, http_get, query, tcp_exchange};
+
+fn forwarding(upstream_port: u16, options: &str) -> DnsCache {
+    DnsCache::start(&format!(
+        ".:{{PORT}} {{\n    bind 127.0.0.1\n    errors\n    prometheus 127.0.0.1:{{HTTP}}\n    cache 30\n    forward . 127.0.0.1:{upstream_port} {{\n{options}    }}\n}}\n"
+    ))
+}
+
+fn answers(reply: &[u8]) -> Vec<(Vec<u8>, u32)> {
+    Message::parse(reply)
+        .unwrap()
+        .answers()
+        .map(|r| (r.rdata().to_vec(), r.ttl()))
+        .collect()
+}
+
+fn metric(server: &DnsCache, prefix: &str) -> f64 {
+    let (_, text) = http_get(server.http[0], "/metrics").unwrap();
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn forwards_caches_and_ages_ttls() {
+    let Some(unbound) = Unbound::start(&["a.test. 300 IN A 10.0.0.1", "b.test. 2 IN A 10.0.0.2"])
+    else {
+        return;
+    };
+    let server = forwarding(unbound.port, "");
+    let first = answers(&server.ask("a.test.", Type::A));
+    assert_eq!(
+        first,
+        [(vec![10, 0, 0, 1], 30)],
+        "TTL capped at 30 by `cache 30`"
+    );
+    // A short TTL is raised to the 5 s minimum.
+    assert_eq!(
+        answers(&server.ask("b.test.", Type::A)),
+        [(vec![10, 0, 0, 2], 5)]
+    );
+    // Cached: the upstream can go away.
+    drop(unbound);
+    eventually("the TTL to decrease", || {
+        let now = answers(&server.ask("A.Test.", Type::A));
+        now.len() == 1 && now[0].1 < 30
+    });
+    let reply = server.ask("A.TEST.", Type::A);
+    let m = Message::parse(&reply).unwrap();
+    assert_eq!(
+        m.question().unwrap().name.to_string(),
+        "A.TEST.",
+        "0x20 case kept"
+    );
+    assert!(m.header().ra && !m.header().aa);
+    assert!(metric(&server, "coredns_cache_hits_total{") >= 2.0);
+    assert!(metric(&server, "coredns_cache_entries{") >= 1.0);
+}
+
+#[test]
+fn denial_is_cached_with_its_soa() {
+    let Some(unbound) = Unbound::start(&["there.test. 300 IN A 10.0.0.3"]) else {
+        return;
+    };
+    let server = forwarding(unbound.port, "");
+    let nx = server.ask("missing.test.", Type::A);
+    let m = Message::parse(&nx).unwrap();
+    assert_eq!(m.rcode(), Rcode::NXDOMAIN);
+    assert_eq!(m.authority().next().unwrap().rtype(), Type::SOA);
+    let nodata = server.ask("there.test.", Type::MX);
+    let m = Message::parse(&nodata).unwrap();
+    assert_eq!((m.rcode(), m.counts().answers), (Rcode::NOERROR, 0));
+    drop(unbound);
+    let m = server.ask("missing.test.", Type::A);
+    assert_eq!(Message::parse(&m).unwrap().rcode(), Rcode::NXDOMAIN);
+    let m = server.ask("there.test.", Type::MX);
+    assert_eq!(Message::parse(&m).unwrap().authority().count(), 1);
+    assert!(metric(&server, "coredns_cache_hits_total{server=\"dns://127.0.0.1") >= 2.0);
+}
+
+/// Twenty 200-byte TXT records: over 512 bytes, so UDP without EDNS is truncated.
+fn big_records() -> Vec<String> {
+    (0..20)
+        .map(|i| format!("big.test. 300 IN TXT \"{}\"", format!("{i:02}").repeat(100)))
+        .collect()
+}
+
+#[test]
+fn truncation_and_tcp_retry() {
+    let records = big_records();
+    let refs: Vec<&str> = records.iter().map(String::as_str).collect();
+    let Some(unbound) = Unbound::start(&refs) else {
+        return;
+    };
+    let server = forwarding(unbound.port, "");
+    // UDP client without EDNS: TC, and the truncated reply is not cached.
+    let udp = server
+        .udp(&query("big.test.", Type::TXT, None, 11))
+        .unwrap();
+    let m = Message::parse(&udp).unwrap();
+    assert!(m.header().tc && udp.len() <= 512);
+    // The client retries over TCP: forwarded over TCP, complete.
+    let tcp = tcp_exchange(server.port, &query("big.test.", Type::TXT, None, 12)).unwrap();
+    let m = Message::parse(&tcp).unwrap();
+    assert!(!m.header().tc);
+    assert_eq!(m.counts().answers, 20);
+    assert!(
+        metric(
+            &server,
+            "coredns_proxy_conn_cache_misses_total{proxy_name=\"forward\",to=\"127.0.0.1"
+        ) >= 1.0
+    );
+
+    // prefer_udp: a TCP client is forwarded over UDP, truncated, retried over TCP.
+    let prefer = forwarding(unbound.port, "        prefer_udp\n");
+    let tcp = tcp_exchange(prefer.port, &query("big.test.", Type::TXT, None, 13)).unwrap();
+    assert_eq!(Message::parse(&tcp).unwrap().counts().answers, 20);
+
+    // force_tcp: a UDP client with a large EDNS buffer gets everything from a TCP upstream.
+    let force = forwarding(unbound.port, "        force_tcp\n");
+    let udp = force
+        .udp(&query("big.test.", Type::TXT, Some((8192, false)), 14))
+        .unwrap();
+    let m = Message::parse(&udp).unwrap();
+    assert!(!m.header().tc);
+    assert_eq!(m.counts().answers, 20);
+    let (_, text) = http_get(force.http[0], "/metrics").unwrap();
+    assert!(
+        text.contains(&format!(
+            "coredns_proxy_conn_cache_misses_total{{proxy_name=\"forward\",to=\"127.0.0.1:{}\",proto=\"tcp\"}} 1",
+            unbound.port
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn upstream_failure_then_health_recovery() {
+    let port = free_port();
+    let server = forwarding(port, "        max_fails 1\n        health_check 100ms\n");
+    let reply = server.ask("a.test.", Type::A);
+    assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::SERVFAIL);
+    server.wait_line("the forward error", |l| {
+        l.starts_with("[ERROR] plugin/errors: 2 a.test. A: read udp 127.0.0.1:")
+    });
+    eventually("failed health checks to be counted", || {
+        metric(&server, "coredns_proxy_healthcheck_failures_total{") >= 1.0
+    });
+    let Some(_unbound) = Unbound::start_on(port, &["a.test. 300 IN A 10.0.0.9"]) else {
+        return;
+    };
+    eventually("the upstream to be used again", || {
+        answers(&server.ask("a.test.", Type::A)) == [(vec![10, 0, 0, 9], 30)]
+    });
+}
