@@ -1,3 +1,3 @@
-//! Ingress objects to a real nginx, rendered through nginx-conf's builder, with leader election.
+//! `ingress-controller`: Ingress objects to a real nginx.
 
 fn main() {}
