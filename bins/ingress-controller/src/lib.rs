@@ -1,17 +1,27 @@
 //! Ingress objects to a real nginx. See the README for usage; the modules split as:
 //!
 //! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`class`], [`endpoints`],
-//!   [`model`], [`render`], [`backends`], [`lua`];
-//! - I/O: [`manifests`] (objects from YAML files).
+//!   [`model`], [`render`], [`backends`], [`lua`], [`reconcile`];
+//! - I/O: [`manifests`] and [`source`] (objects from YAML files), [`nginx`] (the child
+//!   process), [`control`] (its control socket), [`certs`] (key material on disk),
+//!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`controller`] (the loop).
 
 pub mod annotations;
 pub mod backends;
+pub mod certs;
 pub mod class;
+pub mod control;
+pub mod controller;
 pub mod endpoints;
 pub mod hosts;
 pub mod lua;
 pub mod manifests;
+pub mod metrics;
 pub mod model;
+pub mod nginx;
 pub mod objects;
 pub mod paths;
+pub mod reconcile;
 pub mod render;
+pub mod serve;
+pub mod source;

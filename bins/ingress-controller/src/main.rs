@@ -1,12 +1,14 @@
 //! `ingress-controller`: Ingress objects to a real nginx.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use ingress_controller::class::Selection;
-use ingress_controller::{manifests, model, render};
+use ingress_controller::{control, controller, manifests, model, render};
 
 /// Ingress objects to a real nginx, rendered through nginx-conf's builder.
 #[derive(Parser, Debug)]
@@ -32,6 +34,51 @@ enum Command {
         #[arg(long)]
         backends: bool,
     },
+    /// Run nginx and keep it configured from the objects.
+    Run {
+        /// Directory of YAML manifests, re-read when its files change.
+        #[arg(long)]
+        manifests: PathBuf,
+        #[command(flatten)]
+        selection: SelectionArgs,
+        #[command(flatten)]
+        nginx: NginxArgs,
+        /// The nginx binary.
+        #[arg(long, default_value = "nginx")]
+        nginx_binary: PathBuf,
+        /// Address of `/healthz` and `/metrics`.
+        #[arg(long, default_value = "127.0.0.1:10254")]
+        metrics_address: SocketAddr,
+        /// How often the manifests are checked, in milliseconds.
+        #[arg(long, default_value_t = 200)]
+        poll_ms: u64,
+        /// How long changes must settle before they are applied, in milliseconds.
+        #[arg(long, default_value_t = 300)]
+        debounce_ms: u64,
+    },
+    /// Print what a running controller's nginx runs: its configuration, the balancer's
+    /// backends, and the certificate files (never their content).
+    Dbg {
+        /// nginx's prefix directory.
+        #[arg(long, default_value = "/var/lib/ingress-controller")]
+        prefix: PathBuf,
+        /// What to print.
+        #[arg(value_enum, default_value = "all")]
+        what: DbgWhat,
+    },
+}
+
+/// Parts of `dbg`'s report.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum DbgWhat {
+    /// Everything.
+    All,
+    /// The running nginx.conf.
+    Conf,
+    /// The balancer's backend table.
+    Backends,
+    /// The certificate files.
+    Certs,
 }
 
 /// Which Ingresses are ours.
@@ -92,6 +139,13 @@ impl NginxArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -123,5 +177,88 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Run {
+            manifests,
+            selection,
+            nginx,
+            nginx_binary,
+            metrics_address,
+            poll_ms,
+            debounce_ms,
+        } => {
+            let settings = controller::Settings {
+                nginx: nginx_binary,
+                options: nginx.options(),
+                selection: selection.selection(),
+                manifests,
+                poll: Duration::from_millis(poll_ms.max(10)),
+                debounce: Duration::from_millis(debounce_ms),
+                metrics_address,
+            };
+            runtime()?.block_on(controller::run(settings, shutdown()))?;
+            Ok(())
+        }
+        Command::Dbg { prefix, what } => runtime()?.block_on(dbg(&prefix, what)),
     }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the tokio runtime")
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
+
+async fn dbg(prefix: &std::path::Path, what: DbgWhat) -> anyhow::Result<()> {
+    let all = what == DbgWhat::All;
+    if all || what == DbgWhat::Conf {
+        let path = prefix.join("nginx.conf");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        println!("# {}", path.display());
+        print!("{text}");
+    }
+    if all || what == DbgWhat::Backends {
+        let socket = prefix.join("control.sock");
+        let table = control::backends(&socket).await?;
+        println!("# backends (from {})", socket.display());
+        print!("{table}");
+    }
+    if all || what == DbgWhat::Certs {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = prefix.join("certs");
+        println!("# certificates (in {})", dir.display());
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .filter_map(Result::ok)
+            .collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let meta = entry.metadata()?;
+            println!(
+                "{} {:o} {} bytes",
+                entry.file_name().to_string_lossy(),
+                meta.permissions().mode() & 0o777,
+                meta.len()
+            );
+        }
+    }
+    Ok(())
 }
