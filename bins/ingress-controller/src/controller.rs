@@ -204,11 +204,11 @@ impl Loop {
                     .config_hash
                     .set(i64::from_ne_bytes(hash.to_ne_bytes()));
                 self.reconciler.loaded(config);
-                self.shared.healthy.store(true, Ordering::Relaxed);
                 if start {
                     self.reconciler.restarted();
                     self.send_table().await;
                 }
+                self.shared.healthy.store(true, Ordering::Relaxed);
             }
             Err(e) => {
                 error!("{e}");

@@ -184,6 +184,53 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
     builder.finish()
 }
 
+/// nginx answers `/p` with a 301 to `/p/` when a proxying location is named `/p/`, even an
+/// exact one. Exact `/p/` without a location for `/p` would do that, where the specification
+/// sends `/p` to the rule that matches it, or the default backend: add that location.
+fn shield_auto_redirects(draft: &mut Draft) {
+    let rules: Vec<PathRule> = draft
+        .locations
+        .values()
+        .map(|l| l.rule.clone())
+        .filter(|r| r.kind != Kind::Regex)
+        .collect();
+    let exposed: Vec<String> = draft
+        .locations
+        .keys()
+        .filter_map(|key| match key {
+            LocationKey::Exact(p) if p.len() > 1 && p.ends_with('/') => {
+                Some(p.trim_end_matches('/').to_owned())
+            }
+            _ => None,
+        })
+        .filter(|p| !p.is_empty() && !draft.locations.contains_key(&LocationKey::Exact(p.clone())))
+        .collect();
+    for path in exposed {
+        let key = LocationKey::Exact(path.clone());
+        let chosen = crate::paths::select(&rules, &path)
+            .and_then(|rule| draft.locations.values().find(|l| l.rule == *rule))
+            .cloned();
+        let location = match chosen {
+            Some(location) => Location {
+                key: key.clone(),
+                ..location
+            },
+            None => Location {
+                key: key.clone(),
+                rule: PathRule {
+                    kind: Kind::Exact,
+                    path,
+                },
+                ingress: String::new(),
+                target: draft.default_target.clone().unwrap_or(Target::NotFound),
+                ssl_redirect: false,
+                annotations: Arc::default(),
+            },
+        };
+        draft.locations.insert(key, location);
+    }
+}
+
 impl Builder<'_> {
     fn problem(&mut self, ingress: &Ingress, message: String) {
         self.model.problems.push(Problem {
@@ -448,7 +495,8 @@ impl Builder<'_> {
     }
 
     fn finish(mut self) -> Model {
-        for (host, draft) in std::mem::take(&mut self.servers) {
+        for (host, mut draft) in std::mem::take(&mut self.servers) {
+            shield_auto_redirects(&mut draft);
             let has_tls = draft.certificate.is_some();
             let locations = draft
                 .locations
