@@ -158,6 +158,19 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
         servers: BTreeMap::new(),
         model: Model::default(),
     };
+    ingresses.retain(|ingress| {
+        let meta = &ingress.metadata;
+        let valid = [&meta.namespace, &meta.name]
+            .iter()
+            .all(|n| n.as_deref().is_some_and(crate::hosts::is_dns_name));
+        if !valid {
+            builder.model.problems.push(Problem {
+                object: format!("Ingress {:?}", key(meta)),
+                message: "namespace and name must be DNS names; Ingress ignored".into(),
+            });
+        }
+        valid
+    });
     let parsed: Vec<(&Ingress, Arc<Annotations>)> = ingresses
         .into_iter()
         .map(|ingress| {
@@ -257,20 +270,25 @@ impl Builder<'_> {
         };
         match self.index.resolve(namespace, service) {
             Ok((name, endpoints)) => {
-                let entry = self
-                    .model
+                // A balancing policy belongs to the Ingress that asks for it: such an Ingress
+                // gets its own variant of the backend, `NAME@namespace/ingress`.
+                let policy =
+                    annotations.affinity.is_some() || annotations.upstream_hash_by.is_some();
+                let name = if policy {
+                    format!("{name}@{}", key(&ingress.metadata))
+                } else {
+                    name
+                };
+                self.model
                     .backends
                     .entry(name.clone())
                     .or_insert_with(|| Backend {
                         name: name.clone(),
                         endpoints,
-                        ..Backend::default()
+                        affinity: annotations.affinity.clone(),
+                        hash_by: annotations.upstream_hash_by.clone(),
+                        canary: None,
                     });
-                // The oldest Ingress that sets a balancing policy for a backend decides it.
-                if entry.affinity.is_none() && entry.hash_by.is_none() {
-                    entry.affinity.clone_from(&annotations.affinity);
-                    entry.hash_by.clone_from(&annotations.upstream_hash_by);
-                }
                 Some(name)
             }
             Err(message) => {
@@ -427,12 +445,22 @@ impl Builder<'_> {
         let secret = self.secrets.get(secret_key).ok_or_else(|| {
             format!("TLS Secret {secret_key} not found; the host is served over HTTP only")
         })?;
+        // `stringData` is how manifests often carry PEM text; the API server folds it into
+        // `data`, which wins.
         let field = |name: &str| {
-            secret
+            let data = secret
                 .data
                 .as_ref()
                 .and_then(|d| d.get(name))
-                .map(|b| b.0.clone())
+                .map(|b| b.0.clone());
+            let string = || {
+                secret
+                    .string_data
+                    .as_ref()
+                    .and_then(|d| d.get(name))
+                    .map(|s| s.clone().into_bytes())
+            };
+            data.or_else(string)
                 .filter(|pem| pem.starts_with(b"-----BEGIN ") && !pem.contains(&0))
                 .ok_or_else(|| format!("TLS Secret {secret_key} has no PEM {name}"))
         };
@@ -465,30 +493,42 @@ impl Builder<'_> {
                 let Some(canary_backend) = self.backend(ingress, annotations, &path.backend) else {
                     continue;
                 };
-                let primary = path_rule.locations().first().and_then(|k| {
-                    self.servers
-                        .get(&host)
-                        .and_then(|d| d.locations.get(k))
-                        .and_then(|l| match &l.target {
-                            Target::Backend(b) => Some(b.clone()),
-                            Target::NotFound => None,
-                        })
-                });
-                let Some(primary) = primary.filter(|p| *p != canary_backend) else {
+                let canary_id = key(&ingress.metadata);
+                let mut attached = false;
+                for location_key in path_rule.locations() {
+                    let location = self
+                        .servers
+                        .get_mut(&host)
+                        .and_then(|d| d.locations.get_mut(&location_key));
+                    let Some(location) = location else { continue };
+                    let Target::Backend(primary) = &location.target else {
+                        continue;
+                    };
+                    if *primary == canary_backend || primary.contains("+canary=") {
+                        continue;
+                    }
+                    // The canary applies to this rule only: the location gets its own route,
+                    // the primary backend with the canary attached.
+                    let route = format!("{primary}+canary={canary_id}");
+                    let Some(mut backend) = self.model.backends.get(primary).cloned() else {
+                        continue;
+                    };
+                    backend.name.clone_from(&route);
+                    backend.canary = Some((canary_backend.clone(), canary.clone()));
+                    self.model.backends.insert(route.clone(), backend);
+                    location.target = Target::Backend(route);
+                    attached = true;
+                }
+                if !attached {
                     self.problem(
                         ingress,
                         format!(
-                            "canary path {} on host {:?} has no primary Ingress; ignored",
+                            "canary path {} on host {:?} has no primary Ingress (or already has a \
+                             canary); ignored",
                             path_rule.path,
                             host.spelling()
                         ),
                     );
-                    continue;
-                };
-                if let Some(backend) = self.model.backends.get_mut(&primary)
-                    && backend.canary.is_none()
-                {
-                    backend.canary = Some((canary_backend, canary.clone()));
                 }
             }
         }

@@ -312,6 +312,10 @@ fn location_block(model: &Model, location: &Location, options: &Options) -> Resu
         }
         body.push(directive("deny", ["all"])?);
     }
+    // `set` first: a `rewrite … break` below ends the rewrite directives of the location.
+    if let Target::Backend(name) = &location.target {
+        body.push(directive("set", ["$proxy_upstream_name", name])?);
+    }
     let (rps_zone, conn_zone) = zone_names(ingress_number(model, &location.ingress));
     if let Some(rate) = a.limits.rps {
         let burst = rate.saturating_mul(a.limits.burst_multiplier);
@@ -393,10 +397,7 @@ fn location_block(model: &Model, location: &Location, options: &Options) -> Resu
         )?);
     }
     match &location.target {
-        Target::Backend(name) => {
-            body.push(directive("set", ["$proxy_upstream_name", name])?);
-            body.extend(proxy(a.backend_protocol)?);
-        }
+        Target::Backend(_) => body.extend(proxy(a.backend_protocol)?),
         Target::NotFound => body.push(directive("return", ["404"])?),
     }
     Ok(header.block(body))

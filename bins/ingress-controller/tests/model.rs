@@ -222,7 +222,7 @@ fn regex_stays_with_the_ingress_that_asked_for_it() {
 }
 
 #[test]
-fn canary_attaches_to_the_primary_backend() {
+fn canary_routes_only_its_rule() {
     let rules = |service: &str| {
         format!(
             "  rules:\n  - host: h.example.com\n    http:\n      paths:\n      - {{path: /, \
@@ -241,13 +241,20 @@ fn canary_attaches_to_the_primary_backend() {
     ]
     .concat();
     let model = build(&yaml);
-    let (canary, rule) = model.backends["ns/a:80"].canary.clone().unwrap();
-    assert_eq!(canary, "ns/b:80");
-    assert_eq!(rule.header.as_deref(), Some("X-Canary"));
-    // The canary Ingress adds no location of its own.
+    // The canary Ingress adds no location of its own: the primary's location gets a route,
+    // the primary backend with the canary attached, for this rule only.
     let locations = locations(&model, &Host::Exact("h.example.com".into()));
     assert_eq!(locations.len(), 1);
-    assert_eq!(locations[0].2, backend("a", "80"));
+    let route = "ns/a:80+canary=ns/canary";
+    assert_eq!(locations[0].2, Target::Backend(route.into()));
+    let (canary, rule) = model.backends[route].canary.clone().unwrap();
+    assert_eq!(canary, "ns/b:80");
+    assert_eq!(rule.header.as_deref(), Some("X-Canary"));
+    assert_eq!(
+        model.backends[route].endpoints,
+        model.backends["ns/a:80"].endpoints
+    );
+    assert!(model.backends["ns/a:80"].canary.is_none());
 }
 
 #[test]

@@ -63,6 +63,9 @@ impl Backends {
                 let name = name.clone();
                 async move {
                     let uri = request.uri().to_string();
+                    if request.uri().path().starts_with("/slow") {
+                        tokio::time::sleep(Duration::from_secs(3)).await;
+                    }
                     ([("x-backend", name.clone())], format!("{name} {uri}"))
                 }
             });
