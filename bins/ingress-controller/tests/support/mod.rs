@@ -76,6 +76,13 @@ impl Backends {
         Self { ports, tasks }
     }
 
+    /// Stops the listener of backend `name` (connections already open finish).
+    pub fn stop(&mut self, name: &str) {
+        if let Some(i) = self.ports.iter().position(|(n, _)| n == name) {
+            self.tasks[i].abort();
+        }
+    }
+
     pub fn port(&self, name: &str) -> u16 {
         self.ports.iter().find(|(n, _)| n == name).unwrap().1
     }
