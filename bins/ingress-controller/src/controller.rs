@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use tracing::{error, info, warn};
 
 use crate::class::Selection;
+use crate::election::{Election, ElectionError};
 use crate::model::{self, Problem};
 use crate::nginx::{Nginx, NginxError};
 use crate::objects::Objects;
@@ -38,6 +39,19 @@ pub struct Settings {
     pub debounce: Duration,
     /// Where `/healthz` and `/metrics` listen.
     pub metrics_address: SocketAddr,
+    /// Ingress status publication, if any.
+    pub status: Option<StatusSettings>,
+}
+
+/// What Ingress status to publish, where, and who may.
+#[derive(Clone, Debug)]
+pub struct StatusSettings {
+    /// The addresses (IPs or host names) written to `status.loadBalancer.ingress`.
+    pub addresses: Vec<String>,
+    /// Where the status files go.
+    pub dir: PathBuf,
+    /// The election among replicas; without one this replica always writes.
+    pub election: Option<Election>,
 }
 
 /// Why the controller could not run at all.
@@ -46,6 +60,9 @@ pub enum ControllerError {
     /// nginx's prefix could not be prepared.
     #[error(transparent)]
     Nginx(#[from] NginxError),
+    /// The election could not start.
+    #[error(transparent)]
+    Election(#[from] ElectionError),
     /// The metrics address could not be bound.
     #[error("cannot listen on {address} for /healthz and /metrics: {source}")]
     Listen {
@@ -63,6 +80,10 @@ struct Loop {
     shared: Arc<Shared>,
     table: String,
     problems: Vec<Problem>,
+    /// The Ingresses served, and whether their status was published for that list.
+    served: Vec<String>,
+    published: bool,
+    leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
 }
 
 /// Runs until `shutdown` completes, then stops nginx.
@@ -92,6 +113,12 @@ pub async fn run(
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
     let mut source = ManifestDir::new(settings.manifests.clone());
+    let (stop_election, election_stopped) = tokio::sync::watch::channel(false);
+    let election = settings.status.as_ref().and_then(|s| s.election.clone());
+    let leader = match election {
+        Some(election) => Some(crate::election::campaign(election, election_stopped).await?),
+        None => None,
+    };
     let mut state = Loop {
         settings,
         nginx,
@@ -99,6 +126,9 @@ pub async fn run(
         shared,
         table: String::new(),
         problems: Vec::new(),
+        served: Vec::new(),
+        published: false,
+        leader,
     };
     let mut pending: Option<(Objects, Instant, Instant)> = None;
     let mut tick = tokio::time::interval(state.settings.poll);
@@ -108,6 +138,10 @@ pub async fn run(
         tokio::select! {
             () = &mut shutdown => break,
             status = state.nginx.exited() => state.restart(status).await,
+            () = leadership_changed(&mut state.leader) => {
+                state.published = false;
+                state.publish_status();
+            }
             _ = tick.tick() => {
                 match source.poll() {
                     Ok(Some(objects)) => {
@@ -128,15 +162,64 @@ pub async fn run(
             }
         }
     }
-    info!("shutting down: stopping nginx");
+    info!("shutting down: releasing the lease and stopping nginx");
+    let _ = stop_election.send(true);
     state.nginx.stop().await;
     server.abort();
     Ok(())
 }
 
+/// Resolves when the leadership status changes (never without an election).
+async fn leadership_changed(
+    leader: &mut Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
+) {
+    let Some(receiver) = leader else {
+        return std::future::pending().await;
+    };
+    if receiver.changed().await.is_err() {
+        // The campaign ended (shutdown): nothing more will change.
+        *leader = None;
+        std::future::pending::<()>().await;
+    }
+}
+
 impl Loop {
+    /// Writes the served Ingresses' status if this replica leads and has not yet written it
+    /// for the current list.
+    fn publish_status(&mut self) {
+        let Some(settings) = &self.settings.status else {
+            return;
+        };
+        let leading = self
+            .leader
+            .as_ref()
+            .is_none_or(|l| l.borrow().is_leading(Instant::now()));
+        if !leading || self.published {
+            return;
+        }
+        let status = crate::status::load_balancer(&settings.addresses);
+        match crate::status::StatusFiles::new(settings.dir.clone()).publish(&self.served, &status) {
+            Ok(written) => {
+                self.published = true;
+                self.shared
+                    .metrics
+                    .status_writes
+                    .inc_by(u64::try_from(written).unwrap_or(u64::MAX));
+            }
+            Err(e) => warn!(
+                "cannot write Ingress status to {}: {e}",
+                settings.dir.display()
+            ),
+        }
+    }
+
     async fn apply(&mut self, objects: &Objects) {
         let model = model::build(objects, &self.settings.selection);
+        if model.ingresses != self.served {
+            self.served.clone_from(&model.ingresses);
+            self.published = false;
+        }
+        self.publish_status();
         if model.problems != self.problems {
             for problem in &model.problems {
                 warn!("{problem}");

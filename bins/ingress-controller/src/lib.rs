@@ -4,7 +4,8 @@
 //!   [`model`], [`render`], [`backends`], [`lua`], [`reconcile`];
 //! - I/O: [`manifests`] and [`source`] (objects from YAML files), [`nginx`] (the child
 //!   process), [`control`] (its control socket), [`certs`] (key material on disk),
-//!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`controller`] (the loop).
+//!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`election`] and [`status`] (the
+//!   leader writes Ingress status), [`controller`] (the loop).
 
 pub mod annotations;
 pub mod backends;
@@ -12,6 +13,7 @@ pub mod certs;
 pub mod class;
 pub mod control;
 pub mod controller;
+pub mod election;
 pub mod endpoints;
 pub mod hosts;
 pub mod lua;
@@ -25,3 +27,4 @@ pub mod reconcile;
 pub mod render;
 pub mod serve;
 pub mod source;
+pub mod status;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use ingress_controller::class::Selection;
-use ingress_controller::{control, controller, manifests, model, render};
+use ingress_controller::{control, controller, election, manifests, model, render};
 
 /// Ingress objects to a real nginx, rendered through nginx-conf's builder.
 #[derive(Parser, Debug)]
@@ -35,27 +35,7 @@ enum Command {
         backends: bool,
     },
     /// Run nginx and keep it configured from the objects.
-    Run {
-        /// Directory of YAML manifests, re-read when its files change.
-        #[arg(long)]
-        manifests: PathBuf,
-        #[command(flatten)]
-        selection: SelectionArgs,
-        #[command(flatten)]
-        nginx: NginxArgs,
-        /// The nginx binary.
-        #[arg(long, default_value = "nginx")]
-        nginx_binary: PathBuf,
-        /// Address of `/healthz` and `/metrics`.
-        #[arg(long, default_value = "127.0.0.1:10254")]
-        metrics_address: SocketAddr,
-        /// How often the manifests are checked, in milliseconds.
-        #[arg(long, default_value_t = 200)]
-        poll_ms: u64,
-        /// How long changes must settle before they are applied, in milliseconds.
-        #[arg(long, default_value_t = 300)]
-        debounce_ms: u64,
-    },
+    Run(Box<RunArgs>),
     /// Print what a running controller's nginx runs: its configuration, the balancer's
     /// backends, and the certificate files (never their content).
     Dbg {
@@ -66,6 +46,32 @@ enum Command {
         #[arg(value_enum, default_value = "all")]
         what: DbgWhat,
     },
+}
+
+/// `run`'s options.
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Directory of YAML manifests, re-read when its files change.
+    #[arg(long)]
+    manifests: PathBuf,
+    #[command(flatten)]
+    selection: SelectionArgs,
+    #[command(flatten)]
+    nginx: NginxArgs,
+    /// The nginx binary.
+    #[arg(long, default_value = "nginx")]
+    nginx_binary: PathBuf,
+    /// Address of `/healthz` and `/metrics`.
+    #[arg(long, default_value = "127.0.0.1:10254")]
+    metrics_address: SocketAddr,
+    /// How often the manifests are checked, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    poll_ms: u64,
+    /// How long changes must settle before they are applied, in milliseconds.
+    #[arg(long, default_value_t = 300)]
+    debounce_ms: u64,
+    #[command(flatten)]
+    status: StatusArgs,
 }
 
 /// Parts of `dbg`'s report.
@@ -98,6 +104,75 @@ impl SelectionArgs {
             controller: self.controller_class.clone(),
             namespace: self.watch_namespace.clone(),
         }
+    }
+}
+
+/// Ingress status publication and leader election.
+#[derive(Args, Debug)]
+struct StatusArgs {
+    /// Address written to the served Ingresses' `status.loadBalancer` (repeatable; IP or
+    /// host name). Without it no status is written.
+    #[arg(long)]
+    publish_status_address: Vec<String>,
+    /// Where statuses are written (one JSON file per Ingress); default: `status` beside the
+    /// manifests directory.
+    #[arg(long)]
+    status_dir: Option<PathBuf>,
+    /// This replica's identity in the election (default: HOSTNAME, else the pid).
+    #[arg(long)]
+    election_id: Option<String>,
+    /// Elect a leader on this lease file (replicas on one machine).
+    #[arg(long, conflicts_with = "etcd_endpoint")]
+    lease_file: Option<PathBuf>,
+    /// Elect a leader on an etcd key at this endpoint.
+    #[arg(long)]
+    etcd_endpoint: Option<String>,
+    /// The etcd key of the lease.
+    #[arg(long, default_value = "/kube-node-net/ingress-controller/leader")]
+    lease_key: String,
+    /// Lease duration in milliseconds.
+    #[arg(long, default_value_t = 15_000)]
+    lease_ms: u64,
+    /// Renew deadline in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    renew_ms: u64,
+    /// Retry period in milliseconds.
+    #[arg(long, default_value_t = 2_000)]
+    retry_ms: u64,
+}
+
+impl StatusArgs {
+    fn settings(&self, manifests: &std::path::Path) -> Option<controller::StatusSettings> {
+        if self.publish_status_address.is_empty() {
+            return None;
+        }
+        let store = match (&self.lease_file, &self.etcd_endpoint) {
+            (Some(path), _) => Some(election::LeaseStore::File(path.clone())),
+            (None, Some(endpoint)) => Some(election::LeaseStore::Etcd {
+                endpoint: endpoint.clone(),
+                key: self.lease_key.clone(),
+            }),
+            (None, None) => None,
+        };
+        let id = self.election_id.clone().unwrap_or_else(|| {
+            std::env::var("HOSTNAME").unwrap_or_else(|_| format!("pid-{}", std::process::id()))
+        });
+        Some(controller::StatusSettings {
+            addresses: self.publish_status_address.clone(),
+            dir: self.status_dir.clone().unwrap_or_else(|| {
+                manifests
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join("status")
+            }),
+            election: store.map(|store| election::Election {
+                id,
+                store,
+                lease: Duration::from_millis(self.lease_ms),
+                renew: Duration::from_millis(self.renew_ms),
+                retry: Duration::from_millis(self.retry_ms),
+            }),
+        })
     }
 }
 
@@ -177,16 +252,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Run {
-            manifests,
-            selection,
-            nginx,
-            nginx_binary,
-            metrics_address,
-            poll_ms,
-            debounce_ms,
-        } => {
+        Command::Run(args) => {
+            let RunArgs {
+                manifests,
+                selection,
+                nginx,
+                nginx_binary,
+                metrics_address,
+                poll_ms,
+                debounce_ms,
+                status,
+            } = *args;
             let settings = controller::Settings {
+                status: status.settings(&manifests),
                 nginx: nginx_binary,
                 options: nginx.options(),
                 selection: selection.selection(),

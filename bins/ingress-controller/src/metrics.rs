@@ -37,6 +37,8 @@ pub struct Metrics {
     pub nginx_restarts: Counter,
     /// Objects problems in the current model.
     pub problems: Gauge,
+    /// Ingress statuses written (by this replica, as leader).
+    pub status_writes: Counter,
     /// Requests served by nginx, by backend and status (since nginx started).
     pub requests: Family<RequestLabels, Counter>,
 }
@@ -74,6 +76,11 @@ impl Metrics {
             "problems",
             "Refused object fields and annotations in the current model",
             self.problems.clone(),
+        );
+        registry.register(
+            "status_writes",
+            "Ingress statuses written by this replica as leader",
+            self.status_writes.clone(),
         );
         registry.register(
             "requests",

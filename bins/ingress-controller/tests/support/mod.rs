@@ -139,6 +139,11 @@ impl Controller {
 
     /// Starts the controller on `manifests` (written as one file) and waits until nginx serves.
     pub async fn start(manifests: &str) -> Self {
+        Self::start_with(manifests, &[]).await
+    }
+
+    /// As [`Controller::start`], with extra command-line arguments.
+    pub async fn start_with(manifests: &str, extra: &[String]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("manifests")).unwrap();
         std::fs::write(dir.path().join("manifests/objects.yaml"), manifests).unwrap();
@@ -154,6 +159,7 @@ impl Controller {
             .args(["--https-port", &https.to_string()])
             .args(["--metrics-address", &format!("127.0.0.1:{metrics}")])
             .args(["--poll-ms", "50", "--debounce-ms", "100"])
+            .args(extra)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .spawn()
@@ -213,6 +219,14 @@ impl Controller {
         get(self.http, host, path, headers)
             .await
             .unwrap_or_else(|| panic!("no answer for {host}{path}"))
+    }
+}
+
+impl Controller {
+    /// Kills the controller process (SIGKILL: a crash; its nginx is cleaned up on drop).
+    pub fn crash(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
