@@ -49,7 +49,7 @@ async fn two_replicas_one_status_writer_and_handover() {
         ])
         .collect()
     };
-    let mut one = Controller::start_with(&m, &args("one")).await;
+    let one = Controller::start_with(&m, &args("one")).await;
     let two = Controller::start_with(&m, &args("two")).await;
     let status = shared.path().join("status/lead_web.json");
     eventually("a status written", || async { status.exists() }).await;
