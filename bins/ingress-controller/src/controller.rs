@@ -1,0 +1,337 @@
+//! The control loop: objects in, nginx configured. Debounces bursts of changes, sends
+//! endpoint-only changes to the balancer without a reload, validates every new configuration
+//! before nginx sees it, keeps the last good one, and restarts nginx if it dies.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tracing::{error, info, warn};
+
+use crate::class::Selection;
+use crate::election::{Election, ElectionError};
+use crate::model::{self, Problem};
+use crate::nginx::{Nginx, NginxError};
+use crate::objects::Objects;
+use crate::reconcile::{Reconciler, config_hash};
+use crate::serve::Shared;
+use crate::source::ManifestDir;
+use crate::{backends, certs, control, metrics, render, serve};
+
+/// How the controller runs.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The nginx binary.
+    pub nginx: PathBuf,
+    /// Rendering options (prefix, ports).
+    pub options: render::Options,
+    /// Which Ingresses are ours.
+    pub selection: Selection,
+    /// The manifests directory.
+    pub manifests: PathBuf,
+    /// How often the manifests are checked for changes.
+    pub poll: Duration,
+    /// How long changes must settle before they are applied.
+    pub debounce: Duration,
+    /// Where `/healthz` and `/metrics` listen.
+    pub metrics_address: SocketAddr,
+    /// Ingress status publication, if any.
+    pub status: Option<StatusSettings>,
+}
+
+/// What Ingress status to publish, where, and who may.
+#[derive(Clone, Debug)]
+pub struct StatusSettings {
+    /// The addresses (IPs or host names) written to `status.loadBalancer.ingress`.
+    pub addresses: Vec<String>,
+    /// Where the status files go.
+    pub dir: PathBuf,
+    /// The election among replicas; without one this replica always writes.
+    pub election: Option<Election>,
+}
+
+/// Why the controller could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// nginx's prefix could not be prepared.
+    #[error(transparent)]
+    Nginx(#[from] NginxError),
+    /// The election could not start.
+    #[error(transparent)]
+    Election(#[from] ElectionError),
+    /// The metrics address could not be bound.
+    #[error("cannot listen on {address} for /healthz and /metrics: {source}")]
+    Listen {
+        /// The address.
+        address: SocketAddr,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+struct Loop {
+    settings: Settings,
+    nginx: Nginx,
+    reconciler: Reconciler,
+    shared: Arc<Shared>,
+    table: String,
+    problems: Vec<Problem>,
+    /// The Ingresses served, and whether their status was published for that list.
+    served: Vec<String>,
+    published: bool,
+    leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
+}
+
+/// Runs until `shutdown` completes, then stops nginx.
+///
+/// # Errors
+///
+/// [`ControllerError`] when the controller cannot start; later failures are logged, counted
+/// and retried.
+pub async fn run(
+    settings: Settings,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ControllerError> {
+    let nginx = Nginx::new(settings.nginx.clone(), settings.options.prefix.clone())?;
+    let metrics = metrics::Metrics::default();
+    let registry = metrics.register();
+    let shared = Arc::new(Shared {
+        metrics,
+        registry,
+        healthy: false.into(),
+        control_socket: settings.options.control_socket(),
+    });
+    let address = settings.metrics_address;
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| ControllerError::Listen { address, source })?;
+    info!(%address, "serving /healthz and /metrics");
+    let server =
+        tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
+    let mut source = ManifestDir::new(settings.manifests.clone());
+    let (stop_election, election_stopped) = tokio::sync::watch::channel(false);
+    let election = settings.status.as_ref().and_then(|s| s.election.clone());
+    let leader = match election {
+        Some(election) => Some(crate::election::campaign(election, election_stopped).await?),
+        None => None,
+    };
+    let mut state = Loop {
+        settings,
+        nginx,
+        reconciler: Reconciler::default(),
+        shared,
+        table: String::new(),
+        problems: Vec::new(),
+        served: Vec::new(),
+        published: false,
+        leader,
+    };
+    let mut pending: Option<(Objects, Instant, Instant)> = None;
+    let mut tick = tokio::time::interval(state.settings.poll);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            status = state.nginx.exited() => state.restart(status).await,
+            () = leadership_changed(&mut state.leader) => {
+                state.published = false;
+                state.publish_status();
+            }
+            _ = tick.tick() => {
+                match source.poll() {
+                    Ok(Some(objects)) => {
+                        let now = Instant::now();
+                        let first = pending.as_ref().map_or(now, |p| p.1);
+                        pending = Some((objects, first, now));
+                    }
+                    Ok(None) => {}
+                    Err(e) => warn!("manifests not applied: {e}"),
+                }
+                let debounce = state.settings.debounce;
+                let settled = pending.as_ref().is_some_and(|(_, first, last)| {
+                    last.elapsed() >= debounce || first.elapsed() >= debounce * 5
+                });
+                if settled && let Some((objects, _, _)) = pending.take() {
+                    state.apply(&objects).await;
+                }
+            }
+        }
+    }
+    info!("shutting down: releasing the lease and stopping nginx");
+    let _ = stop_election.send(true);
+    state.nginx.stop().await;
+    server.abort();
+    Ok(())
+}
+
+/// Resolves when the leadership status changes (never without an election).
+async fn leadership_changed(
+    leader: &mut Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
+) {
+    let Some(receiver) = leader else {
+        return std::future::pending().await;
+    };
+    if receiver.changed().await.is_err() {
+        // The campaign ended (shutdown): nothing more will change.
+        *leader = None;
+        std::future::pending::<()>().await;
+    }
+}
+
+impl Loop {
+    /// Writes the served Ingresses' status if this replica leads and has not yet written it
+    /// for the current list.
+    fn publish_status(&mut self) {
+        let Some(settings) = &self.settings.status else {
+            return;
+        };
+        let leading = self
+            .leader
+            .as_ref()
+            .is_none_or(|l| l.borrow().is_leading(Instant::now()));
+        if !leading || self.published {
+            return;
+        }
+        let status = crate::status::load_balancer(&settings.addresses);
+        match crate::status::StatusFiles::new(settings.dir.clone()).publish(&self.served, &status) {
+            Ok(written) => {
+                self.published = true;
+                self.shared
+                    .metrics
+                    .status_writes
+                    .inc_by(u64::try_from(written).unwrap_or(u64::MAX));
+            }
+            Err(e) => warn!(
+                "cannot write Ingress status to {}: {e}",
+                settings.dir.display()
+            ),
+        }
+    }
+
+    async fn apply(&mut self, objects: &Objects) {
+        let model = model::build(objects, &self.settings.selection);
+        if model.ingresses != self.served {
+            self.served.clone_from(&model.ingresses);
+            self.published = false;
+        }
+        self.publish_status();
+        if model.problems != self.problems {
+            for problem in &model.problems {
+                warn!("{problem}");
+            }
+            self.problems.clone_from(&model.problems);
+        }
+        let metrics = &self.shared.metrics;
+        metrics
+            .problems
+            .set(i64::try_from(model.problems.len()).unwrap_or(i64::MAX));
+        if let Err(e) = certs::write_all(&self.settings.options, &model.certificates) {
+            error!("cannot write certificates, configuration not applied: {e}");
+            return;
+        }
+        let text = match render::render(&model, &self.settings.options) {
+            Ok(text) => text,
+            Err(e) => {
+                error!("configuration not applied: {e}");
+                return;
+            }
+        };
+        self.table = backends::table(&model);
+        let plan = self.reconciler.plan(&text, &self.table);
+        if self.nginx.is_running() {
+            if plan.table.is_some() {
+                self.send_table().await;
+            }
+            if let Some(config) = plan.config {
+                self.load(config, false).await;
+            }
+        } else if let Some(config) = plan.config {
+            self.load(config, true).await;
+        }
+    }
+
+    /// Validates `config` and makes nginx run it (starting nginx when `start`).
+    async fn load(&mut self, config: String, start: bool) {
+        let metrics = &self.shared.metrics;
+        let result = async {
+            self.nginx.validate(&config).await?;
+            self.nginx.install().await?;
+            if start {
+                self.nginx
+                    .start(&self.settings.options.control_socket())
+                    .await
+            } else {
+                self.nginx.reload().await
+            }
+        }
+        .await;
+        let outcome = if result.is_ok() { "success" } else { "failure" };
+        metrics
+            .reloads
+            .get_or_create(&metrics::ReloadLabels { result: outcome })
+            .inc();
+        match result {
+            Ok(()) => {
+                let hash = config_hash(&config);
+                info!(
+                    hash = format_args!("{hash:016x}"),
+                    start, "nginx runs the new configuration"
+                );
+                metrics.last_reload_successful.set(1);
+                metrics
+                    .config_hash
+                    .set(i64::from_ne_bytes(hash.to_ne_bytes()));
+                self.reconciler.loaded(config);
+                if start {
+                    self.reconciler.restarted();
+                    self.send_table().await;
+                }
+                self.shared.healthy.store(true, Ordering::Relaxed);
+            }
+            Err(e) => {
+                error!("{e}");
+                metrics.last_reload_successful.set(0);
+                self.reconciler.refused(config);
+            }
+        }
+    }
+
+    async fn send_table(&mut self) {
+        let socket = self.settings.options.control_socket();
+        match control::post_backends(&socket, &self.table).await {
+            Ok(()) => {
+                self.shared.metrics.backend_updates.inc();
+                self.reconciler.table_sent(self.table.clone());
+            }
+            Err(e) => warn!("backends not updated, will retry on the next change: {e}"),
+        }
+    }
+
+    async fn restart(&mut self, status: std::io::Result<std::process::ExitStatus>) {
+        self.shared.healthy.store(false, Ordering::Relaxed);
+        self.reconciler.restarted();
+        let Some(config) = self.reconciler.running().map(String::from) else {
+            return;
+        };
+        warn!("nginx exited ({status:?}); restarting it on the last good configuration");
+        self.shared.metrics.nginx_restarts.inc();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        match self
+            .nginx
+            .start(&self.settings.options.control_socket())
+            .await
+        {
+            Ok(()) => {
+                self.reconciler.loaded(config);
+                self.shared.healthy.store(true, Ordering::Relaxed);
+                self.send_table().await;
+            }
+            Err(e) => error!("cannot restart nginx: {e}"),
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Ingress objects to a real nginx. See the README for usage; the modules split as:
+//!
+//! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`class`], [`endpoints`],
+//!   [`model`], [`render`], [`backends`], [`lua`], [`reconcile`];
+//! - I/O: [`manifests`] and [`source`] (objects from YAML files), [`nginx`] (the child
+//!   process), [`control`] (its control socket), [`certs`] (key material on disk),
+//!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`election`] and [`status`] (the
+//!   leader writes Ingress status), [`controller`] (the loop).
+
+pub mod annotations;
+pub mod backends;
+pub mod certs;
+pub mod class;
+pub mod control;
+pub mod controller;
+pub mod election;
+pub mod endpoints;
+pub mod hosts;
+pub mod lua;
+pub mod manifests;
+pub mod metrics;
+pub mod model;
+pub mod nginx;
+pub mod objects;
+pub mod paths;
+pub mod reconcile;
+pub mod render;
+pub mod serve;
+pub mod source;
+pub mod status;

@@ -1,0 +1,181 @@
+//! The Lua that runs inside nginx (lua-nginx-module). It is fixed text written by us: nothing
+//! from an object ever reaches it as code. Objects reach it only as data, the backend table
+//! the controller POSTs to the control socket ([`crate::backends`]).
+//!
+//! - `access()` (every proxied location): picks the backend (canary by header, cookie, then
+//!   weight), answers 503 when it has no endpoints, and picks the peer (cookie affinity,
+//!   `upstream-hash-by`, else round robin).
+//! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer.
+//! - `control()` (the control socket): `POST /backends` stores a new table, `GET /backends`
+//!   returns it, `GET /metrics` returns request counts.
+//! - `log()`: counts requests per backend and status.
+//!
+//! Workers notice a new table on their next request (a version number in the shared dict).
+
+/// The module, loaded by `init_by_lua_block` as `require("ingress")`.
+pub const MODULE: &str = r#"
+local M = {}
+local shared = ngx.shared.ingress
+local ngx_balancer = require("ngx.balancer")
+local backends = {}
+local version = -1
+local counters = {}
+
+local function parse(body)
+  local out = {}
+  for line in string.gmatch(body, "[^\n]+") do
+    local name, rest = string.match(line, "^(%S+)(.*)$")
+    if name then
+      local b = { peers = {} }
+      for k, v in string.gmatch(rest, "(%w+)=(%S*)") do
+        if k == "peers" then
+          for p in string.gmatch(v, "[^,]+") do b.peers[#b.peers + 1] = p end
+        else
+          b[k] = v
+        end
+      end
+      out[name] = b
+    end
+  end
+  return out
+end
+
+local function sync()
+  local v = shared:get("version") or 0
+  if v ~= version then
+    backends = parse(shared:get("backends") or "")
+    version = v
+  end
+end
+
+local function pick(name, b, key)
+  local n = #b.peers
+  if key then
+    return b.peers[(ngx.crc32_short(key) % n) + 1]
+  end
+  local i = (counters[name] or 0) % n + 1
+  counters[name] = i
+  return b.peers[i]
+end
+
+local function wants_canary(b)
+  if b.header then
+    local h = ngx.var["http_" .. b.header]
+    if h then
+      if b.value then
+        if h == b.value then return true end
+      elseif h == "always" then
+        return true
+      elseif h == "never" then
+        return false
+      end
+    end
+  end
+  if b.cookie then
+    local c = ngx.var["cookie_" .. b.cookie]
+    if c == "always" then return true end
+    if c == "never" then return false end
+  end
+  local weight = tonumber(b.weight or "0") or 0
+  if weight > 0 then
+    return math.random(tonumber(b.total) or 100) <= weight
+  end
+  return false
+end
+
+function M.access()
+  sync()
+  local name = ngx.var.proxy_upstream_name
+  local b = backends[name]
+  if b and b.canary and backends[b.canary] and wants_canary(b) then
+    name = b.canary
+    b = backends[name]
+    ngx.var.proxy_upstream_name = name
+  end
+  if not b or #b.peers == 0 then
+    return ngx.exit(503)
+  end
+  local peer
+  if b.affinity then
+    local cookie = ngx.var["cookie_" .. b.affinity]
+    if cookie then
+      for _, p in ipairs(b.peers) do
+        if tostring(ngx.crc32_short(p)) == cookie then peer = p end
+      end
+    end
+    if not peer then
+      peer = pick(name, b, nil)
+      local value = b.affinity .. "=" .. ngx.crc32_short(peer) .. "; Path=" .. (b.path or "/") .. "; HttpOnly"
+      if b.maxage then value = value .. "; Max-Age=" .. b.maxage end
+      ngx.header["Set-Cookie"] = value
+    end
+  elseif b.hash then
+    peer = pick(name, b, ngx.var[b.hash] or "")
+  else
+    peer = pick(name, b, nil)
+  end
+  ngx.ctx.ingress_peer = peer
+end
+
+function M.balance()
+  local peer = ngx.ctx.ingress_peer
+  if not peer then
+    return ngx.exit(502)
+  end
+  local host, port = string.match(peer, "^%[?([^%]]+)%]?:(%d+)$")
+  local ok, err = ngx_balancer.set_current_peer(host, tonumber(port))
+  if not ok then
+    ngx.log(ngx.ERR, "ingress balancer: cannot use peer ", peer, ": ", err)
+    return ngx.exit(502)
+  end
+end
+
+function M.control()
+  local uri = ngx.var.uri
+  local method = ngx.req.get_method()
+  if uri == "/backends" and method == "POST" then
+    ngx.req.read_body()
+    local body = ngx.req.get_body_data()
+    if not body then
+      ngx.status = 400
+      ngx.say("body missing or larger than the buffer")
+      return
+    end
+    local ok, err = shared:set("backends", body)
+    if not ok then
+      ngx.status = 500
+      ngx.say("cannot store the backends: ", err)
+      return
+    end
+    shared:incr("version", 1, 0)
+    ngx.status = 201
+    ngx.say("stored")
+  elseif uri == "/backends" and method == "GET" then
+    ngx.print(shared:get("backends") or "")
+  elseif uri == "/metrics" and method == "GET" then
+    for _, k in ipairs(shared:get_keys(0)) do
+      if string.sub(k, 1, 4) == "req " then ngx.say(string.sub(k, 5), " ", shared:get(k)) end
+    end
+  else
+    ngx.status = 404
+    ngx.say("not found")
+  end
+end
+
+function M.log()
+  local name = ngx.var.proxy_upstream_name
+  if name == nil or name == "" then name = "-" end
+  shared:incr("req " .. name .. " " .. ngx.status, 1, 0)
+end
+
+package.loaded["ingress"] = M
+"#;
+
+/// The body of `access_by_lua_block` in proxied locations.
+pub const ACCESS: &str = " require(\"ingress\").access() ";
+/// The body of `balancer_by_lua_block` in the `ingress_balancer` upstream.
+pub const BALANCE: &str = " require(\"ingress\").balance() ";
+/// The body of `content_by_lua_block` on the control socket.
+pub const CONTROL: &str = " require(\"ingress\").control() ";
+/// The body of `log_by_lua_block` at the `http` level.
+pub const LOG: &str = " require(\"ingress\").log() ";

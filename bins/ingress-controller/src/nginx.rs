@@ -1,0 +1,240 @@
+//! The nginx child process: configuration files in its prefix, `nginx -t` on a candidate file
+//! before it replaces the running one, start, reload (`-s reload`), stop, and exit detection.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// Why an nginx operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NginxError {
+    /// nginx could not be run, or a file in its prefix could not be written.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// `nginx -t` refused the configuration; the running one is kept.
+    #[error("nginx -t refused the new configuration (the last good one keeps running): {0}")]
+    Invalid(String),
+    /// A command failed.
+    #[error("{what} failed: {output}")]
+    Failed {
+        /// The command.
+        what: String,
+        /// Its error output.
+        output: String,
+    },
+}
+
+/// An nginx binary and its prefix directory, and the master process once started.
+#[derive(Debug)]
+pub struct Nginx {
+    binary: PathBuf,
+    prefix: PathBuf,
+    child: Option<Child>,
+    /// The process group of the master and its workers.
+    group: Option<u32>,
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> NginxError {
+    let what = what.into();
+    move |source| NginxError::Io { what, source }
+}
+
+impl Nginx {
+    /// nginx `binary` working in `prefix` (created with `logs/`, `tmp/` and `certs/`).
+    ///
+    /// # Errors
+    ///
+    /// [`NginxError::Io`] if the directories cannot be created.
+    pub fn new(binary: PathBuf, prefix: PathBuf) -> Result<Self, NginxError> {
+        for dir in ["logs", "tmp", "certs"] {
+            let path = prefix.join(dir);
+            std::fs::create_dir_all(&path).map_err(io(format!("create {}", path.display())))?;
+        }
+        Ok(Self {
+            binary,
+            prefix,
+            child: None,
+            group: None,
+        })
+    }
+
+    /// The configuration file nginx runs.
+    pub fn config_path(&self) -> PathBuf {
+        self.prefix.join("nginx.conf")
+    }
+
+    fn candidate_path(&self) -> PathBuf {
+        self.prefix.join("nginx.conf.candidate")
+    }
+
+    fn command(&self, config: &Path, error_log: &str) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
+            .arg("-p")
+            .arg(&self.prefix)
+            .arg("-c")
+            .arg(config)
+            .arg("-e")
+            .arg(self.prefix.join("logs").join(error_log))
+            .stdin(Stdio::null());
+        command
+    }
+
+    async fn run(&self, mut command: Command, what: &str) -> Result<(), NginxError> {
+        let output = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(io(format!("run {}", self.binary.display())))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(NginxError::Failed {
+                what: what.to_owned(),
+                output: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            })
+        }
+    }
+
+    /// Writes `text` as the candidate configuration and checks it with `nginx -t`, apart from
+    /// the running file and its error log.
+    ///
+    /// # Errors
+    ///
+    /// [`NginxError::Invalid`] with nginx's message, or [`NginxError::Io`].
+    pub async fn validate(&self, text: &str) -> Result<(), NginxError> {
+        let candidate = self.candidate_path();
+        tokio::fs::write(&candidate, text)
+            .await
+            .map_err(io(format!("write {}", candidate.display())))?;
+        let mut command = self.command(&candidate, "validate.log");
+        command.args(["-t", "-q"]);
+        match self.run(command, "nginx -t").await {
+            Err(NginxError::Failed { output, .. }) => Err(NginxError::Invalid(output)),
+            other => other,
+        }
+    }
+
+    /// Makes the validated candidate the running configuration file (an atomic rename).
+    ///
+    /// # Errors
+    ///
+    /// [`NginxError::Io`].
+    pub async fn install(&self) -> Result<(), NginxError> {
+        tokio::fs::rename(self.candidate_path(), self.config_path())
+            .await
+            .map_err(io("install the new nginx.conf"))
+    }
+
+    /// Whether the master process is running.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// Starts the master process on the installed configuration and waits until its control
+    /// socket answers (at most 10 s).
+    ///
+    /// # Errors
+    ///
+    /// [`NginxError`] if it cannot start or exits at once.
+    pub async fn start(&mut self, control_socket: &Path) -> Result<(), NginxError> {
+        let _ = std::fs::remove_file(control_socket);
+        let mut command = self.command(&self.config_path(), "error.log");
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(io(format!("start {}", self.binary.display())))?;
+        self.group = child.id();
+        self.child = Some(child);
+        for _ in 0..400 {
+            if !self.is_running() {
+                return Err(NginxError::Failed {
+                    what: "nginx start".into(),
+                    output: format!(
+                        "exited; see {}",
+                        self.prefix.join("logs/error.log").display()
+                    ),
+                });
+            }
+            if tokio::net::UnixStream::connect(control_socket)
+                .await
+                .is_ok()
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        Err(NginxError::Failed {
+            what: "nginx start".into(),
+            output: "the control socket did not answer within 10 s".into(),
+        })
+    }
+
+    /// Asks the master to reload the installed configuration (SIGHUP through `-s reload`).
+    ///
+    /// # Errors
+    ///
+    /// [`NginxError`] if the signal cannot be sent.
+    pub async fn reload(&self) -> Result<(), NginxError> {
+        let mut command = self.command(&self.config_path(), "error.log");
+        command.args(["-s", "reload"]);
+        self.run(command, "nginx -s reload").await
+    }
+
+    /// Resolves when the master process exits (never when none is running).
+    pub async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self.child.as_mut() {
+            Some(child) => {
+                let status = child.wait().await;
+                self.child = None;
+                // Workers of a master that died keep the listening sockets: end them too.
+                self.kill_group().await;
+                status
+            }
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Stops nginx gracefully (`-s quit`), killing it after 10 s.
+    pub async fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let mut command = self.command(&self.config_path(), "error.log");
+        command.args(["-s", "quit"]);
+        let quit = self.run(command, "nginx -s quit").await.is_ok()
+            && tokio::time::timeout(Duration::from_secs(10), child.wait())
+                .await
+                .is_ok();
+        if !quit {
+            let _ = child.kill().await;
+        }
+        self.kill_group().await;
+    }
+
+    /// Kills what is left of the master's process group (with kill(1): no unsafe code here).
+    async fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            let _ = Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{group}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .await;
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! The model as an nginx.conf tree, built only through nginx-conf's builder: every value is one
+//! argument that the emitter quotes, so no value can end a directive or open a block.
+
+use std::path::{Path, PathBuf};
+
+use nginx_conf::{Block, Directive, EmitError, LuaBody};
+
+use crate::annotations::{Annotations, BackendProtocol, Cors};
+use crate::hosts::Host;
+use crate::lua;
+use crate::model::{Location, Model, Server, Target};
+use crate::paths::LocationKey;
+
+/// Where and how nginx runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// nginx's prefix directory: pid file, logs, temp files, certificates, control socket.
+    pub prefix: PathBuf,
+    /// Address the HTTP and HTTPS ports listen on.
+    pub listen_address: String,
+    /// The HTTP port.
+    pub http_port: u16,
+    /// The HTTPS port.
+    pub https_port: u16,
+    /// `worker_processes`.
+    pub workers: String,
+    /// Directory of `ndk_http_module.so` and `ngx_http_lua_module.so`, or `None` when the Lua
+    /// module is built in.
+    pub modules_dir: Option<PathBuf>,
+}
+
+impl Options {
+    /// The control socket nginx listens on for backend tables.
+    pub fn control_socket(&self) -> PathBuf {
+        self.prefix.join("control.sock")
+    }
+
+    /// Where the certificate and key of Secret `secret` (`namespace/name`) are written.
+    pub fn certificate_path(&self, secret: &str) -> PathBuf {
+        self.prefix
+            .join("certs")
+            .join(format!("{}.pem", secret.replace('/', "_")))
+    }
+}
+
+/// Why the model could not be written as nginx.conf.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A value cannot be written safely (NUL byte, or too long for nginx's buffer).
+    #[error("cannot write {what}: {source}")]
+    Emit {
+        /// Which directive.
+        what: String,
+        /// The emitter's refusal.
+        source: EmitError,
+    },
+}
+
+type Result<T> = std::result::Result<T, RenderError>;
+
+/// `name args…;`
+fn directive<I>(name: &str, args: I) -> Result<Directive>
+where
+    I: IntoIterator,
+    I::Item: AsRef<[u8]>,
+{
+    Directive::new(name)
+        .and_then(|d| d.args(args))
+        .map_err(|source| RenderError::Emit {
+            what: name.to_owned(),
+            source,
+        })
+}
+
+fn lua_block(name: &str, code: &str) -> Result<Directive> {
+    let body = LuaBody::new(code).map_err(|source| RenderError::Emit {
+        what: name.to_owned(),
+        source,
+    })?;
+    Ok(directive(name, [""; 0])?.lua(body))
+}
+
+fn path(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Renders the whole configuration as text.
+///
+/// # Errors
+///
+/// [`RenderError`] when a value cannot be written safely.
+pub fn render(model: &Model, options: &Options) -> Result<String> {
+    let tree = tree(model, options)?;
+    Ok(String::from_utf8_lossy(&tree.format()).into_owned())
+}
+
+/// Renders the whole configuration as a tree.
+///
+/// # Errors
+///
+/// [`RenderError`] when a value cannot be written safely.
+pub fn tree(model: &Model, options: &Options) -> Result<Block> {
+    let prefix = &options.prefix;
+    let mut main = Vec::new();
+    if let Some(dir) = &options.modules_dir {
+        for module in ["ndk_http_module.so", "ngx_http_lua_module.so"] {
+            main.push(directive("load_module", [path(&dir.join(module))])?);
+        }
+    }
+    main.extend([
+        directive("daemon", ["off"])?,
+        directive("worker_processes", [&options.workers])?,
+        directive("pid", [path(&prefix.join("nginx.pid"))])?,
+        directive(
+            "error_log",
+            [path(&prefix.join("logs/error.log")), "notice".into()],
+        )?,
+        directive("worker_shutdown_timeout", ["10s"])?,
+        directive("events", [""; 0])?.block(vec![directive("worker_connections", ["4096"])?]),
+        directive("http", [""; 0])?.block(http(model, options)?),
+    ]);
+    Ok(Block::new(main))
+}
+
+fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
+    let prefix = &options.prefix;
+    let mut http = vec![
+        directive("default_type", ["application/octet-stream"])?,
+        directive("access_log", ["off"])?,
+        directive("server_tokens", ["off"])?,
+        directive("server_names_hash_max_size", ["65536"])?,
+        directive("server_names_hash_bucket_size", ["256"])?,
+        directive("variables_hash_max_size", ["2048"])?,
+    ];
+    for (name, dir) in [
+        ("client_body_temp_path", "client_body"),
+        ("proxy_temp_path", "proxy"),
+        ("fastcgi_temp_path", "fastcgi"),
+        ("uwsgi_temp_path", "uwsgi"),
+        ("scgi_temp_path", "scgi"),
+    ] {
+        http.push(directive(name, [path(&prefix.join("tmp").join(dir))])?);
+    }
+    http.extend([
+        directive("proxy_http_version", ["1.1"])?,
+        directive("proxy_set_header", ["Host", "$host"])?,
+        directive("proxy_set_header", ["X-Real-IP", "$remote_addr"])?,
+        directive(
+            "proxy_set_header",
+            ["X-Forwarded-For", "$proxy_add_x_forwarded_for"],
+        )?,
+        directive("proxy_set_header", ["X-Forwarded-Proto", "$scheme"])?,
+        directive("proxy_set_header", ["X-Forwarded-Host", "$host"])?,
+        directive("proxy_set_header", ["Connection", ""])?,
+        directive("lua_shared_dict", ["ingress", "16m"])?,
+        lua_block("init_by_lua_block", lua::MODULE)?,
+        lua_block("log_by_lua_block", lua::LOG)?,
+    ]);
+    http.extend(limit_zones(model)?);
+    http.push(directive("upstream", ["ingress_balancer"])?.block(vec![
+        directive("server", ["0.0.0.1"])?,
+        lua_block("balancer_by_lua_block", lua::BALANCE)?,
+        directive("keepalive", ["64"])?,
+    ]));
+    http.push(directive("server", [""; 0])?.block(vec![
+        directive(
+            "listen",
+            [format!("unix:{}", path(&options.control_socket()))],
+        )?,
+        directive("client_max_body_size", ["64m"])?,
+        directive("client_body_buffer_size", ["64m"])?,
+        directive("location", ["/"])?.block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
+    ]));
+    if model.servers.first().is_none_or(|s| s.host != Host::Any) {
+        let catch_all = Server {
+            host: Host::Any,
+            certificate: None,
+            default_target: Target::NotFound,
+            locations: Vec::new(),
+        };
+        http.push(server(model, &catch_all, options)?);
+    }
+    for s in &model.servers {
+        http.push(server(model, s, options)?);
+    }
+    Ok(http)
+}
+
+/// The zone names of Ingress number `i` (its position in [`Model::ingresses`]).
+fn zone_names(i: usize) -> (String, String) {
+    (format!("ingress_rps_{i}"), format!("ingress_conn_{i}"))
+}
+
+fn ingress_number(model: &Model, ingress: &str) -> usize {
+    model
+        .ingresses
+        .iter()
+        .position(|i| i == ingress)
+        .unwrap_or_default()
+}
+
+fn limit_zones(model: &Model) -> Result<Vec<Directive>> {
+    let mut zones = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for location in model.servers.iter().flat_map(|s| &s.locations) {
+        let n = ingress_number(model, &location.ingress);
+        if !seen.insert(n) {
+            continue;
+        }
+        let limits = &location.annotations.limits;
+        let (rps, conn) = zone_names(n);
+        if let Some(rate) = limits.rps {
+            zones.push(directive(
+                "limit_req_zone",
+                [
+                    "$binary_remote_addr".to_owned(),
+                    format!("zone={rps}:1m"),
+                    format!("rate={rate}r/s"),
+                ],
+            )?);
+        }
+        if limits.connections.is_some() {
+            zones.push(directive(
+                "limit_conn_zone",
+                ["$binary_remote_addr".to_owned(), format!("zone={conn}:1m")],
+            )?);
+        }
+    }
+    Ok(zones)
+}
+
+fn server(model: &Model, s: &Server, options: &Options) -> Result<Directive> {
+    let address = &options.listen_address;
+    let http_listen = format!("{address}:{}", options.http_port);
+    let https_listen = format!("{address}:{}", options.https_port);
+    let mut body = Vec::new();
+    match &s.host {
+        Host::Any => {
+            body.push(directive(
+                "listen",
+                [http_listen.as_str(), "default_server"],
+            )?);
+            body.push(directive(
+                "listen",
+                [https_listen.as_str(), "ssl", "default_server"],
+            )?);
+            body.push(directive("server_name", ["_"])?);
+            body.push(directive("ssl_reject_handshake", ["on"])?);
+        }
+        Host::Exact(name) => {
+            body.push(directive("listen", [&http_listen])?);
+            body.push(directive("server_name", [name])?);
+        }
+        Host::Wildcard(suffix) => {
+            body.push(directive("listen", [&http_listen])?);
+            let pattern = format!("~^[^.]+\\.{}$", suffix.replace('.', "\\."));
+            body.push(directive("server_name", [pattern])?);
+        }
+    }
+    if let Some(secret) = &s.certificate {
+        let file = path(&options.certificate_path(secret));
+        body.push(directive("listen", [https_listen.as_str(), "ssl"])?);
+        body.push(directive("ssl_certificate", [&file])?);
+        body.push(directive("ssl_certificate_key", [&file])?);
+    }
+    for location in &s.locations {
+        body.push(location_block(model, location, options)?);
+    }
+    let has_root = s
+        .locations
+        .iter()
+        .any(|l| l.key == LocationKey::Prefix("/".into()));
+    if !has_root {
+        let fallback = match &s.default_target {
+            Target::Backend(name) => {
+                let mut block = vec![directive("set", ["$proxy_upstream_name", name])?];
+                block.extend(proxy(BackendProtocol::Http)?);
+                block
+            }
+            Target::NotFound => vec![directive("return", ["404"])?],
+        };
+        body.push(directive("location", ["/"])?.block(fallback));
+    }
+    Ok(directive("server", [""; 0])?.block(body))
+}
+
+fn proxy(protocol: BackendProtocol) -> Result<Vec<Directive>> {
+    Ok(vec![
+        lua_block("access_by_lua_block", lua::ACCESS)?,
+        match protocol {
+            BackendProtocol::Http => directive("proxy_pass", ["http://ingress_balancer"])?,
+            BackendProtocol::Https => directive("proxy_pass", ["https://ingress_balancer"])?,
+            BackendProtocol::Grpc => directive("grpc_pass", ["grpc://ingress_balancer"])?,
+        },
+    ])
+}
+
+fn location_block(model: &Model, location: &Location, options: &Options) -> Result<Directive> {
+    let header = match &location.key {
+        LocationKey::Exact(p) => directive("location", ["=", p.as_str()])?,
+        LocationKey::Prefix(p) => directive("location", [p.as_str()])?,
+        LocationKey::Regex(r) => directive("location", ["~", r.as_str()])?,
+    };
+    let a: &Annotations = &location.annotations;
+    let mut body = Vec::new();
+    for cidr in &a.deny_sources {
+        body.push(directive("deny", [cidr])?);
+    }
+    if !a.allow_sources.is_empty() {
+        for cidr in &a.allow_sources {
+            body.push(directive("allow", [cidr])?);
+        }
+        body.push(directive("deny", ["all"])?);
+    }
+    // `set` first: a `rewrite … break` below ends the rewrite directives of the location.
+    if let Target::Backend(name) = &location.target {
+        body.push(directive("set", ["$proxy_upstream_name", name])?);
+    }
+    let (rps_zone, conn_zone) = zone_names(ingress_number(model, &location.ingress));
+    if let Some(rate) = a.limits.rps {
+        let burst = rate.saturating_mul(a.limits.burst_multiplier);
+        body.push(directive(
+            "limit_req",
+            [
+                format!("zone={rps_zone}"),
+                format!("burst={burst}"),
+                "nodelay".into(),
+            ],
+        )?);
+    }
+    if let Some(connections) = a.limits.connections {
+        body.push(directive(
+            "limit_conn",
+            [conn_zone, connections.to_string()],
+        )?);
+    }
+    if location.ssl_redirect {
+        let port = match options.https_port {
+            443 => String::new(),
+            port => format!(":{port}"),
+        };
+        body.push(
+            directive("if", ["($scheme", "=", "http)"])?.block(vec![directive(
+                "return",
+                ["308".to_owned(), format!("https://$host{port}$request_uri")],
+            )?]),
+        );
+    }
+    if let Some(redirect) = &a.redirect {
+        body.push(directive(
+            "return",
+            [redirect.code.to_string(), redirect.url.clone()],
+        )?);
+        return Ok(header.block(body));
+    }
+    if let Some(cors) = &a.cors {
+        body.extend(cors_directives(cors)?);
+    }
+    if let Some(target) = &a.rewrite_target {
+        let pattern = match &location.key {
+            LocationKey::Regex(r) => r.clone(),
+            LocationKey::Exact(_) | LocationKey::Prefix(_) => {
+                format!("^{}(.*)", regex_escape(&location.rule.path))
+            }
+        };
+        body.push(directive("rewrite", [pattern.as_str(), target, "break"])?);
+    }
+    let p = &a.proxy;
+    let (connect, send, read) = match a.backend_protocol {
+        BackendProtocol::Grpc => (
+            "grpc_connect_timeout",
+            "grpc_send_timeout",
+            "grpc_read_timeout",
+        ),
+        _ => (
+            "proxy_connect_timeout",
+            "proxy_send_timeout",
+            "proxy_read_timeout",
+        ),
+    };
+    for (name, value) in [
+        (connect, p.connect_timeout),
+        (send, p.send_timeout),
+        (read, p.read_timeout),
+    ] {
+        if let Some(seconds) = value {
+            body.push(directive(name, [format!("{seconds}s")])?);
+        }
+    }
+    if let Some(size) = &p.body_size {
+        body.push(directive("client_max_body_size", [size])?);
+    }
+    if let Some(buffering) = p.buffering {
+        body.push(directive(
+            "proxy_buffering",
+            [if buffering { "on" } else { "off" }],
+        )?);
+    }
+    match &location.target {
+        Target::Backend(_) => body.extend(proxy(a.backend_protocol)?),
+        Target::NotFound => body.push(directive("return", ["404"])?),
+    }
+    Ok(header.block(body))
+}
+
+/// A literal path as a PCRE (the path's characters are allow-listed; only these are special).
+fn regex_escape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 8);
+    for c in path.chars() {
+        if ".+*?()|[]^$\\".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn cors_directives(cors: &Cors) -> Result<Vec<Directive>> {
+    let mut out = Vec::new();
+    let origin = if cors.allow_origins.iter().any(|o| o == "*") {
+        "*".to_owned()
+    } else {
+        let alternatives: Vec<String> = cors
+            .allow_origins
+            .iter()
+            .map(|o| regex_escape(o).replace("://\\*\\.", "://[^.]+\\."))
+            .collect();
+        out.push(directive("set", ["$cors_origin", ""])?);
+        out.push(
+            directive(
+                "if",
+                [
+                    "($http_origin".to_owned(),
+                    "~".to_owned(),
+                    format!("^({})$)", alternatives.join("|")),
+                ],
+            )?
+            .block(vec![directive("set", ["$cors_origin", "$http_origin"])?]),
+        );
+        "$cors_origin".to_owned()
+    };
+    let mut headers = vec![
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Allow-Methods", cors.allow_methods.clone()),
+        ("Access-Control-Allow-Headers", cors.allow_headers.clone()),
+        ("Access-Control-Max-Age", cors.max_age.to_string()),
+    ];
+    if cors.allow_credentials {
+        headers.push(("Access-Control-Allow-Credentials", "true".into()));
+    }
+    if let Some(expose) = &cors.expose_headers {
+        headers.push(("Access-Control-Expose-Headers", expose.clone()));
+    }
+    let add =
+        |(name, value): &(&str, String)| directive("add_header", [*name, value.as_str(), "always"]);
+    let mut preflight: Vec<Directive> = headers.iter().map(add).collect::<Result<_>>()?;
+    preflight.push(directive("return", ["204"])?);
+    out.push(directive("if", ["($request_method", "=", "OPTIONS)"])?.block(preflight));
+    for h in &headers {
+        out.push(add(h)?);
+    }
+    Ok(out)
+}

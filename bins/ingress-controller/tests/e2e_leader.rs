@@ -1,0 +1,73 @@
+//! Two replicas electing a leader on a lease file: exactly one writes Ingress status; when it
+//! crashes, the other takes over and writes it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use support::{Backends, CLASS, Controller, eventually, ingress, service};
+
+const WRITES: &str = "ingress_controller_status_writes_total";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_one_status_writer_and_handover() {
+    if let Some(missing) = support::missing_prerequisite() {
+        println!("skipped: {missing}");
+        return;
+    }
+    let backends = Backends::start(&["a"]).await;
+    let mut m = String::from(CLASS);
+    m.push_str(&service("lead", "a", &[backends.port("a")]));
+    m.push_str(&ingress(
+        "lead",
+        "web",
+        "web.example.com",
+        "",
+        None,
+        &[("Prefix", "/", "a")],
+    ));
+    let shared = tempfile::tempdir().unwrap();
+    let args = |id: &str| -> Vec<String> {
+        [
+            "--publish-status-address",
+            "192.0.2.10",
+            "--election-id",
+            id,
+            "--lease-ms",
+            "2000",
+            "--renew-ms",
+            "1000",
+            "--retry-ms",
+            "200",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([
+            "--status-dir".to_owned(),
+            shared.path().join("status").display().to_string(),
+            "--lease-file".to_owned(),
+            shared.path().join("lease.json").display().to_string(),
+        ])
+        .collect()
+    };
+    let one = Controller::start_with(&m, &args("one")).await;
+    let two = Controller::start_with(&m, &args("two")).await;
+    let status = shared.path().join("status/lead_web.json");
+    eventually("a status written", || async { status.exists() }).await;
+    let text = std::fs::read_to_string(&status).unwrap();
+    assert!(text.contains("\"ip\":\"192.0.2.10\""), "{text}");
+    // Both replicas serve; only one writes.
+    assert_eq!(one.get("web.example.com", "/").await.backend(), "a");
+    assert_eq!(two.get("web.example.com", "/").await.backend(), "a");
+    let (w1, w2) = (one.metric(WRITES).await, two.metric(WRITES).await);
+    assert!((w1 > 0.0) != (w2 > 0.0), "writes: one {w1}, two {w2}");
+    let (mut leader, follower) = if w1 > 0.0 { (one, two) } else { (two, one) };
+
+    // The leader crashes: the follower takes over once the lease expires, and writes.
+    std::fs::remove_file(&status).unwrap();
+    leader.crash();
+    eventually("the follower writes the status", || async {
+        follower.metric(WRITES).await > 0.0 && status.exists()
+    })
+    .await;
+    drop(leader);
+}

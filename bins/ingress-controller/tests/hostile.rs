@@ -1,0 +1,526 @@
+//! Hostile values in object fields and annotations never change the rendered structure: the
+//! configuration read back by nginx-conf has the shape it has for some valid or some refused
+//! benign value of the same field. Plus the published ingress-nginx CVE payloads.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use ingress_controller::class::Selection;
+use ingress_controller::objects::Objects;
+use ingress_controller::{backends, manifests, model, render};
+use k8s_openapi::api::networking::v1::Ingress;
+use nginx_conf::{Block, End};
+use proptest::prelude::*;
+
+const BASE: &str = r#"
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: demo}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-1, namespace: demo, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: http, port: 8080}]
+endpoints: [{addresses: ["10.0.0.1"]}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: tls, namespace: demo}
+type: kubernetes.io/tls
+data:
+  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==
+  tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCg==
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: demo
+  namespace: demo
+  annotations:
+    nginx.ingress.kubernetes.io/enable-cors: "true"
+spec:
+  ingressClassName: nginx
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+  tls: [{hosts: [demo.example.com], secretName: tls}]
+  rules:
+    - host: demo.example.com
+      http:
+        paths:
+          - {path: /a, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+          - {path: /b, pathType: Exact, backend: {service: {name: web, port: {name: http}}}}
+"#;
+
+fn base() -> Objects {
+    static BASE_OBJECTS: OnceLock<Objects> = OnceLock::new();
+    BASE_OBJECTS
+        .get_or_init(|| {
+            let mut objects = Objects::default();
+            manifests::add_documents(&mut objects, BASE).unwrap();
+            objects
+        })
+        .clone()
+}
+
+fn options() -> render::Options {
+    render::Options {
+        prefix: PathBuf::from("/tmp/ingress-test"),
+        listen_address: "127.0.0.1".into(),
+        http_port: 8080,
+        https_port: 8443,
+        workers: "1".into(),
+        modules_dir: Some("/usr/lib/nginx/modules".into()),
+    }
+}
+
+fn selection() -> Selection {
+    Selection {
+        controller: "k8s.io/ingress-nginx".into(),
+        namespace: None,
+    }
+}
+
+/// The structure of a configuration: names, argument counts and how each directive ends,
+/// without argument values.
+#[derive(Debug, PartialEq, Eq)]
+enum Shape {
+    Directive(Vec<u8>, usize, Vec<Shape>),
+    Lua(Vec<u8>, usize),
+}
+
+fn shape(block: &Block) -> Vec<Shape> {
+    block
+        .directives
+        .iter()
+        .map(|d| {
+            let name = d.name.value().into_owned();
+            match &d.end {
+                End::Semicolon => Shape::Directive(name, d.args.len(), Vec::new()),
+                End::Block(inner) => Shape::Directive(name, d.args.len(), shape(inner)),
+                End::Lua(body) => Shape::Lua(name, body.as_bytes().len()),
+            }
+        })
+        .collect()
+}
+
+/// Renders `objects`, checks that the text reads back as the tree that was built, and
+/// returns its shape and the backend table.
+fn rendered(objects: &Objects) -> (Vec<Shape>, String) {
+    let model = model::build(objects, &selection());
+    let tree = render::tree(&model, &options()).unwrap();
+    let text = render::render(&model, &options()).unwrap();
+    let reread = nginx_conf::parse(text.as_bytes()).unwrap();
+    assert_eq!(shape(&reread), shape(&tree));
+    let table = backends::table(&model);
+    assert_eq!(table.lines().count(), model.backends.len());
+    for line in table.lines() {
+        let mut words = line.split(' ');
+        let name = words.next().unwrap();
+        assert!(!name.is_empty() && !name.contains('='), "{line:?}");
+        for word in words {
+            let (key, value) = word.split_once('=').unwrap();
+            assert!(key.bytes().all(|b| b.is_ascii_alphanumeric()), "{line:?}");
+            assert!(!value.contains('='), "{line:?}");
+        }
+    }
+    (shape(&reread), table)
+}
+
+fn ingress(objects: &mut Objects) -> &mut Ingress {
+    objects.ingresses.last_mut().unwrap()
+}
+
+type Slot = fn(&mut Objects, &str);
+
+fn annotate(objects: &mut Objects, name: &str, value: &str) {
+    ingress(objects)
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(format!("nginx.ingress.kubernetes.io/{name}"), value.into());
+}
+
+fn paths(objects: &mut Objects) -> &mut Vec<k8s_openapi::api::networking::v1::HTTPIngressPath> {
+    let spec = ingress(objects).spec.as_mut().unwrap();
+    let rule = &mut spec.rules.as_mut().unwrap()[0];
+    &mut rule.http.as_mut().unwrap().paths
+}
+
+/// Every field a value from an object reaches, with a valid and a refused benign value.
+const SLOTS: &[(&str, Slot, &str, &str)] = &[
+    (
+        "ingress name",
+        |o, v| ingress(o).metadata.name = Some(v.into()),
+        "demo2",
+        "Demo2",
+    ),
+    (
+        "host",
+        |o, v| {
+            ingress(o).spec.as_mut().unwrap().rules.as_mut().unwrap()[0].host = Some(v.into());
+        },
+        "demo.example.com",
+        "Bad.example.com",
+    ),
+    (
+        "prefix path",
+        |o, v| paths(o)[0].path = Some(v.into()),
+        "/z",
+        "/a b",
+    ),
+    (
+        "exact path",
+        |o, v| paths(o)[1].path = Some(v.into()),
+        "/z",
+        "/a b",
+    ),
+    (
+        "path type",
+        |o, v| paths(o)[0].path_type = v.into(),
+        "Prefix",
+        "Bad",
+    ),
+    (
+        "service name",
+        |o, v| {
+            paths(o)[0].backend.service.as_mut().unwrap().name = v.into();
+        },
+        "other",
+        "Other",
+    ),
+    (
+        "port name",
+        |o, v| {
+            let service = paths(o)[1].backend.service.as_mut().unwrap();
+            service.port.as_mut().unwrap().name = Some(v.into());
+        },
+        "web",
+        "Web",
+    ),
+    (
+        "secret name",
+        |o, v| {
+            let spec = ingress(o).spec.as_mut().unwrap();
+            spec.tls.as_mut().unwrap()[0].secret_name = Some(v.into());
+        },
+        "tls",
+        "Tls",
+    ),
+    (
+        "tls host",
+        |o, v| {
+            let spec = ingress(o).spec.as_mut().unwrap();
+            spec.tls.as_mut().unwrap()[0].hosts = Some(vec![v.into()]);
+        },
+        "demo.example.com",
+        "Bad.example.com",
+    ),
+    (
+        "class annotation",
+        |o, v| {
+            ingress(o).spec.as_mut().unwrap().ingress_class_name = None;
+            ingress(o)
+                .metadata
+                .annotations
+                .get_or_insert_with(BTreeMap::new)
+                .insert("kubernetes.io/ingress.class".into(), v.into());
+        },
+        "nginx",
+        "other",
+    ),
+    (
+        "rewrite-target",
+        |o, v| annotate(o, "rewrite-target", v),
+        "/$1",
+        "x",
+    ),
+    (
+        "backend-protocol",
+        |o, v| annotate(o, "backend-protocol", v),
+        "HTTPS",
+        "FCGI",
+    ),
+    (
+        "proxy-read-timeout",
+        |o, v| annotate(o, "proxy-read-timeout", v),
+        "30",
+        "x",
+    ),
+    (
+        "proxy-body-size",
+        |o, v| annotate(o, "proxy-body-size", v),
+        "8m",
+        "x",
+    ),
+    (
+        "proxy-buffering",
+        |o, v| annotate(o, "proxy-buffering", v),
+        "off",
+        "x",
+    ),
+    (
+        "allowlist",
+        |o, v| annotate(o, "allowlist-source-range", v),
+        "10.0.0.0/8",
+        "x",
+    ),
+    (
+        "denylist",
+        |o, v| annotate(o, "denylist-source-range", v),
+        "10.0.0.0/8",
+        "x",
+    ),
+    (
+        "permanent-redirect",
+        |o, v| annotate(o, "permanent-redirect", v),
+        "https://x.org/",
+        "x",
+    ),
+    (
+        "temporal-redirect",
+        |o, v| annotate(o, "temporal-redirect", v),
+        "https://x.org/",
+        "x",
+    ),
+    ("limit-rps", |o, v| annotate(o, "limit-rps", v), "5", "x"),
+    (
+        "limit-connections",
+        |o, v| annotate(o, "limit-connections", v),
+        "5",
+        "x",
+    ),
+    (
+        "cors-allow-origin",
+        |o, v| annotate(o, "cors-allow-origin", v),
+        "https://a.org",
+        "x",
+    ),
+    (
+        "cors-allow-methods",
+        |o, v| annotate(o, "cors-allow-methods", v),
+        "GET",
+        "x",
+    ),
+    (
+        "cors-allow-headers",
+        |o, v| annotate(o, "cors-allow-headers", v),
+        "X-A",
+        "x y",
+    ),
+    (
+        "cors-expose-headers",
+        |o, v| annotate(o, "cors-expose-headers", v),
+        "X-A",
+        "x y",
+    ),
+    (
+        "ssl-redirect",
+        |o, v| annotate(o, "ssl-redirect", v),
+        "false",
+        "x",
+    ),
+    (
+        "affinity cookie",
+        |o, v| {
+            annotate(o, "affinity", "cookie");
+            annotate(o, "session-cookie-name", v);
+        },
+        "route",
+        "a b",
+    ),
+    (
+        "upstream-hash-by",
+        |o, v| annotate(o, "upstream-hash-by", v),
+        "$request_uri",
+        "x",
+    ),
+    (
+        "snippet",
+        |o, v| annotate(o, "configuration-snippet", v),
+        "x",
+        "y",
+    ),
+];
+
+/// Regex paths: the Ingress opts in, and the path becomes a pattern.
+fn regex_slot(objects: &mut Objects, value: &str) {
+    annotate(objects, "use-regex", "true");
+    paths(objects)[0].path_type = "ImplementationSpecific".into();
+    paths(objects)[0].path = Some(value.into());
+}
+
+fn slots() -> Vec<(&'static str, Slot, &'static str, &'static str)> {
+    let mut slots = SLOTS.to_vec();
+    slots.push(("regex path", regex_slot, "/c(.*)", "/c("));
+    slots
+}
+
+fn shape_with(set: Slot, value: &str) -> Vec<Shape> {
+    let mut objects = base();
+    set(&mut objects, value);
+    rendered(&objects).0
+}
+
+/// The shapes for each slot's valid and refused benign values, computed once.
+fn baselines() -> &'static [(Vec<Shape>, Vec<Shape>)] {
+    static BASELINES: OnceLock<Vec<(Vec<Shape>, Vec<Shape>)>> = OnceLock::new();
+    BASELINES.get_or_init(|| {
+        slots()
+            .into_iter()
+            .map(|(_, set, valid, refused)| (shape_with(set, valid), shape_with(set, refused)))
+            .collect()
+    })
+}
+
+/// Checks one hostile value in every slot.
+fn check_everywhere(value: &str) {
+    for ((what, set, _, _), (valid, refused)) in slots().into_iter().zip(baselines()) {
+        let hostile = shape_with(set, value);
+        assert!(
+            hostile == *valid || hostile == *refused,
+            "{what}: {value:?} changed the structure"
+        );
+    }
+}
+
+/// Pieces of hostile text: nginx and Lua syntax, escapes, and the CVE payloads' shapes.
+fn hostile() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        ";",
+        "{",
+        "}",
+        "\"",
+        "'",
+        "\n",
+        "\r",
+        "$",
+        "#",
+        "\\",
+        " ",
+        "\t",
+        "${x}",
+        "$host",
+        "}}}\nssl_engine /tmp/evil.so;",
+        "content_by_lua_block { os.execute('id') }",
+        "]]--",
+        "/",
+        "a",
+        ".",
+        "(",
+        ")",
+        "*",
+        "=",
+        ",",
+        ":",
+        "1",
+    ]);
+    (
+        prop::collection::vec(pieces, 1..12),
+        prop::option::of(0_usize..5000),
+    )
+        .prop_map(|(pieces, long)| {
+            let mut s = pieces.concat();
+            if let Some(n) = long {
+                s.push_str(&"x".repeat(n));
+            }
+            s
+        })
+        // Plain values such as `/` or `a` are legitimately different valid values.
+        .prop_filter("a hostile byte", |s| {
+            s.contains([
+                ';', '{', '}', '"', '\'', '\n', '\r', '$', '#', '\\', ' ', '\t',
+            ])
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn hostile_values_never_change_the_structure(value in hostile()) {
+        check_everywhere(&value);
+    }
+}
+
+/// The published payloads (ingress.md section 5) in the annotations they used, and in every
+/// other field.
+#[test]
+fn cve_payloads() {
+    let cases: &[(&str, &str, &str)] = &[
+        // CVE-2021-25742: snippets reading the service-account token.
+        (
+            "CVE-2021-25742",
+            "configuration-snippet",
+            "content_by_lua_block { ngx.say(io.open('/var/run/secrets/kubernetes.io/serviceaccount/token'):read('*a')) }",
+        ),
+        // CVE-2021-25746: directive injection through annotation values.
+        (
+            "CVE-2021-25746",
+            "rewrite-target",
+            "/\"; } location /x { return 200 \"pwned",
+        ),
+        // CVE-2023-5043: annotation injection to command execution.
+        (
+            "CVE-2023-5043",
+            "server-snippet",
+            "location /x { content_by_lua_block { os.execute('id') } }",
+        ),
+        // CVE-2023-5044: permanent-redirect injection.
+        (
+            "CVE-2023-5044",
+            "permanent-redirect",
+            "https://x.com;\n}\nlocation /pwn {\ncontent_by_lua_block { os.execute('id') }\n}\n#",
+        ),
+        // CVE-2025-24514: auth-url.
+        (
+            "CVE-2025-24514",
+            "auth-url",
+            "http://x/#;\n}}}\nssl_engine /tmp/evil.so;\n#",
+        ),
+        // CVE-2025-1097: auth-tls-match-cn.
+        (
+            "CVE-2025-1097",
+            "auth-tls-match-cn",
+            "CN=abc #(\n){}\n }}}\nssl_engine /tmp/evil.so;#",
+        ),
+        // CVE-2025-1098: mirror-target / mirror-host.
+        (
+            "CVE-2025-1098",
+            "mirror-target",
+            "http://x/$request_uri;\n}\nssl_engine /tmp/evil.so;#",
+        ),
+        (
+            "CVE-2025-1098",
+            "mirror-host",
+            "x;\n}\nssl_engine /tmp/evil.so;#",
+        ),
+    ];
+    let (baseline, _) = rendered(&base());
+    for (cve, annotation, payload) in cases {
+        let mut objects = base();
+        annotate(&mut objects, annotation, payload);
+        let model = model::build(&objects, &selection());
+        assert!(
+            model
+                .problems
+                .iter()
+                .any(|p| p.message.contains(annotation)),
+            "{cve}: {annotation} not reported: {:?}",
+            model.problems
+        );
+        assert_eq!(rendered(&objects).0, baseline, "{cve}");
+        let text = render::render(&model, &options()).unwrap();
+        assert!(!text.contains("ssl_engine /tmp"), "{cve}");
+        assert!(!text.contains("os.execute"), "{cve}");
+        // CVE-2025-1974 (IngressNightmare) chained these into `nginx -t`: the same payloads in
+        // every other field never reach the configuration as directives either.
+        check_everywhere(payload);
+    }
+}

@@ -1,0 +1,397 @@
+//! End-to-end harness: small HTTP backends that answer with their name, the controller binary
+//! running a real nginx on 127.0.0.1, manifests written to a temporary directory, and a tiny
+//! HTTP/1.1 client.
+#![allow(dead_code, unreachable_pub)]
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Why the end-to-end tests cannot run here, if they cannot.
+pub fn missing_prerequisite() -> Option<String> {
+    let nginx = Command::new("nginx")
+        .arg("-v")
+        .stderr(Stdio::null())
+        .status();
+    if !nginx.is_ok_and(|s| s.success()) {
+        return Some("nginx (Debian package nginx)".into());
+    }
+    if !Path::new("/usr/lib/nginx/modules/ngx_http_lua_module.so").exists() {
+        return Some("the nginx Lua module (Debian package libnginx-mod-http-lua)".into());
+    }
+    None
+}
+
+/// A port that was free a moment ago on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// HTTP backends, one listener per name, each answering `NAME URI` with `x-backend: NAME`.
+pub struct Backends {
+    pub ports: Vec<(String, u16)>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Backends {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl Backends {
+    pub async fn start(names: &[&str]) -> Self {
+        let mut ports = Vec::new();
+        let mut tasks = Vec::new();
+        for name in names {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            let name = (*name).to_owned();
+            ports.push((name.clone(), port));
+            let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+                let name = name.clone();
+                async move {
+                    let uri = request.uri().to_string();
+                    if request.uri().path().starts_with("/slow") {
+                        tokio::time::sleep(Duration::from_secs(3)).await;
+                    }
+                    ([("x-backend", name.clone())], format!("{name} {uri}"))
+                }
+            });
+            tasks.push(tokio::spawn(async move {
+                let _ = axum::serve(listener, app).await;
+            }));
+        }
+        Self { ports, tasks }
+    }
+
+    /// Stops the listener of backend `name` (connections already open finish).
+    pub fn stop(&mut self, name: &str) {
+        if let Some(i) = self.ports.iter().position(|(n, _)| n == name) {
+            self.tasks[i].abort();
+        }
+    }
+
+    pub fn port(&self, name: &str) -> u16 {
+        self.ports.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    /// A Service `NAME` (port 80) and an EndpointSlice pointing at each backend in `ns`.
+    pub fn manifests(&self, ns: &str) -> String {
+        let mut out = String::new();
+        for (name, port) in &self.ports {
+            out.push_str(&service(ns, name, &[*port]));
+        }
+        out
+    }
+}
+
+/// A Service `name` in `ns` with port 80, and an EndpointSlice with 127.0.0.1 on `ports`
+/// (one endpoint per port, all in one slice: each port as its own slice).
+pub fn service(ns: &str, name: &str, ports: &[u16]) -> String {
+    let mut out = format!(
+        "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {ns}}}\n\
+         spec: {{ports: [{{name: http, port: 80}}]}}\n"
+    );
+    for (i, port) in ports.iter().enumerate() {
+        let _ = write!(
+            out,
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: \
+             {name}-{i}, namespace: {ns}, labels: {{kubernetes.io/service-name: {name}}}}}\n\
+             addressType: IPv4\nports: [{{name: http, port: {port}}}]\n\
+             endpoints: [{{addresses: [127.0.0.1]}}]\n"
+        );
+    }
+    out
+}
+
+pub const CLASS: &str = "---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\n\
+                         metadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n";
+
+/// The controller binary running nginx; stopped (and nginx with it) on drop.
+pub struct Controller {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub http: u16,
+    pub https: u16,
+    pub metrics: u16,
+}
+
+impl Controller {
+    pub fn manifests_dir(&self) -> PathBuf {
+        self.dir.path().join("manifests")
+    }
+
+    pub fn prefix(&self) -> PathBuf {
+        self.dir.path().join("nginx")
+    }
+
+    /// Starts the controller on `manifests` (written as one file) and waits until nginx serves.
+    pub async fn start(manifests: &str) -> Self {
+        Self::start_with(manifests, &[]).await
+    }
+
+    /// As [`Controller::start`], with extra command-line arguments.
+    pub async fn start_with(manifests: &str, extra: &[String]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("manifests")).unwrap();
+        std::fs::write(dir.path().join("manifests/objects.yaml"), manifests).unwrap();
+        let (http, https, metrics) = (free_port(), free_port(), free_port());
+        let child = Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
+            .arg("run")
+            .arg("--manifests")
+            .arg(dir.path().join("manifests"))
+            .arg("--prefix")
+            .arg(dir.path().join("nginx"))
+            .args(["--listen-address", "127.0.0.1", "--workers", "2"])
+            .args(["--http-port", &http.to_string()])
+            .args(["--https-port", &https.to_string()])
+            .args(["--metrics-address", &format!("127.0.0.1:{metrics}")])
+            .args(["--poll-ms", "50", "--debounce-ms", "100"])
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let controller = Self {
+            child,
+            dir,
+            http,
+            https,
+            metrics,
+        };
+        eventually("nginx serving", || async {
+            get(controller.metrics, "x", "/healthz", &[])
+                .await
+                .is_some_and(|r| r.status == 200)
+        })
+        .await;
+        controller
+    }
+
+    /// Replaces the manifests (atomically) and waits until the controller has applied them.
+    pub async fn update(&self, manifests: &str) {
+        let before = self
+            .metric("ingress_controller_backend_updates_total")
+            .await
+            + self.metric("ingress_controller_reloads_total").await;
+        let tmp = self.dir.path().join("objects.yaml.tmp");
+        std::fs::write(&tmp, manifests).unwrap();
+        std::fs::rename(&tmp, self.manifests_dir().join("objects.yaml")).unwrap();
+        eventually("the update applied", || async {
+            self.metric("ingress_controller_backend_updates_total")
+                .await
+                + self.metric("ingress_controller_reloads_total").await
+                > before
+        })
+        .await;
+    }
+
+    /// The sum of a metric's samples (all label values).
+    pub async fn metric(&self, name: &str) -> f64 {
+        let Some(response) = get(self.metrics, "x", "/metrics", &[]).await else {
+            return 0.0;
+        };
+        response
+            .body
+            .lines()
+            .filter(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    pub async fn get(&self, host: &str, path: &str) -> Response {
+        self.get_with(host, path, &[]).await
+    }
+
+    pub async fn get_with(&self, host: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+        get(self.http, host, path, headers)
+            .await
+            .unwrap_or_else(|| panic!("no answer for {host}{path}"))
+    }
+}
+
+impl Controller {
+    /// Kills the controller process (SIGKILL: a crash; its nginx is cleaned up on drop).
+    pub fn crash(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-s", "TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..200 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // Should the controller have failed to stop nginx, end its process group.
+        if let Ok(pid) = std::fs::read_to_string(self.prefix().join("nginx.pid")) {
+            let _ = Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{}", pid.trim())])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// Polls `check` every 25 ms until it holds; panics after 30 s.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..1200 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// An HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The name of the backend that answered, or `-` when nginx answered itself.
+    pub fn backend(&self) -> &str {
+        self.header("x-backend").unwrap_or("-")
+    }
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port`; `None` when the connection fails.
+pub async fn get(port: u16, host: &str, path: &str, headers: &[(&str, &str)]) -> Option<Response> {
+    request(port, "GET", host, path, headers, "").await
+}
+
+pub async fn request(
+    port: u16,
+    method: &str,
+    host: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Option<Response> {
+    let exchange = async {
+        let mut stream = TcpStream::connect(SocketAddr::from(([127, 0, 0, 1], port)))
+            .await
+            .ok()?;
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+        for (name, value) in headers {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+        let _ = write!(head, "Content-Length: {}\r\n\r\n{body}", body.len());
+        stream.write_all(head.as_bytes()).await.ok()?;
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).await.ok()?;
+        parse(&String::from_utf8_lossy(&reply))
+    };
+    tokio::time::timeout(Duration::from_secs(10), exchange)
+        .await
+        .ok()
+        .flatten()
+}
+
+fn parse(reply: &str) -> Option<Response> {
+    let (head, body) = reply.split_once("\r\n\r\n")?;
+    let mut lines = head.lines();
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Some(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 {
+            break;
+        }
+        out.push_str(after.get(..size).unwrap_or(after));
+        rest = after.get(size + 2..).unwrap_or_default();
+    }
+    out
+}
+
+/// An Ingress in `ns` named `name` for `host`, with `paths` of `(pathType, path, service)`,
+/// a default backend `default` (if any), and `annotations` as YAML flow entries.
+pub fn ingress(
+    ns: &str,
+    name: &str,
+    host: &str,
+    annotations: &str,
+    default: Option<&str>,
+    paths: &[(&str, &str, &str)],
+) -> String {
+    let mut out = format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  \
+         namespace: {ns}\n  annotations: {{{annotations}}}\nspec:\n  ingressClassName: nginx\n"
+    );
+    if let Some(default) = default {
+        let _ = writeln!(
+            out,
+            "  defaultBackend: {{service: {{name: {default}, port: {{number: 80}}}}}}"
+        );
+    }
+    let _ = write!(
+        out,
+        "  rules:\n  - host: '{host}'\n    http:\n      paths:\n"
+    );
+    for (kind, path, service) in paths {
+        let _ = writeln!(
+            out,
+            "      - {{path: '{path}', pathType: {kind}, backend: {{service: {{name: {service}, \
+             port: {{number: 80}}}}}}}}"
+        );
+    }
+    out
+}
