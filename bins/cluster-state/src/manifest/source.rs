@@ -170,7 +170,7 @@ fn concerns_manifests(result: &DebounceEventResult, status_dir: &Path) -> bool {
 
 fn report(errors: &[ManifestError]) {
     for error in errors {
-        tracing::warn!("{error}; its objects stay as in its last good version");
+        tracing::warn!("{error}; keeping the objects of its last good version, if any");
     }
 }
 
