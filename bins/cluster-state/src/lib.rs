@@ -8,6 +8,7 @@ mod error;
 pub mod fake_api;
 mod kind;
 mod manifest;
+mod metrics;
 mod object_ref;
 mod snapshot;
 mod source;
@@ -22,6 +23,7 @@ pub use kind::{Kind, Object};
 #[cfg(feature = "kube-api")]
 pub use kube;
 pub use manifest::{ManifestError, Position, parse_manifest};
+pub use metrics::Metrics;
 pub use object_ref::ObjectRef;
 pub use snapshot::{Changes, Objects, Snapshot};
 pub use source::Source;

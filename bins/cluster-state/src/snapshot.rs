@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use crate::kind::with_kinds;
-use crate::{Kind, Object, ObjectRef};
+use crate::{Kind, Metrics, Object, ObjectRef};
 
 /// The objects of one kind, by key.
 pub type Objects<T> = BTreeMap<ObjectRef, Arc<T>>;
@@ -116,16 +116,18 @@ impl Snapshot {
 }
 
 /// Publishes `objects` on `snapshots` as the successor of the current snapshot, unless no
-/// object changed; `source` names the source in the log line.
+/// object changed; `source` names the source in the log line; `metrics` record it.
 pub(crate) fn publish(
     snapshots: &watch::Sender<Arc<Snapshot>>,
     objects: Snapshot,
     source: &'static str,
+    metrics: &Metrics,
 ) {
     snapshots.send_if_modified(|current| {
         let Some(next) = objects.succeeding(current) else {
             return false;
         };
+        metrics.published(&next);
         tracing::info!(
             source,
             revision = next.revision,

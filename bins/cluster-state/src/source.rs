@@ -10,11 +10,12 @@ use tokio::sync::watch;
 #[cfg(feature = "kube-api")]
 use crate::api::ApiSource;
 use crate::manifest::ManifestSource;
-use crate::{Kind, ObjectRef, Snapshot, SourceError, StatusError};
+use crate::{Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
 
 /// A source of snapshots; dropping it stops it (the receivers keep the last snapshot).
 pub struct Source {
     snapshots: watch::Receiver<Arc<Snapshot>>,
+    metrics: Metrics,
     backend: Backend,
 }
 
@@ -34,9 +35,11 @@ impl Source {
         debounce: Duration,
     ) -> Result<Source, SourceError> {
         let (sender, snapshots) = watch::channel(Arc::new(Snapshot::default()));
+        let metrics = Metrics::default();
         let owned_dir = dir.to_owned();
         let kinds = kinds.to_vec();
-        let start = move || ManifestSource::start(&owned_dir, kinds, debounce, sender);
+        let recorded = metrics.clone();
+        let start = move || ManifestSource::start(&owned_dir, kinds, debounce, sender, recorded);
         let started = tokio::task::spawn_blocking(start).await.map_err(|error| {
             SourceError::Manifests {
                 path: dir.to_owned(),
@@ -45,6 +48,7 @@ impl Source {
         })??;
         Ok(Source {
             snapshots,
+            metrics,
             backend: Backend::Manifests(started),
         })
     }
@@ -54,15 +58,23 @@ impl Source {
     #[cfg(feature = "kube-api")]
     pub fn api(client: kube::Client, kinds: &[Kind]) -> Source {
         let (sender, snapshots) = watch::channel(Arc::new(Snapshot::default()));
+        let metrics = Metrics::default();
+        let api = ApiSource::start(client, kinds, sender, metrics.clone());
         Source {
             snapshots,
-            backend: Backend::Api(ApiSource::start(client, kinds, sender)),
+            metrics,
+            backend: Backend::Api(api),
         }
     }
 
     /// A receiver of every snapshot from now on; its current value is the latest one.
     pub fn snapshots(&self) -> watch::Receiver<Arc<Snapshot>> {
         self.snapshots.clone()
+    }
+
+    /// The source's metrics, to [`register`](Metrics::register) in a binary's registry.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The latest snapshot.

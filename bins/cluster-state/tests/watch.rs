@@ -83,6 +83,15 @@ async fn settle(dir: &Path, snapshots: &mut watch::Receiver<Arc<Snapshot>>, mark
     wait_for(snapshots, |_| true, has_marker).await;
 }
 
+/// The source's metrics as OpenMetrics text.
+fn metrics(source: &Source) -> String {
+    let mut registry = prometheus_client::registry::Registry::default();
+    source.metrics().register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    text
+}
+
 async fn start(dir: &Path) -> (Source, watch::Receiver<Arc<Snapshot>>) {
     let source = Source::manifests(dir, Kind::ALL, Duration::from_millis(50))
         .await
@@ -159,7 +168,7 @@ async fn a_half_written_file_keeps_its_last_good_objects() {
     let both = format!("{}---\n{}", config_map("a", "1"), config_map("b", "1"));
     write(dir.path(), "ab.yaml", &both);
     write(dir.path(), "c.yaml", &config_map("c", "1"));
-    let (_source, mut snapshots) = start(dir.path()).await;
+    let (source, mut snapshots) = start(dir.path()).await;
     assert_eq!(
         config_maps(&snapshots.borrow_and_update()),
         set(&["a=1", "b=1", "c=1"])
@@ -187,6 +196,7 @@ async fn a_half_written_file_keeps_its_last_good_objects() {
     write(dir.path(), "ab.yaml", &edited);
     let fixed = wait_for(&mut snapshots, |_| true, |s| config_maps(s).contains("b=2")).await;
     assert_eq!(config_maps(&fixed), set(&["a=2", "b=2", "c=2", "m=marker"]));
+    assert!(metrics(&source).contains("cluster_state_rejected_manifest_files 0\n"));
 
     // A file that was never good contributes nothing, and hides nothing else.
     write(

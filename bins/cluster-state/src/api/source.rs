@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use super::mirror::{Mirror, Update};
 use crate::kind::with_kinds;
 use crate::snapshot::publish;
-use crate::{Kind, Object, ObjectRef, Snapshot, StatusError};
+use crate::{Kind, Metrics, Object, ObjectRef, Snapshot, StatusError};
 
 /// Watches the API server until dropped.
 pub(crate) struct ApiSource {
@@ -26,8 +26,8 @@ pub(crate) struct ApiSource {
 }
 
 impl ApiSource {
-    /// Starts watching `kinds` in every namespace; the first snapshot is published once each
-    /// kind has been listed.
+    /// Starts watching `kinds` in every namespace, recording into `metrics`; the first snapshot
+    /// is published once each kind has been listed.
     ///
     /// Each watcher lists, then watches from the list's `resourceVersion` (with bookmarks); when
     /// the watch ends it resumes from the last version seen, and when that version has expired
@@ -37,12 +37,13 @@ impl ApiSource {
         client: Client,
         kinds: &[Kind],
         snapshots: watch::Sender<Arc<Snapshot>>,
+        metrics: Metrics,
     ) -> Self {
         let streams: SelectAll<_> = kinds
             .iter()
             .map(|kind| watch_kind(*kind, &client))
             .collect();
-        let task = tokio::spawn(mirror(streams, Mirror::new(kinds), snapshots));
+        let task = tokio::spawn(mirror(streams, Mirror::new(kinds), snapshots, metrics));
         Self { client, task }
     }
 
@@ -85,17 +86,21 @@ async fn mirror(
     streams: SelectAll<Updates>,
     mut mirror: Mirror,
     snapshots: watch::Sender<Arc<Snapshot>>,
+    metrics: Metrics,
 ) {
     let mut batches = streams.ready_chunks(1024);
     while let Some(batch) = batches.next().await {
         for result in batch {
             match result {
                 Ok(update) => mirror.apply(update),
-                Err(error) => tracing::warn!(%error, "watching the API server; retrying"),
+                Err(error) => {
+                    metrics.request_failed();
+                    tracing::warn!(%error, "watching the API server; retrying");
+                }
             }
         }
         if let Some(objects) = mirror.objects() {
-            publish(&snapshots, objects.clone(), "API server");
+            publish(&snapshots, objects.clone(), "API server", &metrics);
         }
     }
 }

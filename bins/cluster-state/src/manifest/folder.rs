@@ -28,6 +28,44 @@ struct File {
     fingerprint: u64,
     /// The objects of the last version that parsed.
     objects: Vec<Object>,
+    /// Whether the content last read was rejected.
+    rejected: bool,
+}
+
+impl File {
+    /// The file with content `text`, parsed unless it is the content of `previous`; a rejected
+    /// version keeps the objects of `previous` and adds its error to `errors`.
+    fn read(
+        path: &Path,
+        text: &str,
+        previous: Option<File>,
+        errors: &mut Vec<ManifestError>,
+    ) -> Self {
+        let fingerprint = fingerprint(text);
+        match previous {
+            Some(file) if file.fingerprint == fingerprint => file,
+            previous => match parse_manifest(path, text) {
+                Ok(objects) => File {
+                    fingerprint,
+                    objects,
+                    rejected: false,
+                },
+                Err(error) => {
+                    errors.push(error);
+                    File::rejected(fingerprint, previous)
+                }
+            },
+        }
+    }
+
+    /// A rejected version, with the objects of `previous`.
+    fn rejected(fingerprint: u64, previous: Option<File>) -> Self {
+        File {
+            fingerprint,
+            objects: previous.map(|file| file.objects).unwrap_or_default(),
+            rejected: true,
+        }
+    }
 }
 
 impl Folder {
@@ -53,35 +91,25 @@ impl Folder {
         }
         let mut files = BTreeMap::new();
         for path in paths {
-            let mut file = self.files.remove(&path);
-            match read_manifest(&path) {
+            let previous = self.files.remove(&path);
+            let file = match read_manifest(&path) {
                 Ok(None) => continue, // deleted since it was listed
-                Ok(Some(text)) => {
-                    let fingerprint = fingerprint(&text);
-                    if file
-                        .as_ref()
-                        .is_none_or(|file| file.fingerprint != fingerprint)
-                    {
-                        let file = file.get_or_insert_with(|| File {
-                            fingerprint,
-                            objects: Vec::new(),
-                        });
-                        file.fingerprint = fingerprint;
-                        match parse_manifest(&path, &text) {
-                            Ok(objects) => file.objects = objects,
-                            Err(error) => errors.push(error),
-                        }
-                    }
+                Ok(Some(text)) => File::read(&path, &text, previous, &mut errors),
+                // Unreadable (a permission change): keep its last good objects.
+                Err(error) => {
+                    errors.push(error);
+                    File::rejected(0, previous)
                 }
-                // Unreadable (a half-done rename, a permission change): keep its last state.
-                Err(error) => errors.push(error),
-            }
-            if let Some(file) = file {
-                files.insert(path, file);
-            }
+            };
+            files.insert(path, file);
         }
         self.files = files;
         errors
+    }
+
+    /// How many files are rejected now (their last good objects are used).
+    pub(crate) fn rejected_files(&self) -> usize {
+        self.files.values().filter(|file| file.rejected).count()
     }
 
     /// Every object, the first definition in path order winning; the errors name the files

@@ -91,8 +91,7 @@ impl DocumentError {
         Self {
             position: error.location().map(position),
             field: if field == "." { String::new() } else { field },
-            // The formatter leaves control characters to the renderer: escape them.
-            message: message.chars().flat_map(escape_control).collect(),
+            message: escape_controls(&message),
         }
     }
 
@@ -109,12 +108,18 @@ impl DocumentError {
     }
 }
 
-fn escape_control(c: char) -> impl Iterator<Item = char> {
-    let escaped = c.is_control().then(|| c.escape_default());
+/// The message formatter leaves control characters (from the input) to its renderer, which we
+/// do not use: escape them, so that a message is one printable line.
+fn escape_controls(message: &str) -> String {
+    let mut escaped = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
     escaped
-        .into_iter()
-        .flatten()
-        .chain((!c.is_control()).then_some(c))
 }
 
 fn position(location: serde_saphyr::Location) -> Position {
@@ -508,6 +513,14 @@ endpoints: []
         assert!(parse(knative).unwrap().is_empty());
         assert!(parse("").unwrap().is_empty());
         assert!(parse("# only a comment\n---\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn messages_are_one_printable_line() {
+        assert_eq!(
+            escape_controls("bad \"a\u{1b}[31m\nb\""),
+            "bad \"a\\u{1b}[31m\\nb\""
+        );
     }
 
     #[test]

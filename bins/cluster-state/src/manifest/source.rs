@@ -13,7 +13,7 @@ use super::ManifestError;
 use super::folder::Folder;
 use super::status::{STATUS_DIR, StatusFiles};
 use crate::snapshot::publish;
-use crate::{Kind, ObjectRef, Snapshot, SourceError, StatusError};
+use crate::{Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
 
 /// A folder of manifests, watched; dropping it stops the watch.
 pub(crate) struct ManifestSource {
@@ -28,16 +28,19 @@ struct State {
     kinds: Vec<Kind>,
     statuses: StatusFiles,
     snapshots: watch::Sender<Arc<Snapshot>>,
+    metrics: Metrics,
 }
 
 impl ManifestSource {
     /// Starts watching `dir` (changes are read once they have been quiet for `debounce`), then
-    /// reads it and publishes the first snapshot of the objects of `kinds` on `snapshots`.
+    /// reads it and publishes the first snapshot of the objects of `kinds` on `snapshots`,
+    /// recording into `metrics`.
     pub(crate) fn start(
         dir: &Path,
         kinds: Vec<Kind>,
         debounce: Duration,
         snapshots: watch::Sender<Arc<Snapshot>>,
+        metrics: Metrics,
     ) -> Result<Self, SourceError> {
         let unusable = |source| SourceError::Manifests {
             path: dir.to_owned(),
@@ -55,6 +58,7 @@ impl ManifestSource {
             kinds,
             statuses,
             snapshots,
+            metrics,
         }));
 
         // Watch first, then read: a change made meanwhile is read twice rather than missed.
@@ -133,6 +137,7 @@ impl State {
         tracing::debug!("reading the manifest folder");
         let errors = self.folder.reload();
         report(&errors);
+        self.metrics.rejected_files(self.folder.rejected_files());
         self.publish();
     }
 
@@ -146,7 +151,7 @@ impl State {
             snapshot.clear(*kind);
         }
         self.statuses.apply(&mut snapshot);
-        publish(&self.snapshots, snapshot, "manifests");
+        publish(&self.snapshots, snapshot, "manifests", &self.metrics);
     }
 }
 
@@ -170,7 +175,7 @@ fn concerns_manifests(result: &DebounceEventResult, status_dir: &Path) -> bool {
 
 fn report(errors: &[ManifestError]) {
     for error in errors {
-        tracing::warn!("{error}; its objects stay as in its last good version");
+        tracing::warn!("{error}; keeping the objects of its last good version, if any");
     }
 }
 
