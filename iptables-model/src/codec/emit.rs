@@ -22,14 +22,28 @@ pub enum Style {
 #[derive(Clone, Copy, Debug)]
 pub struct Styled<'a, T>(pub &'a T, pub Style);
 
-fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
-    let needs = text.is_empty()
+/// Whether `text` must be double-quoted to stay one word of the restore format.
+pub(crate) fn needs_quotes(text: &str) -> bool {
+    /// The bytes that end or escape an unquoted word.
+    #[allow(clippy::indexing_slicing)] // evaluated at compile time: an error fails the build
+    const SPECIAL: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut i = 0;
+        let bytes = b" \t\"\\'\n\r";
+        while i < bytes.len() {
+            table[bytes[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    text.is_empty()
         || text
             .bytes()
-            .any(|b| matches!(b, b' ' | b'\t' | b'"' | b'\\' | b'\'' | b'\n' | b'\r'));
-    if !needs && !force_quotes {
-        return f.write_str(text);
-    }
+            .any(|b| SPECIAL.get(usize::from(b)) == Some(&true))
+}
+
+/// `text` double-quoted, with `"` and `\` escaped.
+pub(crate) fn write_quoted(f: &mut dyn Write, text: &str) -> fmt::Result {
     f.write_char('"')?;
     for c in text.chars() {
         if c == '"' || c == '\\' {
@@ -38,6 +52,14 @@ fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
         f.write_char(c)?;
     }
     f.write_char('"')
+}
+
+fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
+    if force_quotes || needs_quotes(text) {
+        write_quoted(f, text)
+    } else {
+        f.write_str(text)
+    }
 }
 
 fn bang(f: &mut dyn Write, negated: bool) -> fmt::Result {
