@@ -293,6 +293,20 @@ impl Display for Styled<'_, Rule> {
     }
 }
 
+impl Rule {
+    /// The rule's words as separate, unquoted arguments: what to pass after
+    /// `iptables -A CHAIN` (or `-C`, `-I`, `-D`) on a command line.
+    pub fn args(&self) -> alloc::vec::Vec<alloc::string::String> {
+        let mut text = alloc::string::String::new();
+        // Writing to a String cannot fail.
+        let _ = rule(&mut text, self, Style::Restore);
+        let mut words = alloc::vec::Vec::new();
+        // The text was just written by `rule`: it always splits.
+        let _ = super::lex::words(&text, &mut words);
+        words.into_iter().map(|w| w.text.into_owned()).collect()
+    }
+}
+
 impl Display for Rule {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)
@@ -404,5 +418,33 @@ impl Display for RestoreFile {
     /// The restore text, quoting only where needed (kube-proxy's spelling).
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_rule;
+
+    #[test]
+    fn args_are_the_words_unquoted() {
+        let rule = parse_rule(
+            r#"-m comment --comment "kubernetes service portals" -m conntrack --ctstate NEW -j KUBE-SERVICES"#,
+        )
+        .unwrap();
+        assert_eq!(
+            rule.args(),
+            [
+                "-m",
+                "comment",
+                "--comment",
+                "kubernetes service portals",
+                "-m",
+                "conntrack",
+                "--ctstate",
+                "NEW",
+                "-j",
+                "KUBE-SERVICES"
+            ]
+        );
     }
 }

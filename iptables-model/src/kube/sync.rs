@@ -229,6 +229,13 @@ impl Proxier {
     /// ([`Proxier::sync_changes`]). Work proportional to the cluster; feed changes one by one
     /// to avoid it.
     pub fn sync(&mut self, services: &[Service], slices: &[EndpointSlice]) -> &Generated {
+        self.replace_all(services, slices);
+        self.sync_changes()
+    }
+
+    /// Sets the whole state to `services` + `slices`, recording what changed (no plan yet).
+    /// Work proportional to the cluster.
+    pub fn replace_all(&mut self, services: &[Service], slices: &[EndpointSlice]) {
         let mut current: BTreeMap<ServiceKey, Desired> = BTreeMap::new();
         for service in services {
             current
@@ -255,7 +262,6 @@ impl Proxier {
         for (key, next) in current {
             self.change(key, |d| *d = next);
         }
-        self.sync_changes()
     }
 
     /// Plans the restore input that brings the kernel to the current inputs.
