@@ -16,8 +16,8 @@ use crate::iptables::Variant;
 #[command(version, about)]
 pub struct Args {
     /// Directory of YAML manifests (Services, EndpointSlices) to read, re-read when they change.
-    #[arg(long, value_name = "DIR")]
-    pub manifests: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "cleanup")]
+    pub manifests: Option<PathBuf>,
 
     /// Print the restore input of a full sync of the manifests and apply nothing.
     #[arg(long)]

@@ -72,10 +72,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tracing::info!("every rule and chain of service-proxy removed");
         return Ok(());
     }
+    let dir = args.manifests.clone().context("--manifests is required")?;
     // Taken before reading: a change made meanwhile is seen by the next poll.
-    let mut seen = fingerprint(&args);
-    let objects = manifests::read(&args.manifests)
-        .with_context(|| format!("cannot read the manifests in {}", args.manifests.display()))?;
+    let mut seen = fingerprint(&dir);
+    let objects = manifests::read(&dir)
+        .with_context(|| format!("cannot read the manifests in {}", dir.display()))?;
     if args.dry_run {
         for (family, proxy) in &mut proxies {
             let state = State::translate(&objects, *family == Family::Ipv6);
@@ -132,12 +133,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
             _ = &mut shutdown => break,
             _ = tokio::time::sleep_until(next.into()) => {}
             _ = poll.tick() => {
-                let print = fingerprint(&args);
+                let print = fingerprint(&dir);
                 if print == seen {
                     continue;
                 }
                 seen = print;
-                match manifests::read(&args.manifests) {
+                match manifests::read(&dir) {
                     Ok(objects) => {
                         let wanted = apply(objects, &mut proxies);
                         health_checks.update(wanted).await;
@@ -152,9 +153,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The names, sizes and modification times of the manifests: re-read when it changes.
-fn fingerprint(args: &Args) -> String {
+fn fingerprint(dir: &std::path::Path) -> String {
     let mut print = String::new();
-    if let Ok(entries) = std::fs::read_dir(&args.manifests) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
         let mut lines: Vec<String> = entries
             .filter_map(Result::ok)
             .filter_map(|e| {
