@@ -1,10 +1,10 @@
 //! Command-line flags, named after kube-proxy's where one exists.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use cluster_state::SourceArgs;
 use iptables_model::Cidr;
 use iptables_model::kube::{PartialSync, ProxyOptions};
 
@@ -15,9 +15,9 @@ use crate::iptables::Variant;
 #[derive(Clone, Debug, Parser)]
 #[command(version, about)]
 pub struct Args {
-    /// Directory of YAML manifests (Services, EndpointSlices) to read, re-read when they change.
-    #[arg(long, value_name = "DIR", required_unless_present = "cleanup")]
-    pub manifests: Option<PathBuf>,
+    /// Where Services and EndpointSlices come from.
+    #[command(flatten)]
+    pub source: SourceArgs,
 
     /// Print the restore input of a full sync of the manifests and apply nothing.
     #[arg(long)]

@@ -1,22 +1,20 @@
 //! `service-proxy`: kube-proxy's iptables mode (see the crate README).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
+use cluster_state::{Kind, Snapshot};
 use iptables_model::kube::Proxier;
 use service_proxy::cli::{Args, Family};
+use service_proxy::feed::Feed;
 use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
 use service_proxy::iptables::Iptables;
-use service_proxy::manifests::{self, Objects};
 use service_proxy::metrics::Metrics;
 use service_proxy::pacing::{Due, Pacer};
-use service_proxy::proxy::{FamilyProxy, State};
+use service_proxy::proxy::FamilyProxy;
 use tokio::net::TcpListener;
-
-/// How often the manifests directory is re-read.
-const MANIFEST_POLL: Duration = Duration::from_secs(1);
 
 fn family_proxies(
     args: &Args,
@@ -58,6 +56,21 @@ async fn serve(address: std::net::SocketAddr, router: axum::Router) -> anyhow::R
     Ok(())
 }
 
+/// Feeds a snapshot's changes to every family; returns the health-check ports it calls for.
+fn apply(
+    feed: &mut Feed,
+    snapshot: &Snapshot,
+    proxies: &mut [(Family, FamilyProxy)],
+    hostname: &str,
+) -> std::collections::BTreeMap<u16, service_proxy::health::ServiceHealth> {
+    let updates = feed.updates(snapshot);
+    let now = Instant::now();
+    for (_, proxy) in proxies.iter_mut() {
+        proxy.apply(&updates, now);
+    }
+    feed.health_checks(snapshot, hostname)
+}
+
 async fn run(args: Args) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::new());
     let health = Arc::new(ProxyHealth::new(2 * args.iptables_sync_period));
@@ -72,15 +85,24 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tracing::info!("every rule and chain of service-proxy removed");
         return Ok(());
     }
-    let dir = args.manifests.clone().context("--manifests is required")?;
-    // Taken before reading: a change made meanwhile is seen by the next poll.
-    let mut seen = fingerprint(&dir);
-    let objects = manifests::read(&dir)
-        .with_context(|| format!("cannot read the manifests in {}", dir.display()))?;
+    let source = args
+        .source
+        .start(&[Kind::Service, Kind::EndpointSlice])
+        .await
+        .context("cannot start the object source")?;
+    let mut snapshots = source.snapshots();
+    // Nothing is synced before every object has been read once (revision 0: not yet).
+    snapshots
+        .wait_for(|s| s.revision > 0)
+        .await
+        .context("the object source stopped")?;
+    let hostname = args.hostname();
+    let mut feed = Feed::default();
+    let snapshot = snapshots.borrow_and_update().clone();
+    let wanted = apply(&mut feed, &snapshot, &mut proxies, &hostname);
     if args.dry_run {
-        for (family, proxy) in &mut proxies {
-            let state = State::translate(&objects, *family == Family::Ipv6);
-            print!("{}", proxy.dry_run(&state));
+        for (_, proxy) in &mut proxies {
+            print!("{}", proxy.dry_run());
         }
         return Ok(());
     }
@@ -95,27 +117,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )
     .await?;
     let mut health_checks = HealthCheckServers::new(args.health_check_address, Arc::clone(&health));
-    let hostname = args.hostname();
-    let apply = |objects: Objects, proxies: &mut Vec<(Family, FamilyProxy)>| {
-        let now = Instant::now();
-        let mut v4 = State::default();
-        for (family, proxy) in proxies.iter_mut() {
-            let state = State::translate(&objects, *family == Family::Ipv6);
-            proxy.update(&state, now);
-            if *family == Family::Ipv4 || v4.services.is_empty() {
-                v4 = state;
-            }
-        }
-        v4.health_checks(&hostname)
-    };
-    let wanted = apply(objects, &mut proxies);
     health_checks.update(wanted).await;
     let shutdown = tokio::signal::ctrl_c();
     tokio::pin!(shutdown);
-    let mut poll = tokio::time::interval(MANIFEST_POLL);
     loop {
         let now = Instant::now();
-        let mut next = now + MANIFEST_POLL;
+        let mut next = None;
         let mut synced = false;
         for (_, proxy) in &mut proxies {
             match proxy.due(now) {
@@ -123,55 +130,28 @@ async fn run(args: Args) -> anyhow::Result<()> {
                     proxy.sync(reason, now).await;
                     synced = true;
                 }
-                Due::At(at) => next = next.min(at),
+                Due::At(at) => next = Some(next.map_or(at, |n: Instant| n.min(at))),
             }
         }
         if synced {
             continue;
         }
+        let next = next.unwrap_or(now + args.iptables_sync_period);
         tokio::select! {
             _ = &mut shutdown => break,
             _ = tokio::time::sleep_until(next.into()) => {}
-            _ = poll.tick() => {
-                let print = fingerprint(&dir);
-                if print == seen {
-                    continue;
+            changed = snapshots.changed() => {
+                if changed.is_err() {
+                    anyhow::bail!("the object source stopped");
                 }
-                seen = print;
-                match manifests::read(&dir) {
-                    Ok(objects) => {
-                        let wanted = apply(objects, &mut proxies);
-                        health_checks.update(wanted).await;
-                    }
-                    Err(error) => tracing::error!(%error, "manifests not applied: the previous ones stay"),
-                }
+                let snapshot = snapshots.borrow_and_update().clone();
+                let wanted = apply(&mut feed, &snapshot, &mut proxies, &hostname);
+                health_checks.update(wanted).await;
             }
         }
     }
     tracing::info!("shutting down: the rules stay in place (run --cleanup to remove them)");
     Ok(())
-}
-
-/// The names, sizes and modification times of the manifests: re-read when it changes.
-fn fingerprint(dir: &std::path::Path) -> String {
-    let mut print = String::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        let mut lines: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let meta = e.metadata().ok()?;
-                Some(format!(
-                    "{:?} {} {:?}",
-                    e.path(),
-                    meta.len(),
-                    meta.modified().ok()
-                ))
-            })
-            .collect();
-        lines.sort();
-        print = lines.join("\n");
-    }
-    print
 }
 
 #[tokio::main]

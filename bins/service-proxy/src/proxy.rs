@@ -1,88 +1,17 @@
 //! One IP family's proxy: translated objects in, `iptables-restore` runs out, paced, with the
 //! canary check, the jumps installed before full syncs, and a full resync after any failure.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use iptables_model::kube::{EndpointSlice, Proxier, Service, ServiceType, TrafficPolicy};
+use iptables_model::kube::Proxier;
 
-use crate::health::{ProxyHealth, ServiceHealth};
+use crate::feed::Update;
+use crate::health::ProxyHealth;
 use crate::iptables::Iptables;
-use crate::manifests::Objects;
 use crate::metrics::Metrics;
 use crate::pacing::{Due, Pacer, Reason};
 use crate::translate;
-
-/// The inputs of the generator, translated; invalid objects were logged and skipped.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct State {
-    /// The Services.
-    pub services: Vec<Service>,
-    /// The EndpointSlices.
-    pub slices: Vec<EndpointSlice>,
-}
-
-impl State {
-    /// Translates `objects` for the IPv6 family when `ipv6`, logging what is skipped.
-    pub fn translate(objects: &Objects, ipv6: bool) -> Self {
-        let mut state = Self::default();
-        for object in &objects.services {
-            match translate::service(object, ipv6) {
-                Ok(service) => state.services.push(service),
-                Err(reason) => tracing::warn!(
-                    namespace = object.metadata.namespace.as_deref().unwrap_or(""),
-                    name = object.metadata.name.as_deref().unwrap_or(""),
-                    %reason,
-                    "Service skipped"
-                ),
-            }
-        }
-        for object in &objects.slices {
-            match translate::endpoint_slice(object) {
-                Ok(slice) => state.slices.push(slice),
-                Err(reason) => tracing::warn!(
-                    namespace = object.metadata.namespace.as_deref().unwrap_or(""),
-                    name = object.metadata.name.as_deref().unwrap_or(""),
-                    %reason,
-                    "EndpointSlice skipped"
-                ),
-            }
-        }
-        state
-    }
-
-    /// The health-check node ports: LoadBalancer Services with `externalTrafficPolicy: Local`
-    /// and a `healthCheckNodePort`, with their ready endpoints on node `hostname`.
-    pub fn health_checks(&self, hostname: &str) -> BTreeMap<u16, ServiceHealth> {
-        let mut slices: BTreeMap<(&str, &str), Vec<EndpointSlice>> = BTreeMap::new();
-        for slice in &self.slices {
-            slices
-                .entry((&slice.namespace, &slice.service))
-                .or_default()
-                .push(slice.clone());
-        }
-        self.services
-            .iter()
-            .filter(|s| {
-                s.service_type == ServiceType::LoadBalancer
-                    && s.external_traffic_policy == TrafficPolicy::Local
-                    && s.health_check_node_port != 0
-            })
-            .map(|s| {
-                let local = slices
-                    .get(&(s.namespace.as_str(), s.name.as_str()))
-                    .map_or(0, |sl| translate::local_endpoints(sl, hostname));
-                let health = ServiceHealth {
-                    namespace: s.namespace.clone(),
-                    name: s.name.clone(),
-                    local_endpoints: local,
-                };
-                (s.health_check_node_port, health)
-            })
-            .collect()
-    }
-}
 
 /// The proxy of one family.
 #[derive(Debug)]
@@ -119,9 +48,38 @@ impl FamilyProxy {
         }
     }
 
-    /// Takes a new view of the objects.
-    pub fn update(&mut self, state: &State, now: Instant) {
-        self.proxier.replace_all(&state.services, &state.slices);
+    /// Applies changed objects; invalid ones are logged and treated as absent.
+    pub fn apply(&mut self, updates: &[Update], now: Instant) {
+        let ipv6 = self.proxier.options().ipv6;
+        for update in updates {
+            match update {
+                Update::Service(key, object) => {
+                    match object.as_deref().map(|o| translate::service(o, ipv6)) {
+                        Some(Ok(service)) => self.proxier.update_service(service),
+                        Some(Err(reason)) => {
+                            tracing::warn!(service = %key, %reason, "Service skipped");
+                            self.proxier.remove_service(&key.namespace, &key.name);
+                        }
+                        None => self.proxier.remove_service(&key.namespace, &key.name),
+                    }
+                }
+                Update::Slices(key, objects) => {
+                    let slices = objects
+                        .iter()
+                        .filter_map(|o| {
+                            translate::endpoint_slice(o)
+                                .inspect_err(|reason| {
+                                    let name = o.metadata.name.as_deref().unwrap_or("");
+                                    tracing::warn!(slice = name, %reason, "EndpointSlice skipped");
+                                })
+                                .ok()
+                        })
+                        .collect();
+                    self.proxier
+                        .update_endpoint_slices(&key.namespace, &key.name, slices);
+                }
+            }
+        }
         if self.proxier.pending_changes() > 0 {
             self.health.queued(now);
             self.metrics
@@ -184,12 +142,12 @@ impl FamilyProxy {
         self.metrics.pending(self.proxier.pending_changes());
     }
 
-    /// The restore input of a full sync of `state` (for `--dry-run`).
-    pub fn dry_run(&mut self, state: &State) -> String {
-        self.proxier
-            .sync(&state.services, &state.slices)
-            .text
-            .clone()
+    /// The restore input of the next sync, planned and dropped (for `--dry-run`: the first
+    /// sync is full).
+    pub fn dry_run(&mut self) -> String {
+        let text = self.proxier.sync_changes().text.clone();
+        self.proxier.restore_failed();
+        text
     }
 
     /// Removes every rule and chain this proxy installs.
