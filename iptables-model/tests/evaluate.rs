@@ -45,7 +45,9 @@ fn ruleset(services: &[Service], slices: &[EndpointSlice]) -> Ruleset {
     );
     let mut ruleset = Ruleset::new();
     ruleset.restore(&jump_rules(), true).unwrap();
-    ruleset.restore(&generated.restore, true).unwrap();
+    ruleset
+        .restore(&generated.restore().unwrap(), true)
+        .unwrap();
     ruleset
 }
 

@@ -32,7 +32,8 @@ fn full(options: &ProxyOptions, services: &[Service], slices: &[EndpointSlice]) 
             changed: None,
         },
     )
-    .restore
+    .restore()
+    .unwrap()
 }
 
 fn local_ips() -> Vec<IpAddr> {
@@ -154,7 +155,7 @@ fn partial_sync_sequence_equals_every_step() {
                 other => panic!("op {other}"),
             }
         }
-        let restore = proxier.sync(&services, &slices).restore.clone();
+        let restore = proxier.sync(&services, &slices).restore().unwrap();
         if step.get("restore_fails").and_then(Value::as_bool) == Some(true) {
             proxier.restore_failed();
             continue;

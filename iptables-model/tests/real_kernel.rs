@@ -131,7 +131,7 @@ fn real_restore_in_a_namespace_matches_the_model() {
         options.random_fully = true;
         let (services, slices) = common::inputs(&v);
         let mut proxier = Proxier::new(options);
-        let full = proxier.sync(&services, &slices).restore.clone();
+        let full = proxier.sync(&services, &slices).restore().unwrap();
         for file in [&jump_rules(), &full] {
             ns.run(&restore, &args, &file.to_string())
                 .unwrap_or_else(|e| panic!("{backend}: kernel refused our restore: {e}\n{file}"));
@@ -150,7 +150,7 @@ fn real_restore_in_a_namespace_matches_the_model() {
             .filter(|s| s.name != "svc4" && s.name != "svc5")
             .cloned()
             .collect();
-        let partial = proxier.sync(&fewer, &slices).restore.clone();
+        let partial = proxier.sync(&fewer, &slices).restore().unwrap();
         assert!(
             partial.to_string().contains("-X KUBE-SEP-"),
             "the partial sync deletes stale chains"

@@ -1,3 +1,168 @@
-//! kube-proxy's iptables mode: Services and EndpointSlices to kernel rules, built on iptables-model.
+//! `service-proxy`: kube-proxy's iptables mode (see the crate README).
 
-fn main() {}
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use cluster_state::{Kind, Snapshot};
+use iptables_model::kube::Proxier;
+use service_proxy::cli::{Args, Family};
+use service_proxy::feed::Feed;
+use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
+use service_proxy::iptables::Iptables;
+use service_proxy::metrics::Metrics;
+use service_proxy::pacing::{Due, Pacer};
+use service_proxy::proxy::FamilyProxy;
+use tokio::net::TcpListener;
+
+fn family_proxies(
+    args: &Args,
+    metrics: &Arc<Metrics>,
+    health: &Arc<ProxyHealth>,
+) -> Vec<(Family, FamilyProxy)> {
+    args.ip_families
+        .iter()
+        .map(|&family| {
+            let options = args.options(family);
+            let iptables = Iptables::new(options.ipv6, args.iptables_variant);
+            let proxier = Proxier::new(options).with_partial_sync(args.partial_sync.into());
+            let pacer = Pacer::new(
+                args.iptables_min_sync_period,
+                args.iptables_sync_period,
+                args.full_sync_period,
+            );
+            let proxy = FamilyProxy::new(
+                proxier,
+                iptables,
+                pacer,
+                Arc::clone(metrics),
+                Arc::clone(health),
+            );
+            (family, proxy)
+        })
+        .collect()
+}
+
+async fn serve(address: std::net::SocketAddr, router: axum::Router) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, router).await {
+            tracing::error!(%error, %address, "HTTP server stopped");
+        }
+    });
+    Ok(())
+}
+
+/// Feeds a snapshot's changes to every family; returns the health-check ports it calls for.
+fn apply(
+    feed: &mut Feed,
+    snapshot: &Snapshot,
+    proxies: &mut [(Family, FamilyProxy)],
+    hostname: &str,
+) -> std::collections::BTreeMap<u16, service_proxy::health::ServiceHealth> {
+    let updates = feed.updates(snapshot);
+    let now = Instant::now();
+    for (_, proxy) in proxies.iter_mut() {
+        proxy.apply(&updates, now);
+    }
+    feed.health_checks(snapshot, hostname)
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let metrics = Arc::new(Metrics::new());
+    let health = Arc::new(ProxyHealth::new(2 * args.iptables_sync_period));
+    let mut proxies = family_proxies(&args, &metrics, &health);
+    if args.cleanup {
+        for (family, proxy) in &proxies {
+            proxy
+                .cleanup()
+                .await
+                .with_context(|| format!("cleanup of {family:?} failed"))?;
+        }
+        tracing::info!("every rule and chain of service-proxy removed");
+        return Ok(());
+    }
+    let source = args
+        .source
+        .start(&[Kind::Service, Kind::EndpointSlice])
+        .await
+        .context("cannot start the object source")?;
+    let mut snapshots = source.snapshots();
+    // Nothing is synced before every object has been read once (revision 0: not yet).
+    snapshots
+        .wait_for(|s| s.revision > 0)
+        .await
+        .context("the object source stopped")?;
+    let hostname = args.hostname();
+    let mut feed = Feed::default();
+    let snapshot = snapshots.borrow_and_update().clone();
+    let wanted = apply(&mut feed, &snapshot, &mut proxies, &hostname);
+    if args.dry_run {
+        for (_, proxy) in &mut proxies {
+            print!("{}", proxy.dry_run());
+        }
+        return Ok(());
+    }
+    serve(
+        args.healthz_bind_address,
+        healthz_router(Arc::clone(&health), Arc::clone(&metrics)),
+    )
+    .await?;
+    serve(
+        args.metrics_bind_address,
+        metrics_router(Arc::clone(&metrics)),
+    )
+    .await?;
+    let mut health_checks = HealthCheckServers::new(args.health_check_address, Arc::clone(&health));
+    health_checks.update(wanted).await;
+    let shutdown = tokio::signal::ctrl_c();
+    tokio::pin!(shutdown);
+    loop {
+        let now = Instant::now();
+        let mut next = None;
+        let mut synced = false;
+        for (_, proxy) in &mut proxies {
+            match proxy.due(now) {
+                Due::Now(reason) => {
+                    proxy.sync(reason, now).await;
+                    synced = true;
+                }
+                Due::At(at) => next = Some(next.map_or(at, |n: Instant| n.min(at))),
+            }
+        }
+        if synced {
+            continue;
+        }
+        let next = next.unwrap_or(now + args.iptables_sync_period);
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = tokio::time::sleep_until(next.into()) => {}
+            changed = snapshots.changed() => {
+                if changed.is_err() {
+                    anyhow::bail!("the object source stopped");
+                }
+                let snapshot = snapshots.borrow_and_update().clone();
+                let wanted = apply(&mut feed, &snapshot, &mut proxies, &hostname);
+                health_checks.update(wanted).await;
+            }
+        }
+    }
+    tracing::info!("shutting down: the rules stay in place (run --cleanup to remove them)");
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    run(Args::parse()).await
+}

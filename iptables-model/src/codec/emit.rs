@@ -22,14 +22,28 @@ pub enum Style {
 #[derive(Clone, Copy, Debug)]
 pub struct Styled<'a, T>(pub &'a T, pub Style);
 
-fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
-    let needs = text.is_empty()
+/// Whether `text` must be double-quoted to stay one word of the restore format.
+pub(crate) fn needs_quotes(text: &str) -> bool {
+    /// The bytes that end or escape an unquoted word.
+    #[allow(clippy::indexing_slicing)] // evaluated at compile time: an error fails the build
+    const SPECIAL: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut i = 0;
+        let bytes = b" \t\"\\'\n\r";
+        while i < bytes.len() {
+            table[bytes[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    text.is_empty()
         || text
             .bytes()
-            .any(|b| matches!(b, b' ' | b'\t' | b'"' | b'\\' | b'\'' | b'\n' | b'\r'));
-    if !needs && !force_quotes {
-        return f.write_str(text);
-    }
+            .any(|b| SPECIAL.get(usize::from(b)) == Some(&true))
+}
+
+/// `text` double-quoted, with `"` and `\` escaped.
+pub(crate) fn write_quoted(f: &mut dyn Write, text: &str) -> fmt::Result {
     f.write_char('"')?;
     for c in text.chars() {
         if c == '"' || c == '\\' {
@@ -38,6 +52,14 @@ fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
         f.write_char(c)?;
     }
     f.write_char('"')
+}
+
+fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
+    if force_quotes || needs_quotes(text) {
+        write_quoted(f, text)
+    } else {
+        f.write_str(text)
+    }
 }
 
 fn bang(f: &mut dyn Write, negated: bool) -> fmt::Result {
@@ -271,6 +293,20 @@ impl Display for Styled<'_, Rule> {
     }
 }
 
+impl Rule {
+    /// The rule's words as separate, unquoted arguments: what to pass after
+    /// `iptables -A CHAIN` (or `-C`, `-I`, `-D`) on a command line.
+    pub fn args(&self) -> alloc::vec::Vec<alloc::string::String> {
+        let mut text = alloc::string::String::new();
+        // Writing to a String cannot fail.
+        let _ = rule(&mut text, self, Style::Restore);
+        let mut words = alloc::vec::Vec::new();
+        // The text was just written by `rule`: it always splits.
+        let _ = super::lex::words(&text, &mut words);
+        words.into_iter().map(|w| w.text.into_owned()).collect()
+    }
+}
+
 impl Display for Rule {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)
@@ -382,5 +418,33 @@ impl Display for RestoreFile {
     /// The restore text, quoting only where needed (kube-proxy's spelling).
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_rule;
+
+    #[test]
+    fn args_are_the_words_unquoted() {
+        let rule = parse_rule(
+            r#"-m comment --comment "kubernetes service portals" -m conntrack --ctstate NEW -j KUBE-SERVICES"#,
+        )
+        .unwrap();
+        assert_eq!(
+            rule.args(),
+            [
+                "-m",
+                "comment",
+                "--comment",
+                "kubernetes service portals",
+                "-m",
+                "conntrack",
+                "--ctstate",
+                "NEW",
+                "-j",
+                "KUBE-SERVICES"
+            ]
+        );
     }
 }

@@ -13,6 +13,17 @@ pub(crate) struct Word<'a> {
     pub(crate) column: usize,
 }
 
+/// The bytes that end a plain run: blanks, quotes and escapes.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time: an error fails the build
+const STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b' ' as usize] = true;
+    table[b'\t' as usize] = true;
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 /// Splits `line` at spaces and tabs. A double quote opens or closes a quoted run (which may
 /// contain blanks); a backslash takes the next character literally.
 pub(crate) fn words<'a>(
@@ -29,6 +40,13 @@ pub(crate) fn words<'a>(
             continue;
         }
         let start = i;
+        // Most words have no quote or escape: skip to the first byte that matters.
+        while bytes
+            .get(i)
+            .is_some_and(|b| !STOP.get(usize::from(*b)).copied().unwrap_or(true))
+        {
+            i += 1;
+        }
         let mut quoted = false;
         let mut plain = true;
         while let Some(&b) = bytes.get(i) {

@@ -7,4 +7,5 @@ mod options;
 mod parse;
 
 pub use emit::{Style, Styled};
+pub(crate) use emit::{needs_quotes, write_quoted};
 pub use parse::{ParseOptions, parse, parse_rule, parse_with};

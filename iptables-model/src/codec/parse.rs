@@ -117,11 +117,16 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure>
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
     let bad_char = |c: char| c.is_whitespace() || matches!(c, '"' | '\\' | '\'');
-    if name.is_empty()
-        || name.chars().count() > 28
-        || name.starts_with(['-', '!', '[', ':', '*', '#'])
-        || name.chars().any(bad_char)
-    {
+    // ASCII names (all real ones) are checked byte by byte; others char by char.
+    let bad = if name.is_ascii() {
+        name.len() > 28
+            || name
+                .bytes()
+                .any(|b| b.is_ascii_whitespace() || b == 0x0b || matches!(b, b'"' | b'\\' | b'\''))
+    } else {
+        name.chars().count() > 28 || name.chars().any(bad_char)
+    };
+    if name.is_empty() || bad || name.starts_with(['-', '!', '[', ':', '*', '#']) {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
     }
     Ok(name.into())

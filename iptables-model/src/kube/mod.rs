@@ -3,17 +3,20 @@
 
 mod canonical;
 mod endpoints;
+mod fixed;
 mod generate;
 mod input;
 mod naming;
+mod port;
 mod rules;
 mod sync;
 
 pub use canonical::canonical_order;
-pub use generate::{ChangedFn, Generated, SyncRequest, generate, jump_rules};
+pub use fixed::{jump_rules, jump_rules_text};
+pub use generate::{ChangedFn, Generated, SyncRequest, generate};
 pub use input::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, ProxyOptions, Service, ServicePort,
     ServiceType, TrafficPolicy,
 };
 pub use naming::{ServiceChains, endpoint_chain, join_host_port, service_port_name};
-pub use sync::Proxier;
+pub use sync::{PartialSync, Proxier};

@@ -1,29 +1,40 @@
 //! Chain names: `KUBE-SVC-`/`SVL-`/`EXT-`/`FW-` + 16 base32 characters of
 //! `sha256(spn + protocol)`, and `KUBE-SEP-` of `sha256(spn + protocol + ip:port)` (spec §1.1).
 
-use alloc::format;
 use alloc::string::String;
 use core::net::IpAddr;
 
 use sha2::{Digest, Sha256};
 
 use super::input::Protocol;
+use super::rules::{push_ip, push_u32};
 
 /// The service port name, `namespace/name:port` (or `namespace/name` for an unnamed port).
 pub fn service_port_name(namespace: &str, name: &str, port_name: &str) -> String {
-    if port_name.is_empty() {
-        format!("{namespace}/{name}")
-    } else {
-        format!("{namespace}/{name}:{port_name}")
+    let mut spn = String::with_capacity(namespace.len() + name.len() + port_name.len() + 2);
+    spn.push_str(namespace);
+    spn.push('/');
+    spn.push_str(name);
+    if !port_name.is_empty() {
+        spn.push(':');
+        spn.push_str(port_name);
     }
+    spn
 }
 
 /// Go's `net.JoinHostPort`: `10.0.0.1:80`, `[fd00::1]:80`.
 pub fn join_host_port(ip: IpAddr, port: u16) -> String {
-    match ip {
-        IpAddr::V4(v4) => format!("{v4}:{port}"),
-        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    let mut out = String::with_capacity(24);
+    if ip.is_ipv6() {
+        out.push('[');
+        push_ip(&mut out, ip);
+        out.push(']');
+    } else {
+        push_ip(&mut out, ip);
     }
+    out.push(':');
+    push_u32(&mut out, u32::from(port));
+    out
 }
 
 /// The first 16 characters of the standard base32 encoding of `sha256(parts...)`.
@@ -50,7 +61,8 @@ fn hash16(parts: &[&str]) -> [u8; 16] {
 fn chain(prefix: &str, hash: [u8; 16]) -> String {
     let mut name = String::with_capacity(prefix.len() + 16);
     name.push_str(prefix);
-    name.extend(hash.iter().map(|b| char::from(*b)));
+    // The hash is base32: ASCII.
+    name.push_str(core::str::from_utf8(&hash).unwrap_or_default());
     name
 }
 

@@ -1,135 +1,279 @@
-//! The shapes of kube-proxy's rules, spelled as kube-proxy writes them (spec §2.3):
+//! kube-proxy's rules written straight to restore text, in kube-proxy's spelling (spec §2.3):
 //! comment first, then `-m PROTO -p PROTO [-d IP] --dport PORT`, then the target.
+//!
+//! A full sync writes about 15 lines per service; going through [`crate::Rule`] values and
+//! `core::fmt` cost several allocations and a formatter call per word, so the generator writes
+//! bytes here and [`crate::parse`] turns the text into the model when a caller wants it.
 
 use alloc::string::String;
+use core::fmt::Write;
 use core::net::IpAddr;
 
 use super::input::Protocol;
 use crate::addr::Cidr;
-use crate::model::{
-    AddrType, CtState, MarkAction, MarkValue, MatchOption, Module, PortRange, Probability,
-    RecentOption, Rule, Spec, StatisticMode, Target,
-};
+use crate::codec::{needs_quotes, write_quoted};
+use crate::model::CtState;
 
-/// The `-m` module of an L4 protocol.
-pub(crate) fn module(protocol: Protocol) -> Module {
-    match protocol {
-        Protocol::Tcp => Module::Tcp,
-        Protocol::Udp => Module::Udp,
-        Protocol::Sctp => Module::Sctp,
+/// One rule being written at the end of a restore text; a target method ends the line.
+#[must_use = "a rule line is only complete once a target method (or `end`) is called"]
+pub(crate) struct RuleText<'a> {
+    out: &'a mut String,
+}
+
+/// `:NAME - [0:0]`: declares (or, with `--noflush`, flushes) a user chain.
+pub(crate) fn declare(out: &mut String, chain: &str) {
+    out.push(':');
+    out.push_str(chain);
+    out.push_str(" - [0:0]\n");
+}
+
+/// `-X NAME`.
+pub(crate) fn delete_chain(out: &mut String, chain: &str) {
+    out.push_str("-X ");
+    out.push_str(chain);
+    out.push('\n');
+}
+
+/// Appends the decimal digits of `n`.
+pub(crate) fn push_u32(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        if let Some(slot) = digits.get_mut(len) {
+            *slot = b'0' + (rest % 10) as u8;
+        }
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for digit in digits.iter().take(len).rev() {
+        out.push(char::from(*digit));
     }
 }
 
-/// `-j CHAIN`.
-pub(crate) fn jump(chain: &str) -> Target {
-    Target::Jump(chain.into())
+/// Appends `ip` as Rust (and Go) print it: dotted quad, or RFC 5952 for IPv6.
+pub(crate) fn push_ip(out: &mut String, ip: IpAddr) {
+    match ip {
+        IpAddr::V4(v4) => {
+            for (i, octet) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                push_u32(out, u32::from(octet));
+            }
+        }
+        // Rare: the formatter's RFC 5952 compression is worth its cost.
+        IpAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
+    }
 }
 
-/// `-m PROTO -p PROTO`.
-pub(crate) fn protocol(rule: Rule, protocol: Protocol) -> Rule {
-    rule.module(module(protocol)).with(Spec::Protocol {
-        negated: false,
-        protocol: protocol.lower().into(),
-    })
+fn push_cidr(out: &mut String, cidr: Cidr) {
+    push_ip(out, cidr.addr);
+    if let Some(prefix) = cidr.prefix {
+        out.push('/');
+        push_u32(out, u32::from(prefix));
+    }
 }
 
-/// `-d ADDRESS`.
-pub(crate) fn destination(rule: Rule, address: Cidr) -> Rule {
-    rule.with(Spec::Destination {
-        negated: false,
-        address,
-    })
+/// Re-quotes the word written since `start` if it needs quotes.
+fn quote_tail(out: &mut String, start: usize) {
+    if out.get(start..).is_some_and(needs_quotes) {
+        let word = out.split_off(start);
+        let _ = write_quoted(out, &word);
+    }
 }
 
-/// `[!] -s ADDRESS`.
-pub(crate) fn source(rule: Rule, negated: bool, address: Cidr) -> Rule {
-    rule.with(Spec::Source { negated, address })
+impl<'a> RuleText<'a> {
+    /// Starts `-A CHAIN` on `out`.
+    pub(crate) fn append(out: &'a mut String, chain: &str) -> Self {
+        out.push_str("-A ");
+        out.push_str(chain);
+        Self { out }
+    }
+
+    fn word(self, text: &str) -> Self {
+        self.out.push(' ');
+        self.out.push_str(text);
+        self
+    }
+
+    fn bang(self, negated: bool) -> Self {
+        if negated { self.word("!") } else { self }
+    }
+
+    /// `-m comment --comment TEXT`, `TEXT` being `parts` joined, quoted only when needed.
+    pub(crate) fn comment(self, parts: &[&str]) -> Self {
+        self.out.push_str(" -m comment --comment ");
+        let start = self.out.len();
+        parts.iter().for_each(|p| self.out.push_str(p));
+        quote_tail(self.out, start);
+        self
+    }
+
+    /// `-m PROTO -p PROTO`.
+    pub(crate) fn protocol(self, protocol: Protocol) -> Self {
+        self.word("-m")
+            .word(protocol.lower())
+            .word("-p")
+            .word(protocol.lower())
+    }
+
+    /// `[!] -s ADDRESS`.
+    pub(crate) fn source(self, negated: bool, address: Cidr) -> Self {
+        let this = self.bang(negated);
+        this.out.push_str(" -s ");
+        push_cidr(this.out, address);
+        this
+    }
+
+    /// `[!] -d ADDRESS`.
+    pub(crate) fn destination(self, negated: bool, address: Cidr) -> Self {
+        let this = self.bang(negated);
+        this.out.push_str(" -d ");
+        push_cidr(this.out, address);
+        this
+    }
+
+    /// `--dport PORT`.
+    pub(crate) fn dport(self, port: u16) -> Self {
+        self.out.push_str(" --dport ");
+        push_u32(self.out, u32::from(port));
+        self
+    }
+
+    /// `-m comment --comment TEXT -m PROTO -p PROTO [-d IP] --dport PORT`: the match of every
+    /// per-IP service rule.
+    pub(crate) fn service_ip(
+        self,
+        comment: &[&str],
+        protocol: Protocol,
+        ip: Option<IpAddr>,
+        port: u16,
+    ) -> Self {
+        let this = self.comment(comment).protocol(protocol);
+        let this = match ip {
+            Some(ip) => this.destination(false, Cidr::host(ip)),
+            None => this,
+        };
+        this.dport(port)
+    }
+
+    /// `-m addrtype --src-type LOCAL` (`source`) or `--dst-type LOCAL`.
+    pub(crate) fn addrtype_local(self, source: bool) -> Self {
+        self.word("-m addrtype")
+            .word(if source { "--src-type" } else { "--dst-type" })
+            .word("LOCAL")
+    }
+
+    /// `-m nfacct --nfacct-name NAME`.
+    pub(crate) fn nfacct(self, name: &str) -> Self {
+        self.word("-m nfacct --nfacct-name").word(name)
+    }
+
+    /// `-m conntrack [!] --ctstate STATES`.
+    pub(crate) fn ctstate(self, negated: bool, states: &[CtState]) -> Self {
+        let this = self.word("-m conntrack").bang(negated);
+        this.out.push_str(" --ctstate ");
+        for (i, state) in states.iter().enumerate() {
+            if i > 0 {
+                this.out.push(',');
+            }
+            this.out.push_str(state.name());
+        }
+        this
+    }
+
+    /// `-m mark [!] --mark M/M`.
+    pub(crate) fn has_mark(self, negated: bool, mark: u32) -> Self {
+        let this = self.word("-m mark").bang(negated).word("--mark");
+        let _ = write!(this.out, " {mark:#x}/{mark:#x}");
+        this
+    }
+
+    /// `-m statistic --mode random --probability P`.
+    pub(crate) fn random(self, probability: &str) -> Self {
+        self.word("-m statistic --mode random --probability")
+            .word(probability)
+    }
+
+    /// `-m recent --name LIST --rcheck --seconds T --reap`.
+    pub(crate) fn recent_check(self, list: &str, seconds: u32) -> Self {
+        let this = self.word("-m recent --name").word(list);
+        this.out.push_str(" --rcheck --seconds ");
+        push_u32(this.out, seconds);
+        this.word("--reap")
+    }
+
+    /// `-m recent --name LIST --set`.
+    pub(crate) fn recent_set(self, list: &str) -> Self {
+        self.word("-m recent --name").word(list).word("--set")
+    }
+
+    /// Ends the rule with no target (it only counts packets).
+    pub(crate) fn end(self) {
+        self.out.push('\n');
+    }
+
+    /// `-j CHAIN`, or any target written as its words (`REJECT`, `MARK --or-mark 0x4000`).
+    pub(crate) fn jump(self, target: &str) {
+        self.word("-j").word(target).end();
+    }
+
+    /// `-j DNAT --to-destination TO`.
+    pub(crate) fn dnat(self, to: &str) {
+        self.word("-j DNAT --to-destination").word(to).end();
+    }
+
+    /// `-j MARK --or-mark M` (`or`) or `--xor-mark M`.
+    pub(crate) fn mark(self, or: bool, mark: u32) {
+        let this = self
+            .word("-j MARK")
+            .word(if or { "--or-mark" } else { "--xor-mark" });
+        let _ = write!(this.out, " {mark:#x}");
+        this.end();
+    }
 }
 
-/// `--dport PORT`.
-pub(crate) fn dport(rule: Rule, port: u16) -> Rule {
-    rule.option(MatchOption::DestinationPort {
-        negated: false,
-        ports: PortRange::single(port),
-    })
-}
+#[cfg(test)]
+mod tests {
+    use alloc::borrow::ToOwned;
+    use alloc::string::ToString;
 
-/// `-m comment --comment TEXT -m PROTO -p PROTO [-d IP] --dport PORT`: the match of every
-/// per-IP service rule.
-pub(crate) fn service_ip(comment: String, proto: Protocol, ip: Option<IpAddr>, port: u16) -> Rule {
-    let rule = protocol(Rule::new().comment(comment), proto);
-    let rule = match ip {
-        Some(ip) => destination(rule, Cidr::host(ip)),
-        None => rule,
-    };
-    dport(rule, port)
-}
+    use super::*;
+    use crate::parse_rule;
 
-/// `-m addrtype --src-type LOCAL` / `--dst-type LOCAL`.
-pub(crate) fn addrtype_local(rule: Rule, source: bool, negated: bool) -> Rule {
-    let types = alloc::vec![AddrType::Local];
-    let option = if source {
-        MatchOption::SrcType { negated, types }
-    } else {
-        MatchOption::DstType { negated, types }
-    };
-    rule.module(Module::AddrType).option(option)
-}
-
-/// `-m nfacct --nfacct-name NAME`.
-pub(crate) fn nfacct(rule: Rule, name: &str) -> Rule {
-    rule.module(Module::Nfacct)
-        .option(MatchOption::NfacctName(name.into()))
-}
-
-/// `-m conntrack [!] --ctstate STATES`.
-pub(crate) fn ctstate(rule: Rule, negated: bool, states: &[CtState]) -> Rule {
-    rule.module(Module::Conntrack).option(MatchOption::CtState {
-        negated,
-        states: states.into(),
-    })
-}
-
-/// `-m mark [!] --mark M/M`.
-pub(crate) fn has_mark(rule: Rule, negated: bool, mark: u32) -> Rule {
-    rule.module(Module::Mark).option(MatchOption::Mark {
-        negated,
-        mark: MarkValue {
-            value: mark,
-            mask: Some(mark),
-        },
-    })
-}
-
-/// `-j MARK --or-mark M` / `--xor-mark M`.
-pub(crate) fn mark_target(action: MarkAction) -> Target {
-    Target::Mark(action)
-}
-
-/// `-m statistic --mode random --probability P`.
-pub(crate) fn random(rule: Rule, probability: Probability) -> Rule {
-    rule.module(Module::Statistic)
-        .option(MatchOption::StatisticMode(StatisticMode::Random))
-        .option(MatchOption::Probability {
-            negated: false,
-            probability,
-        })
-}
-
-/// `-m recent --name LIST --rcheck --seconds T --reap` (`check`) or `-m recent --name LIST --set`.
-pub(crate) fn recent(rule: Rule, list: &str, check: Option<u32>) -> Rule {
-    let recent = |option| MatchOption::Recent {
-        negated: false,
-        option,
-    };
-    let rule = rule
-        .module(Module::Recent)
-        .option(recent(RecentOption::Name(list.into())));
-    match check {
-        Some(seconds) => rule
-            .option(recent(RecentOption::Rcheck))
-            .option(recent(RecentOption::Seconds(seconds)))
-            .option(recent(RecentOption::Reap)),
-        None => rule.option(recent(RecentOption::Set)),
+    #[test]
+    fn words_are_spelled_as_the_codec_writes_them() {
+        let mut out = String::new();
+        RuleText::append(&mut out, "KUBE-SEP-X")
+            .comment(&["ns/a", " b"])
+            .protocol(Protocol::Udp)
+            .source(true, "10.0.0.0/8".parse().unwrap())
+            .destination(false, Cidr::host("fd00::1".parse().unwrap()))
+            .dport(53)
+            .addrtype_local(true)
+            .ctstate(true, &[CtState::Related, CtState::Established])
+            .has_mark(false, 0x4000)
+            .random("0.5000000000")
+            .recent_check("KUBE-SEP-X", 10800)
+            .jump("KUBE-SEP-X");
+        let rule = out
+            .trim_end()
+            .strip_prefix("-A KUBE-SEP-X ")
+            .unwrap()
+            .to_owned();
+        assert_eq!(parse_rule(&rule).unwrap().to_string(), rule);
+        assert!(out.contains("--comment \"ns/a b\""));
+        let mut n = String::new();
+        for v in [0, 7, 10, 65535, u32::MAX] {
+            n.clear();
+            push_u32(&mut n, v);
+            assert_eq!(n, alloc::format!("{v}"));
+        }
     }
 }

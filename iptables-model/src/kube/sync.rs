@@ -2,54 +2,142 @@
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::generate::{Generated, SharedCache, SyncRequest, generate_cached};
+use super::fixed;
+use super::generate::{Generated, Prepared, WriteMode, delete_stale, prepare};
 use super::input::{EndpointSlice, ProxyOptions, Service};
-use crate::model::{Command, Line, Table};
+use super::naming::is_service_chain;
+use super::port::{Output, Probabilities, Shared};
 
-/// What one service looked like: the Service (absent once deleted) and its slices.
-type ServiceState = (Option<Service>, Vec<EndpointSlice>);
+/// How a partial sync treats the top-level chains that every service has lines in
+/// (`KUBE-SERVICES`, `KUBE-NODEPORTS`, `KUBE-EXTERNAL-SERVICES`, `KUBE-PROXY-FIREWALL`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PartialSync {
+    /// As kube-proxy (KEP-3453): every top-level chain is rewritten in full, with the lines of
+    /// every service, and only the changed services' own chains are written. The input grows
+    /// with the cluster (about one line per service).
+    #[default]
+    KubeProxy,
+    /// Only what changed: the changed services' own chains, and their lines in the top-level
+    /// chains deleted by content (`-D CHAIN rule`) and inserted at the top (`-I CHAIN n rule`,
+    /// so `KUBE-SERVICES` keeps its NodePort rule last); top-level chains are not flushed. The
+    /// input's size depends on the change only. A line that is not in the kernel makes the
+    /// restore fail, which makes the next sync full.
+    Minimal,
+}
 
-/// Services by `(namespace, name)`.
-type ByService = BTreeMap<(String, String), ServiceState>;
+/// A service's `(namespace, name)`.
+type ServiceKey = (String, String);
 
-/// The input of one sync by `(namespace, name)`.
-type CurrentView<'a> = BTreeMap<(&'a str, &'a str), (Option<&'a Service>, Vec<&'a EndpointSlice>)>;
+/// A service a partial sync writes: its key, its inputs (absent once gone), its rules' inputs.
+type Written<'a> = (
+    &'a ServiceKey,
+    Option<&'a Arc<Desired>>,
+    Option<Prepared<'a>>,
+);
 
-/// kube-proxy's sync loop state, without the I/O: [`Proxier::sync`] plans a restore, the
-/// caller runs `iptables-restore` and reports back with [`Proxier::restored`] or
+/// The inputs of one service: the Service (absent before it is created or once deleted) and
+/// its EndpointSlices.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Desired {
+    service: Option<Service>,
+    slices: Vec<EndpointSlice>,
+}
+
+impl Desired {
+    fn is_empty(&self) -> bool {
+        self.service.is_none() && self.slices.is_empty()
+    }
+
+    fn prepare<'a>(&'a self, options: &ProxyOptions) -> Option<Prepared<'a>> {
+        let slices: Vec<&EndpointSlice> = self.slices.iter().collect();
+        prepare(options, self.service.as_ref()?, &slices)
+    }
+}
+
+/// What one service has in the kernel after a successful restore.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct ServiceRules {
+    /// Its endpoints (for the large-cluster threshold).
+    endpoints: usize,
+    /// Its lines in the top-level chains.
+    shared: Shared,
+    /// The nat chains it uses.
+    chains: Vec<String>,
+}
+
+/// A service as the kernel has it: the inputs it was written from, and what was written.
+#[derive(Clone, Debug)]
+struct Synced {
+    input: Arc<Desired>,
+    rules: ServiceRules,
+}
+
+/// A planned restore, applied to the proxier's memory by [`Proxier::restored`].
+#[derive(Clone, Debug)]
+struct Pending {
+    generated: Generated,
+    /// The services written and what the kernel will hold for them (`None`: nothing). A
+    /// full sync lists every service.
+    written: Vec<(ServiceKey, Option<Synced>)>,
+    large: bool,
+}
+
+/// kube-proxy's sync loop state, without the I/O.
+///
+/// Feed it changes ([`Proxier::update_service`], [`Proxier::remove_service`],
+/// [`Proxier::update_endpoint_slices`], or a whole state with [`Proxier::sync`]); plan a
+/// restore with [`Proxier::sync_changes`]; run `iptables-restore --noflush` with
+/// [`Generated::text`] and report back with [`Proxier::restored`] or
 /// [`Proxier::restore_failed`].
 ///
-/// The first sync, and the one after a failure, is full; the others are partial: they
-/// rewrite only the chains of services whose Service or EndpointSlices changed since the last
-/// successful restore, and delete the chains nothing uses any more.
+/// The first sync, the one after a failure and the ones after [`Proxier::force_full_sync`]
+/// are full; the others are partial: they write only the services whose Service or
+/// EndpointSlices differ from what the last successful restore wrote (see [`PartialSync`]),
+/// and delete the chains those no longer use. The work of a partial sync is proportional to
+/// the changed services.
 #[derive(Clone, Debug)]
 pub struct Proxier {
     options: ProxyOptions,
-    /// nat chains present in the kernel after the last successful restore.
-    existing: BTreeSet<String>,
-    /// Each service as of the last successful restore.
-    synced: ByService,
-    /// What each service of the last successful restore wrote outside its own chains, so
-    /// that a partial sync rewrites unchanged services without recomputing them.
-    shared: SharedCache,
-    /// The plan of the last `sync`, applied by `restored`.
-    pending: Option<(Generated, ByService, SharedCache)>,
+    partial: PartialSync,
+    desired: BTreeMap<ServiceKey, Arc<Desired>>,
+    /// Keys whose desired inputs differ from what the kernel was written from.
+    dirty: BTreeSet<ServiceKey>,
+    synced: BTreeMap<ServiceKey, Synced>,
+    /// Whether the kernel's rules are in large-cluster mode.
+    synced_large: bool,
+    /// Service chains found in the kernel that no service accounts for, deleted by the next
+    /// full sync unless a service uses them.
+    foreign: BTreeSet<String>,
+    probabilities: Probabilities,
+    pending: Option<Pending>,
     full_next: bool,
 }
 
 impl Proxier {
-    /// A proxier whose first sync is full.
-    pub const fn new(options: ProxyOptions) -> Self {
+    /// A proxier whose first sync is full and whose partial syncs are kube-proxy's.
+    pub fn new(options: ProxyOptions) -> Self {
         Self {
             options,
-            existing: BTreeSet::new(),
+            partial: PartialSync::default(),
+            desired: BTreeMap::new(),
+            dirty: BTreeSet::new(),
             synced: BTreeMap::new(),
-            shared: BTreeMap::new(),
+            synced_large: false,
+            foreign: BTreeSet::new(),
+            probabilities: Probabilities::default(),
             pending: None,
             full_next: true,
         }
+    }
+
+    /// Chooses how partial syncs are written.
+    #[must_use]
+    pub fn with_partial_sync(mut self, partial: PartialSync) -> Self {
+        self.partial = partial;
+        self
     }
 
     /// The options.
@@ -62,109 +150,425 @@ impl Proxier {
         self.full_next = true;
     }
 
-    /// Plans the restore input that brings the kernel to `services` + `slices`.
+    /// Whether the next sync is full.
+    pub const fn full_sync_pending(&self) -> bool {
+        self.full_next
+    }
+
+    /// The services whose inputs changed since the last successful restore.
+    pub fn pending_changes(&self) -> usize {
+        self.dirty.len()
+    }
+
+    /// Whether a sync would write anything: a full sync is due or a service changed.
+    pub fn needs_sync(&self) -> bool {
+        self.full_next || !self.dirty.is_empty()
+    }
+
+    /// Records service chains found in the kernel (from `iptables-save -t nat`, at start-up):
+    /// the next full sync deletes those no service uses. Other chains are ignored.
+    pub fn note_existing_chains(&mut self, chains: impl IntoIterator<Item = String>) {
+        self.foreign
+            .extend(chains.into_iter().filter(|c| is_service_chain(c)));
+    }
+
+    /// Sets a Service (added or modified).
+    pub fn update_service(&mut self, service: Service) {
+        let key = (service.namespace.clone(), service.name.clone());
+        self.change(key, |d| d.service = Some(service));
+    }
+
+    /// Removes the Service `namespace/name`.
+    pub fn remove_service(&mut self, namespace: &str, name: &str) {
+        self.change((namespace.into(), name.into()), |d| d.service = None);
+    }
+
+    /// Sets every EndpointSlice of the Service `namespace/service` (empty: none left).
+    pub fn update_endpoint_slices(
+        &mut self,
+        namespace: &str,
+        service: &str,
+        slices: Vec<EndpointSlice>,
+    ) {
+        self.change((namespace.into(), service.into()), |d| d.slices = slices);
+    }
+
+    fn change(&mut self, key: ServiceKey, edit: impl FnOnce(&mut Desired)) {
+        let mut next = self
+            .desired
+            .get(&key)
+            .map(|d| Desired::clone(d))
+            .unwrap_or_default();
+        edit(&mut next);
+        if self.desired.get(&key).is_some_and(|d| **d == next) {
+            return;
+        }
+        if next.is_empty() {
+            self.desired.remove(&key);
+        } else {
+            self.desired.insert(key.clone(), Arc::new(next));
+        }
+        self.mark(key);
+    }
+
+    /// Marks `key` dirty unless its desired inputs are what the kernel was written from.
+    fn mark(&mut self, key: ServiceKey) {
+        let same = match (self.desired.get(&key), self.synced.get(&key)) {
+            (Some(d), Some(s)) => Arc::ptr_eq(d, &s.input) || **d == *s.input,
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            self.dirty.remove(&key);
+        } else {
+            self.dirty.insert(key);
+        }
+    }
+
+    /// Sets the whole state to `services` + `slices` and plans a restore
+    /// ([`Proxier::sync_changes`]). Work proportional to the cluster; feed changes one by one
+    /// to avoid it.
     pub fn sync(&mut self, services: &[Service], slices: &[EndpointSlice]) -> &Generated {
-        let mut current: CurrentView<'_> = BTreeMap::new();
+        self.replace_all(services, slices);
+        self.sync_changes()
+    }
+
+    /// Sets the whole state to `services` + `slices`, recording what changed (no plan yet).
+    /// Work proportional to the cluster.
+    pub fn replace_all(&mut self, services: &[Service], slices: &[EndpointSlice]) {
+        let mut current: BTreeMap<ServiceKey, Desired> = BTreeMap::new();
         for service in services {
             current
-                .entry((&service.namespace, &service.name))
+                .entry((service.namespace.clone(), service.name.clone()))
                 .or_default()
-                .0 = Some(service);
+                .service = Some(service.clone());
         }
         for slice in slices {
             current
-                .entry((&slice.namespace, &slice.service))
+                .entry((slice.namespace.clone(), slice.service.clone()))
                 .or_default()
-                .1
-                .push(slice);
+                .slices
+                .push(slice.clone());
         }
-        let mut changed: ByService = BTreeMap::new();
-        // Both maps are in key order: walk the synced one alongside instead of looking up.
-        let mut synced = self.synced.iter().peekable();
-        for ((namespace, name), (service, slices)) in &current {
-            let key = (*namespace, *name);
-            while synced
-                .next_if(|((ns, n), _)| (ns.as_str(), n.as_str()) < key)
-                .is_some()
-            {}
-            let same = synced
-                .peek()
-                .filter(|((ns, n), _)| (ns.as_str(), n.as_str()) == key)
-                .is_some_and(|(_, (s, sl))| {
-                    s.as_ref() == *service
-                        && sl.len() == slices.len()
-                        && sl.iter().zip(slices).all(|(a, b)| a == *b)
-                });
-            if !same {
-                let state = (
-                    service.cloned(),
-                    slices.iter().map(|s| (*s).clone()).collect(),
-                );
-                changed.insert(((*namespace).into(), (*name).into()), state);
-            }
-        }
-        for key in self.synced.keys() {
-            if !current.contains_key(&(key.0.as_str(), key.1.as_str())) {
-                changed.insert(key.clone(), (None, Vec::new()));
-            }
-        }
-        let keys: BTreeSet<(&str, &str)> = changed
+        let gone: Vec<ServiceKey> = self
+            .desired
             .keys()
-            .map(|(ns, n)| (ns.as_str(), n.as_str()))
+            .filter(|k| !current.contains_key(*k))
+            .cloned()
             .collect();
-        let is_changed = |namespace: &str, name: &str| keys.contains(&(namespace, name));
-        let request = SyncRequest {
-            existing_chains: &self.existing,
-            changed: if self.full_next {
-                None
-            } else {
-                Some(&is_changed)
-            },
-        };
-        // Entries are taken out: a plan that is never restored leaves them to be recomputed.
-        let previous = core::mem::take(&mut self.shared);
-        let (generated, shared) =
-            generate_cached(&self.options, services, slices, request, Some(previous));
-        let plan = (generated, changed, shared.unwrap_or_default());
-        &self.pending.insert(plan).0
+        for key in gone {
+            self.change(key, |d| *d = Desired::default());
+        }
+        for (key, next) in current {
+            self.change(key, |d| *d = next);
+        }
     }
 
-    /// The last planned restore succeeded: remember the chains the kernel now has.
+    /// Plans the restore input that brings the kernel to the current inputs.
+    pub fn sync_changes(&mut self) -> &Generated {
+        let plan = match (self.full_next, self.plan_partial()) {
+            (false, Some(plan)) => plan,
+            _ => self.plan_full(),
+        };
+        &self.pending.insert(plan).generated
+    }
+
+    fn plan_full(&mut self) -> Pending {
+        let options = &self.options;
+        let prepared: Vec<(&ServiceKey, &Arc<Desired>, Option<Prepared<'_>>)> = self
+            .desired
+            .iter()
+            .map(|(k, d)| (k, d, d.prepare(options)))
+            .collect();
+        let total: usize = prepared
+            .iter()
+            .filter_map(|(_, _, p)| p.as_ref().map(Prepared::endpoints))
+            .sum();
+        let large = total > options.large_cluster_endpoints;
+        let mut out = Output::default();
+        fixed::head(options, &mut out);
+        let mut written = Vec::with_capacity(prepared.len());
+        for (key, input, p) in &prepared {
+            let mut rules = ServiceRules::default();
+            if let Some(p) = p {
+                rules.endpoints = p.endpoints();
+                p.write(
+                    options,
+                    WriteMode::all(large, true),
+                    &mut self.probabilities,
+                    &mut out,
+                    &mut rules.shared,
+                    Some(&mut rules.chains),
+                );
+            }
+            let synced = Synced {
+                input: Arc::clone(input),
+                rules,
+            };
+            written.push(((*key).clone(), Some(synced)));
+        }
+        // Stale: chains a service used and no longer does, and foreign chains nobody uses.
+        let mut stale: BTreeSet<&String> = BTreeSet::new();
+        let mut new = written.iter().peekable();
+        for (key, old) in &self.synced {
+            while new.next_if(|(k, _)| k < key).is_some() {}
+            let now = new
+                .peek()
+                .filter(|(k, _)| k == key)
+                .and_then(|(_, s)| s.as_ref());
+            stale.extend(
+                old.rules
+                    .chains
+                    .iter()
+                    .filter(|c| now.is_none_or(|n| !n.rules.chains.contains(c))),
+            );
+        }
+        if !self.foreign.is_empty() {
+            let active: BTreeSet<&String> = written
+                .iter()
+                .filter_map(|(_, s)| s.as_ref())
+                .flat_map(|s| &s.rules.chains)
+                .collect();
+            stale.extend(self.foreign.iter().filter(|c| !active.contains(c)));
+        }
+        delete_stale(&mut out, stale);
+        fixed::tail(options, &mut out);
+        Pending {
+            generated: Generated {
+                text: out.finish(),
+                full: true,
+            },
+            written,
+            large,
+        }
+    }
+
+    /// A partial sync, or `None` when a full one is needed (large-cluster mode changes).
+    fn plan_partial(&mut self) -> Option<Pending> {
+        if self.full_next {
+            return None;
+        }
+        let options = &self.options;
+        let mut total: usize = self.synced.values().map(|s| s.rules.endpoints).sum();
+        let prepared: Vec<Written<'_>> = self
+            .dirty
+            .iter()
+            .map(|k| {
+                let desired = self.desired.get(k);
+                (k, desired, desired.and_then(|d| d.prepare(options)))
+            })
+            .collect();
+        for (key, _, p) in &prepared {
+            total -= self.synced.get(*key).map_or(0, |s| s.rules.endpoints);
+            total += p.as_ref().map_or(0, Prepared::endpoints);
+        }
+        let large = total > options.large_cluster_endpoints;
+        if large != self.synced_large {
+            return None;
+        }
+        let copy_shared = self.partial == PartialSync::KubeProxy;
+        let mut out = Output::default();
+        // Each changed service's rules, written alone so they can be placed in order.
+        let mut fresh: BTreeMap<&ServiceKey, (ServiceRules, Output)> = BTreeMap::new();
+        for (key, _, p) in &prepared {
+            let mut rules = ServiceRules::default();
+            let mut own = Output::default();
+            if let Some(p) = p {
+                rules.endpoints = p.endpoints();
+                p.write(
+                    options,
+                    WriteMode::all(large, copy_shared),
+                    &mut self.probabilities,
+                    &mut own,
+                    &mut rules.shared,
+                    Some(&mut rules.chains),
+                );
+            }
+            fresh.insert(*key, (rules, own));
+        }
+        let stale: BTreeSet<&String> = fresh
+            .iter()
+            .flat_map(|(key, (new, _))| {
+                self.synced
+                    .get(*key)
+                    .into_iter()
+                    .flat_map(|old| &old.rules.chains)
+                    .filter(|c| !new.chains.contains(c))
+            })
+            .collect();
+        match self.partial {
+            PartialSync::KubeProxy => {
+                // Every service's shared lines in order; the changed ones with their chains.
+                fixed::head(options, &mut out);
+                let mut changed = fresh.iter().peekable();
+                let write_changed = |out: &mut Output, own: &Output| {
+                    out.nat_chains.push_str(&own.nat_chains);
+                    out.filter_rules.push_str(&own.filter_rules);
+                    out.nat_rules.push_str(&own.nat_rules);
+                };
+                for (key, synced) in &self.synced {
+                    while let Some((_, (_, own))) = changed.next_if(|(k, _)| **k < key) {
+                        write_changed(&mut out, own);
+                    }
+                    if let Some((_, (_, own))) = changed.next_if(|(k, _)| **k == key) {
+                        write_changed(&mut out, own);
+                        continue;
+                    }
+                    out.filter_rules.push_str(&synced.rules.shared.filter);
+                    out.nat_rules.push_str(&synced.rules.shared.nat);
+                }
+                for (_, (_, own)) in changed {
+                    write_changed(&mut out, own);
+                }
+                delete_stale(&mut out, stale);
+                fixed::tail(options, &mut out);
+            }
+            PartialSync::Minimal => {
+                let (mut filter_inserts, mut nat_inserts) =
+                    (Inserts::default(), Inserts::default());
+                let mut deletes = Output::default();
+                let mut adds = Output::default();
+                let mut own_rules = String::new();
+                for (key, (new, own)) in &fresh {
+                    let old = self.synced.get(*key).map(|s| &s.rules.shared);
+                    for (old_lines, new_lines, deleted, added, inserts) in [
+                        (
+                            old.map(|s| s.filter.as_str()),
+                            &new.shared.filter,
+                            &mut deletes.filter_rules,
+                            &mut adds.filter_rules,
+                            &mut filter_inserts,
+                        ),
+                        (
+                            old.map(|s| s.nat.as_str()),
+                            &new.shared.nat,
+                            &mut deletes.nat_rules,
+                            &mut adds.nat_rules,
+                            &mut nat_inserts,
+                        ),
+                    ] {
+                        if old_lines == Some(new_lines.as_str()) {
+                            continue;
+                        }
+                        for line in old_lines.unwrap_or_default().lines() {
+                            rewrite_command(deleted, line, "-D", None);
+                        }
+                        for line in new_lines.lines() {
+                            let position = inserts.next(line_chain(line));
+                            rewrite_command(added, line, "-I", Some(position));
+                        }
+                    }
+                    out.nat_chains.push_str(&own.nat_chains);
+                    own_rules.push_str(&own.nat_rules);
+                }
+                out.filter_rules = deletes.filter_rules;
+                out.filter_rules.push_str(&adds.filter_rules);
+                out.nat_rules = deletes.nat_rules;
+                out.nat_rules.push_str(&adds.nat_rules);
+                out.nat_rules.push_str(&own_rules);
+                delete_stale(&mut out, stale);
+            }
+        }
+        let written = prepared
+            .iter()
+            .map(|(key, input, _)| {
+                let rules = fresh.remove(*key).map(|(rules, _)| rules);
+                let synced = input.zip(rules).map(|(input, rules)| Synced {
+                    input: Arc::clone(input),
+                    rules,
+                });
+                ((*key).clone(), synced)
+            })
+            .collect();
+        Some(Pending {
+            generated: Generated {
+                text: out.finish(),
+                full: false,
+            },
+            written,
+            large,
+        })
+    }
+
+    /// The last planned restore succeeded: remember what the kernel now holds.
     pub fn restored(&mut self) {
-        let Some((generated, changed, shared)) = self.pending.take() else {
+        let Some(pending) = self.pending.take() else {
             return;
         };
-        if let Some(nat) = generated.restore.table(Table::Nat) {
-            self.existing.extend(nat.chains().map(|c| c.name.clone()));
-            for line in &nat.lines {
-                if let Line::Command(Command::DeleteChain(Some(chain))) = line {
-                    self.existing.remove(chain);
-                }
-            }
+        if pending.generated.full {
+            self.synced.clear();
+            self.foreign.clear();
+            self.full_next = false;
         }
-        for (key, state) in changed {
-            if state.0.is_none() && state.1.is_empty() {
-                self.synced.remove(&key);
-            } else {
-                self.synced.insert(key, state);
-            }
+        let keys: Vec<ServiceKey> = pending.written.iter().map(|(k, _)| k.clone()).collect();
+        for (key, synced) in pending.written {
+            match synced {
+                Some(synced) => self.synced.insert(key, synced),
+                None => self.synced.remove(&key),
+            };
         }
-        self.shared = shared;
-        self.full_next = false;
+        self.synced_large = pending.large;
+        if pending.generated.full {
+            self.dirty.clear();
+            let keys: Vec<ServiceKey> = self.desired.keys().cloned().collect();
+            keys.into_iter().for_each(|k| self.mark(k));
+        } else {
+            keys.into_iter().for_each(|k| self.mark(k));
+        }
     }
 
     /// The last planned restore failed: the next sync is full.
     pub fn restore_failed(&mut self) {
         self.pending = None;
-        self.shared.clear();
         self.full_next = true;
+    }
+}
+
+/// The chain of a `-A CHAIN …` line.
+fn line_chain(line: &str) -> &str {
+    line.strip_prefix("-A ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_default()
+}
+
+/// Writes `-A CHAIN RULE` as `COMMAND CHAIN [POSITION] RULE`.
+fn rewrite_command(out: &mut String, line: &str, command: &str, position: Option<u32>) {
+    let rest = line.strip_prefix("-A ").unwrap_or(line);
+    let (chain, rule) = rest.split_once(' ').unwrap_or((rest, ""));
+    out.push_str(command);
+    out.push(' ');
+    out.push_str(chain);
+    if let Some(position) = position {
+        out.push(' ');
+        super::rules::push_u32(out, position);
+    }
+    out.push(' ');
+    out.push_str(rule);
+    out.push('\n');
+}
+
+/// The next `-I` position per top-level chain: each service's lines go to the top, in order.
+#[derive(Default)]
+struct Inserts(Vec<(String, u32)>);
+
+impl Inserts {
+    fn next(&mut self, chain: &str) -> u32 {
+        match self.0.iter_mut().find(|(c, _)| c == chain) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                self.0.push((chain.into(), 1));
+                1
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use alloc::format;
-    use alloc::string::ToString;
     use alloc::vec;
 
     use super::*;
@@ -206,9 +610,12 @@ mod tests {
         (services, slices)
     }
 
+    fn options() -> ProxyOptions {
+        ProxyOptions::new("node-a", "192.168.0.2".parse().unwrap())
+    }
+
     #[test]
     fn a_plan_never_restored_leaves_no_stale_cache() {
-        let options = ProxyOptions::new("node-a", "192.168.0.2".parse().unwrap());
         let (states, mut a, mut b) = (
             [
                 cluster([0, 0, 0, 0]),
@@ -216,8 +623,8 @@ mod tests {
                 cluster([0, 0, 1, 0]),
                 cluster([0, 2, 1, 0]),
             ],
-            Proxier::new(options.clone()),
-            Proxier::new(options),
+            Proxier::new(options()),
+            Proxier::new(options()),
         );
         let [s0, s1, s2, s3] = &states;
         a.sync(&s0.0, &s0.1);
@@ -227,11 +634,66 @@ mod tests {
         // Planned, never restored: its rules for svc0 and svc1 must not be replayed later.
         a.sync(&s1.0, &s1.1);
         for (services, slices) in [&s2, &s3].map(|s| (&s.0, &s.1)) {
-            let left = a.sync(services, slices).restore.to_string();
-            let right = b.sync(services, slices).restore.to_string();
+            let left = a.sync(services, slices).text.clone();
+            let right = b.sync(services, slices).text.clone();
             assert_eq!(left, right);
             a.restored();
             b.restored();
         }
+    }
+
+    #[test]
+    fn minimal_partial_syncs_touch_only_the_changed_service() {
+        let mut proxier = Proxier::new(options()).with_partial_sync(PartialSync::Minimal);
+        let (services, slices) = cluster([0, 0, 0, 0]);
+        assert!(proxier.sync(&services, &slices).full);
+        proxier.restored();
+        assert!(!proxier.needs_sync());
+        // An endpoint moves: its chains are rewritten, the KUBE-SERVICES line is unchanged.
+        let (_, moved) = cluster([0, 0, 3, 0]);
+        let slice = moved.into_iter().nth(2).unwrap();
+        proxier.update_endpoint_slices("ns", "svc2", vec![slice]);
+        assert_eq!(proxier.pending_changes(), 1);
+        let text = proxier.sync_changes().text.clone();
+        assert!(!text.contains("KUBE-SERVICES"), "{text}");
+        assert!(
+            text.contains("-j DNAT --to-destination 10.3.0.2:8080"),
+            "{text}"
+        );
+        assert!(text.contains("-X KUBE-SEP-"), "{text}");
+        proxier.restored();
+        // The service goes: its lines are deleted by content, its chains flushed and deleted.
+        proxier.remove_service("ns", "svc1");
+        let text = proxier.sync_changes().text.clone();
+        assert!(
+            text.contains("-D KUBE-SERVICES -m comment --comment \"ns/svc1:http cluster IP\""),
+            "{text}"
+        );
+        assert!(text.contains("-j REJECT") || !text.contains("svc1 cluster IP"));
+        proxier.restored();
+        // Back again: inserted at the top of KUBE-SERVICES.
+        proxier.update_service(services[1].clone());
+        let text = proxier.sync_changes().text.clone();
+        assert!(
+            text.contains("-I KUBE-SERVICES 1 -m comment --comment \"ns/svc1:http cluster IP\""),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_failed_restore_makes_the_next_sync_full_and_keeps_the_changes() {
+        let mut proxier = Proxier::new(options()).with_partial_sync(PartialSync::Minimal);
+        let (services, slices) = cluster([0, 0, 0, 0]);
+        proxier.sync(&services, &slices);
+        proxier.restored();
+        proxier.remove_service("ns", "svc0");
+        assert!(!proxier.sync_changes().full);
+        proxier.restore_failed();
+        assert!(proxier.full_sync_pending());
+        let text = proxier.sync_changes().text.clone();
+        assert!(text.contains(":KUBE-SERVICES - [0:0]"));
+        assert!(!text.contains("ns/svc0:http cluster IP"));
+        proxier.restored();
+        assert!(!proxier.needs_sync());
     }
 }

@@ -1,0 +1,155 @@
+//! Full and one-service partial syncs of generated clusters, generation and the real
+//! `iptables-restore`, in a throwaway network namespace (needs root):
+//!
+//! `cargo run --release -p benches --example iptables_restore_timing -- legacy|nft 1000 5000 10000`
+//!
+//! Per size: generation time (best of 5), restore wall time and CPU time (user + sys of the
+//! restore process, from `/proc/self/stat`'s children times), input size; for the full sync,
+//! a minimal partial sync (`PartialSync::Minimal`) and kube-proxy's partial sync (KEP-3453).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use benches::iptables_inputs::{cluster, options};
+use iptables_model::kube::{PartialSync, Proxier, jump_rules_text};
+
+/// A network namespace deleted on drop.
+struct Namespace(String);
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// CPU seconds of finished children (user + sys), from /proc/self/stat.
+fn children_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    // After the command name: state is field 3, so cutime (16) and cstime (17) are at 13, 14.
+    let ticks: f64 = fields[13].parse::<f64>().unwrap() + fields[14].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// Restores `text` in `ns`; returns (wall, CPU).
+fn restore(ns: &str, program: &str, text: &str) -> (Duration, f64) {
+    let cpu = children_cpu();
+    let start = Instant::now();
+    let mut child = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            ns,
+            program,
+            "-w",
+            "5",
+            "-W",
+            "100000",
+            "--noflush",
+            "--counters",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{program} failed");
+    (start.elapsed(), children_cpu() - cpu)
+}
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let out = f();
+        best = best.min(start.elapsed());
+        last = Some(out);
+    }
+    (best, last.unwrap())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let backend = args.first().expect("legacy or nft").clone();
+    let program = format!("iptables-{backend}-restore");
+    println!("| backend | services | sync | generation | input | restore wall | restore CPU |");
+    println!("|---|---|---|---|---|---|---|");
+    for size in args.iter().skip(1).map(|s| s.parse::<usize>().unwrap()) {
+        let ns = Namespace(format!("bench-{backend}-{size}-{}", std::process::id()));
+        assert!(
+            Command::new("ip")
+                .args(["netns", "add", &ns.0])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let (services, slices) = cluster(size, 3, 0);
+        let after = cluster(size, 3, 1).1.swap_remove(size / 2);
+        let row = |sync: &str, generation: Duration, bytes: usize, (wall, cpu): (Duration, f64)| {
+            println!(
+                "| {backend} | {size} | {sync} | {:.3} ms | {:.1} KB | {:.3} s | {cpu:.2} s |",
+                generation.as_secs_f64() * 1000.0,
+                bytes as f64 / 1000.0,
+                wall.as_secs_f64(),
+            );
+        };
+        restore(&ns.0, &program, &jump_rules_text());
+        let mut proxier = Proxier::new(options()).with_partial_sync(PartialSync::Minimal);
+        let (generation, text) = best_of(5, || {
+            proxier.force_full_sync();
+            proxier.sync(&services, &slices).text.clone()
+        });
+        row(
+            "full",
+            generation,
+            text.len(),
+            restore(&ns.0, &program, &text),
+        );
+        proxier.restored();
+        let mut kube_proxy = Proxier::new(options());
+        kube_proxy.sync(&services, &slices);
+        kube_proxy.restored();
+        for (label, p) in [
+            ("partial (minimal)", &mut proxier),
+            ("partial (KEP-3453)", &mut kube_proxy),
+        ] {
+            let before = slices[size / 2].clone();
+            let mut flip = false;
+            // An even number of runs: the proxier ends where the kernel is (`before`).
+            let (generation, _) = best_of(6, || {
+                flip = !flip;
+                let slice = if flip { &after } else { &before };
+                p.update_endpoint_slices(&slice.namespace, &slice.service, vec![slice.clone()]);
+                let n = p.sync_changes().text.len();
+                p.restored();
+                n
+            });
+            // The kernel holds `before`; restore the change to `after` for real.
+            p.update_endpoint_slices(&after.namespace, &after.service, vec![after.clone()]);
+            let text = p.sync_changes().text.clone();
+            row(
+                label,
+                generation,
+                text.len(),
+                restore(&ns.0, &program, &text),
+            );
+            p.restored();
+            p.update_endpoint_slices(&before.namespace, &before.service, vec![before.clone()]);
+            let text = p.sync_changes().text.clone();
+            restore(&ns.0, &program, &text);
+            p.restored();
+        }
+    }
+}

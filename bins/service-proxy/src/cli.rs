@@ -1,0 +1,227 @@
+//! Command-line flags, named after kube-proxy's where one exists.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use clap::Parser;
+use cluster_state::SourceArgs;
+use iptables_model::Cidr;
+use iptables_model::kube::{PartialSync, ProxyOptions};
+
+use crate::iptables::Variant;
+
+/// kube-proxy's iptables mode: keeps the kernel's rules in sync with Services and
+/// EndpointSlices.
+#[derive(Clone, Debug, Parser)]
+#[command(version, about)]
+pub struct Args {
+    /// Where Services and EndpointSlices come from.
+    #[command(flatten)]
+    pub source: SourceArgs,
+
+    /// Print the restore input of a full sync of the manifests and apply nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Remove every rule and chain this proxy installs, then exit.
+    #[arg(long)]
+    pub cleanup: bool,
+
+    /// This node's name (endpoints with this nodeName are local).
+    #[arg(long, value_name = "NAME")]
+    pub hostname_override: Option<String>,
+
+    /// The node's IP addresses (one per family; checked against loadBalancerSourceRanges).
+    #[arg(
+        long,
+        value_name = "IP",
+        value_delimiter = ',',
+        default_value = "127.0.0.1"
+    )]
+    pub node_ip: Vec<IpAddr>,
+
+    /// The IP families to proxy.
+    #[arg(long, value_delimiter = ',', default_value = "ipv4")]
+    pub ip_families: Vec<Family>,
+
+    /// The pod CIDRs (one per family): traffic to a ClusterIP from outside them is
+    /// masqueraded. Without it, only --masquerade-all masquerades ClusterIP traffic.
+    #[arg(long, value_name = "CIDR", value_delimiter = ',')]
+    pub cluster_cidr: Vec<Cidr>,
+
+    /// Masquerade all traffic to ClusterIPs.
+    #[arg(long)]
+    pub masquerade_all: bool,
+
+    /// The bit of the packet mark that flags traffic for masquerading.
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub iptables_masquerade_bit: u8,
+
+    /// Accept NodePort connections to 127.0.0.1 (IPv4).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub iptables_localhost_nodeports: bool,
+
+    /// Minimum time between the starts of two syncs (`500ms`, `1s`, `1m`).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub iptables_min_sync_period: Duration,
+
+    /// Time between periodic syncs (canary check) when nothing changes.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub iptables_sync_period: Duration,
+
+    /// Time between full resyncs.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub full_sync_period: Duration,
+
+    /// How partial syncs write the top-level chains: `minimal` (only the changed services'
+    /// lines, by -D/-I) or `kube-proxy` (rewrite them whole, as KEP-3453).
+    #[arg(long, default_value = "minimal")]
+    pub partial_sync: PartialSyncArg,
+
+    /// Which iptables build to run.
+    #[arg(long, default_value = "default")]
+    pub iptables_variant: Variant,
+
+    /// Where `/healthz` and `/livez` are served.
+    #[arg(long, default_value = "0.0.0.0:10256")]
+    pub healthz_bind_address: SocketAddr,
+
+    /// Where `/metrics` is served.
+    #[arg(long, default_value = "127.0.0.1:10249")]
+    pub metrics_bind_address: SocketAddr,
+
+    /// The address the Services' health-check node ports listen on.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub health_check_address: IpAddr,
+}
+
+/// An IP family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Family {
+    /// IPv4 (`iptables`).
+    Ipv4,
+    /// IPv6 (`ip6tables`).
+    Ipv6,
+}
+
+/// `--partial-sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PartialSyncArg {
+    /// Only what changed.
+    Minimal,
+    /// As kube-proxy.
+    KubeProxy,
+}
+
+impl From<PartialSyncArg> for PartialSync {
+    fn from(arg: PartialSyncArg) -> Self {
+        match arg {
+            PartialSyncArg::Minimal => Self::Minimal,
+            PartialSyncArg::KubeProxy => Self::KubeProxy,
+        }
+    }
+}
+
+/// A Go-style duration: a number and a unit (`ms`, `s`, `m`, `h`).
+///
+/// # Errors
+///
+/// A message saying what is expected.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a number and a unit, like 500ms, 1s or 1m"))?;
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
+    };
+    Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{text:?}: {e}"))
+}
+
+impl Args {
+    /// The node name: `--hostname-override`, else the kernel's host name.
+    pub fn hostname(&self) -> String {
+        self.hostname_override.clone().unwrap_or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_owned())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The generator's options for one family.
+    pub fn options(&self, family: Family) -> ProxyOptions {
+        let ipv6 = family == Family::Ipv6;
+        let node_ip = self
+            .node_ip
+            .iter()
+            .copied()
+            .find(|ip| ip.is_ipv6() == ipv6)
+            .unwrap_or(if ipv6 {
+                IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
+            } else {
+                IpAddr::from(std::net::Ipv4Addr::LOCALHOST)
+            });
+        let mut options = ProxyOptions::new(self.hostname(), node_ip);
+        options.pod_cidr = self
+            .cluster_cidr
+            .iter()
+            .copied()
+            .find(|c| c.addr.is_ipv6() == ipv6);
+        options.masquerade_all = self.masquerade_all;
+        options.masquerade_mark = 1 << self.iptables_masquerade_bit;
+        options.localhost_node_ports = self.iptables_localhost_nodeports;
+        options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_go_spelling() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn options_follow_the_flags() {
+        let args = Args::parse_from([
+            "service-proxy",
+            "--manifests",
+            "/tmp",
+            "--hostname-override",
+            "node-a",
+            "--node-ip",
+            "192.168.0.2,fd00::2",
+            "--cluster-cidr",
+            "10.244.0.0/16,fd00:10::/64",
+            "--iptables-masquerade-bit",
+            "15",
+        ]);
+        let v4 = args.options(Family::Ipv4);
+        assert_eq!(v4.hostname, "node-a");
+        assert_eq!(v4.node_ip.to_string(), "192.168.0.2");
+        assert_eq!(
+            v4.pod_cidr.map(|c| c.to_string()).as_deref(),
+            Some("10.244.0.0/16")
+        );
+        assert_eq!(v4.masquerade_mark, 0x8000);
+        let v6 = args.options(Family::Ipv6);
+        assert!(v6.ipv6);
+        assert_eq!(
+            v6.pod_cidr.map(|c| c.to_string()).as_deref(),
+            Some("fd00:10::/64")
+        );
+    }
+}

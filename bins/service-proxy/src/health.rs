@@ -1,0 +1,351 @@
+//! HTTP: the proxy's own `/healthz` and `/livez`, `/metrics`, and one health-check server per
+//! `healthCheckNodePort` of the Services with `externalTrafficPolicy: Local`
+//! (`pkg/proxy/healthcheck` in kube-proxy).
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::metrics::Metrics;
+
+/// Whether the proxy keeps up: a change queued and not applied within `timeout` makes it
+/// unhealthy (kube-proxy's `healthTimeout`, 2 × the sync period).
+#[derive(Debug)]
+pub struct ProxyHealth {
+    timeout: Duration,
+    state: Mutex<HealthState>,
+}
+
+#[derive(Debug, Default)]
+struct HealthState {
+    last_updated: Option<SystemTime>,
+    /// When the oldest change not yet applied was queued.
+    oldest_pending: Option<Instant>,
+}
+
+impl ProxyHealth {
+    /// Healthy until a change waits longer than `timeout`.
+    pub fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            state: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A change was queued at `now`.
+    pub fn queued(&self, now: Instant) {
+        self.lock().oldest_pending.get_or_insert(now);
+    }
+
+    /// Every queued change was applied (a successful sync with nothing left pending).
+    pub fn updated(&self, at: SystemTime) {
+        let mut state = self.lock();
+        state.last_updated = Some(at);
+        state.oldest_pending = None;
+    }
+
+    /// Whether the proxy is healthy at `now`.
+    pub fn healthy(&self, now: Instant) -> bool {
+        self.lock()
+            .oldest_pending
+            .is_none_or(|t| now.duration_since(t) < self.timeout)
+    }
+
+    fn body(&self, now: SystemTime) -> String {
+        let last = self.lock().last_updated;
+        let json = serde_json::json!({
+            "lastUpdated": last.map(rfc3339).unwrap_or_default(),
+            "currentTime": rfc3339(now),
+            "nodeEligible": true,
+        });
+        json.to_string()
+    }
+}
+
+/// `2026-11-30T09:30:00Z`: UTC, seconds precision.
+pub fn rfc3339(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// `/healthz` and `/livez` (200 while healthy, else 503).
+pub fn healthz_router(health: Arc<ProxyHealth>, metrics: Arc<Metrics>) -> Router {
+    let handler = move || {
+        let (health, metrics) = (Arc::clone(&health), Arc::clone(&metrics));
+        async move {
+            let status = if health.healthy(Instant::now()) {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            metrics.healthz(status.as_u16());
+            json_response(status, health.body(SystemTime::now()))
+        }
+    };
+    Router::new()
+        .route("/healthz", get(handler.clone()))
+        .route("/livez", get(handler))
+}
+
+/// `/metrics` in the Prometheus text format.
+pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
+    Router::new().route(
+        "/metrics",
+        get(move || {
+            let metrics = Arc::clone(&metrics);
+            async move {
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    metrics.encode(),
+                )
+            }
+        }),
+    )
+}
+
+/// What a health-check node port reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceHealth {
+    /// The Service's namespace.
+    pub namespace: String,
+    /// The Service's name.
+    pub name: String,
+    /// Ready endpoints on this node.
+    pub local_endpoints: usize,
+}
+
+#[derive(Serialize)]
+struct ServiceRef<'a> {
+    namespace: &'a str,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServiceBody<'a> {
+    service: ServiceRef<'a>,
+    local_endpoints: usize,
+    service_proxy_healthy: bool,
+}
+
+/// kube-proxy's answer: 200 with local endpoints and a healthy proxy, else 503; the body is
+/// JSON indented with tabs, without a trailing newline.
+pub fn service_answer(service: &ServiceHealth, proxy_healthy: bool) -> (StatusCode, String) {
+    let body = ServiceBody {
+        service: ServiceRef {
+            namespace: &service.namespace,
+            name: &service.name,
+        },
+        local_endpoints: service.local_endpoints,
+        service_proxy_healthy: proxy_healthy,
+    };
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"\t");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    // Serializing plain strings and numbers cannot fail.
+    let _ = body.serialize(&mut serializer);
+    let status = if service.local_endpoints > 0 && proxy_healthy {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, String::from_utf8_lossy(&out).into_owned())
+}
+
+type Shared = Arc<Mutex<BTreeMap<u16, ServiceHealth>>>;
+
+/// The health-check servers, one per node port, started and stopped as Services come and go.
+#[derive(Debug)]
+pub struct HealthCheckServers {
+    address: IpAddr,
+    proxy: Arc<ProxyHealth>,
+    services: Shared,
+    servers: BTreeMap<u16, JoinHandle<()>>,
+}
+
+impl HealthCheckServers {
+    /// Servers listening on `address`.
+    pub fn new(address: IpAddr, proxy: Arc<ProxyHealth>) -> Self {
+        Self {
+            address,
+            proxy,
+            services: Shared::default(),
+            servers: BTreeMap::new(),
+        }
+    }
+
+    /// Serves exactly `wanted` (by node port): new ports get a server, gone ones lose theirs,
+    /// the others answer with the new counts at once. A port that cannot be bound is logged
+    /// and retried on the next update.
+    pub async fn update(&mut self, wanted: BTreeMap<u16, ServiceHealth>) {
+        let gone: Vec<u16> = self
+            .servers
+            .keys()
+            .filter(|p| !wanted.contains_key(p))
+            .copied()
+            .collect();
+        for port in gone {
+            if let Some(server) = self.servers.remove(&port) {
+                server.abort();
+                tracing::info!(port, "health-check node port closed");
+            }
+        }
+        let new: Vec<u16> = wanted
+            .keys()
+            .filter(|p| !self.servers.contains_key(p))
+            .copied()
+            .collect();
+        *self.services.lock().unwrap_or_else(PoisonError::into_inner) = wanted;
+        for port in new {
+            match TcpListener::bind(SocketAddr::new(self.address, port)).await {
+                Ok(listener) => {
+                    let router = self.service_router(port);
+                    let server = tokio::spawn(async move {
+                        if let Err(error) = axum::serve(listener, router).await {
+                            tracing::warn!(port, %error, "health-check server stopped");
+                        }
+                    });
+                    self.servers.insert(port, server);
+                    tracing::info!(port, "health-check node port open");
+                }
+                Err(error) => {
+                    tracing::warn!(port, %error, "cannot open health-check node port");
+                }
+            }
+        }
+    }
+
+    fn service_router(&self, port: u16) -> Router {
+        let (services, proxy) = (Arc::clone(&self.services), Arc::clone(&self.proxy));
+        Router::new().fallback(move || {
+            let (services, proxy) = (Arc::clone(&services), Arc::clone(&proxy));
+            async move {
+                let service = services
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&port)
+                    .cloned();
+                match service {
+                    Some(service) => {
+                        let (status, body) =
+                            service_answer(&service, proxy.healthy(Instant::now()));
+                        json_response(status, body)
+                    }
+                    None => StatusCode::NOT_FOUND.into_response(),
+                }
+            }
+        })
+    }
+}
+
+impl Drop for HealthCheckServers {
+    fn drop(&mut self) {
+        self.servers.values().for_each(JoinHandle::abort);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_service_body_is_kube_proxys() {
+        let service = ServiceHealth {
+            namespace: "ns".into(),
+            name: "web".into(),
+            local_endpoints: 2,
+        };
+        let (status, body) = service_answer(&service, true);
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            body,
+            "{\n\t\"service\": {\n\t\t\"namespace\": \"ns\",\n\t\t\"name\": \"web\"\n\t},\n\t\"localEndpoints\": 2,\n\t\"serviceProxyHealthy\": true\n}"
+        );
+        let none = ServiceHealth {
+            local_endpoints: 0,
+            ..service.clone()
+        };
+        assert_eq!(
+            service_answer(&none, true).0,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        assert_eq!(
+            service_answer(&service, false).0,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    #[test]
+    fn a_change_left_pending_too_long_makes_the_proxy_unhealthy() {
+        let health = ProxyHealth::new(Duration::from_secs(60));
+        let t0 = Instant::now();
+        assert!(health.healthy(t0));
+        health.queued(t0);
+        assert!(health.healthy(t0 + Duration::from_secs(59)));
+        assert!(!health.healthy(t0 + Duration::from_secs(61)));
+        health.updated(SystemTime::now());
+        assert!(health.healthy(t0 + Duration::from_secs(61)));
+    }
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_031_000)),
+            "2026-11-30T09:30:00Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+    }
+}

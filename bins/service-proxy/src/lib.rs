@@ -1,0 +1,10 @@
+#![doc = include_str!("../README.md")]
+
+pub mod cli;
+pub mod feed;
+pub mod health;
+pub mod iptables;
+pub mod metrics;
+pub mod pacing;
+pub mod proxy;
+pub mod translate;

@@ -1,0 +1,157 @@
+//! One IP family's proxy: translated objects in, `iptables-restore` runs out, paced, with the
+//! canary check, the jumps installed before full syncs, and a full resync after any failure.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use iptables_model::kube::Proxier;
+
+use crate::feed::Update;
+use crate::health::ProxyHealth;
+use crate::iptables::Iptables;
+use crate::metrics::Metrics;
+use crate::pacing::{Due, Pacer, Reason};
+use crate::translate;
+
+/// The proxy of one family.
+#[derive(Debug)]
+pub struct FamilyProxy {
+    proxier: Proxier,
+    iptables: Iptables,
+    pacer: Pacer,
+    metrics: Arc<Metrics>,
+    health: Arc<ProxyHealth>,
+    family: &'static str,
+}
+
+impl FamilyProxy {
+    /// A proxy that has not synced yet.
+    pub fn new(
+        proxier: Proxier,
+        iptables: Iptables,
+        pacer: Pacer,
+        metrics: Arc<Metrics>,
+        health: Arc<ProxyHealth>,
+    ) -> Self {
+        let family = if proxier.options().ipv6 {
+            "IPv6"
+        } else {
+            "IPv4"
+        };
+        Self {
+            proxier,
+            iptables,
+            pacer,
+            metrics,
+            health,
+            family,
+        }
+    }
+
+    /// Applies changed objects; invalid ones are logged and treated as absent.
+    pub fn apply(&mut self, updates: &[Update], now: Instant) {
+        let ipv6 = self.proxier.options().ipv6;
+        for update in updates {
+            match update {
+                Update::Service(key, object) => {
+                    match object.as_deref().map(|o| translate::service(o, ipv6)) {
+                        Some(Ok(service)) => self.proxier.update_service(service),
+                        Some(Err(reason)) => {
+                            tracing::warn!(service = %key, %reason, "Service skipped");
+                            self.proxier.remove_service(&key.namespace, &key.name);
+                        }
+                        None => self.proxier.remove_service(&key.namespace, &key.name),
+                    }
+                }
+                Update::Slices(key, objects) => {
+                    let slices = objects
+                        .iter()
+                        .filter_map(|o| {
+                            translate::endpoint_slice(o)
+                                .inspect_err(|reason| {
+                                    let name = o.metadata.name.as_deref().unwrap_or("");
+                                    tracing::warn!(slice = name, %reason, "EndpointSlice skipped");
+                                })
+                                .ok()
+                        })
+                        .collect();
+                    self.proxier
+                        .update_endpoint_slices(&key.namespace, &key.name, slices);
+                }
+            }
+        }
+        if self.proxier.pending_changes() > 0 {
+            self.health.queued(now);
+            self.metrics
+                .queued(SystemTime::now(), self.proxier.pending_changes());
+        }
+    }
+
+    /// What is due at `now`.
+    pub fn due(&self, now: Instant) -> Due {
+        self.pacer.due(now, self.proxier.needs_sync())
+    }
+
+    /// Runs the sync that is due for `reason`.
+    pub async fn sync(&mut self, reason: Reason, now: Instant) {
+        if reason == Reason::Full {
+            self.proxier.force_full_sync();
+        }
+        if reason == Reason::Periodic && !self.iptables.canary_present().await {
+            tracing::warn!(family = self.family, "canary chain gone: full resync");
+            self.proxier.force_full_sync();
+        }
+        let full = self.proxier.full_sync_pending();
+        self.pacer.started(now, full);
+        if !self.proxier.needs_sync() {
+            return;
+        }
+        let started = Instant::now();
+        let mut result = Ok(());
+        if full {
+            result = self.iptables.ensure_jumps().await;
+        }
+        let generated = self.proxier.sync_changes().clone();
+        if result.is_ok() {
+            result = self.iptables.restore(&generated.text).await;
+        }
+        let took = started.elapsed();
+        let ok = result.is_ok();
+        self.metrics
+            .synced(took, generated.full, ok, &generated.text, SystemTime::now());
+        match result {
+            Ok(()) => {
+                self.proxier.restored();
+                tracing::info!(
+                    family = self.family,
+                    full = generated.full,
+                    bytes = generated.text.len(),
+                    took_ms = took.as_secs_f64() * 1000.0,
+                    "rules synced"
+                );
+                if !self.proxier.needs_sync() {
+                    self.health.updated(SystemTime::now());
+                }
+            }
+            Err(error) => {
+                // The kernel keeps its previous rules; the next sync rewrites everything.
+                self.proxier.restore_failed();
+                tracing::error!(family = self.family, %error, "restore failed: the previous rules stay; full resync next");
+            }
+        }
+        self.metrics.pending(self.proxier.pending_changes());
+    }
+
+    /// The restore input of the next sync, planned and dropped (for `--dry-run`: the first
+    /// sync is full).
+    pub fn dry_run(&mut self) -> String {
+        let text = self.proxier.sync_changes().text.clone();
+        self.proxier.restore_failed();
+        text
+    }
+
+    /// Removes every rule and chain this proxy installs.
+    pub async fn cleanup(&self) -> Result<(), crate::iptables::ExecError> {
+        self.iptables.cleanup().await
+    }
+}
