@@ -1,5 +1,10 @@
 //! The duplicate / overlap check of zone addresses and listen addresses (spec section 4.4,
 //! CoreDNS `validateZonesAndListeningAddresses`).
+//!
+//! [`OverlapChecker`] takes CoreDNS's (zone address, listen address) pairs one at a time, as
+//! CoreDNS does; [`BlockOverlapChecker`] takes a whole server block (its zones share its
+//! listen addresses) and reports the same first conflict without forming the pairs, which
+//! is what the CoreDNS view uses.
 
 use alloc::boxed::Box;
 use alloc::collections::btree_map::Entry;
@@ -57,9 +62,9 @@ impl fmt::Display for OverlapError {
 
 impl core::error::Error for OverlapError {}
 
-/// The checker, on interned ids: feed it every (zone address, listen address) pair in block
-/// and key order. Host id [`UNBOUND`] means "no `bind`". Ids keep the check cheap when many
-/// zones meet many listen addresses.
+/// The pairwise checker, on interned ids: feed it every (zone address, listen address) pair
+/// in block and key order. Host id [`UNBOUND`] means "no `bind`". Its time and memory grow
+/// with the number of pairs; [`BlockOverlapChecker`] avoids forming them.
 #[derive(Clone, Debug, Default)]
 pub struct OverlapChecker {
     registered: PairSet,
