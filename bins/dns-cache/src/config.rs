@@ -180,6 +180,7 @@ pub struct ReloadPlan {
 }
 
 /// Everything a Corefile asks for.
+#[derive(Default)]
 pub struct Plan {
     /// DNS listeners.
     pub listeners: Vec<ListenerPlan>,
@@ -232,15 +233,8 @@ pub fn build(
         },
     )?;
     let mut plan = Plan {
-        listeners: Vec::new(),
-        health: None,
-        ready: None,
-        prometheus: Vec::new(),
-        reload: None,
-        loops: Vec::new(),
-        debug: false,
         hash: build_hash(input),
-        banner: Vec::new(),
+        ..Plan::default()
     };
     let mut tables: BTreeMap<SocketAddr, Table> = BTreeMap::new();
     for (index, block) in view.blocks.iter().enumerate() {
