@@ -453,3 +453,17 @@ fn tcp_pipelining_and_byte_by_byte_framing() {
     let reply = support::read_frame(&mut stream).unwrap();
     assert_eq!(Message::parse(&reply).unwrap().header().id, 104);
 }
+
+#[test]
+fn a_chain_without_an_answering_plugin_fails_with_servfail() {
+    let server = DnsCache::start(".:{PORT} {\n    bind 127.0.0.1\n    errors\n    log\n}\n");
+    let reply = server.ask("nobody.example.", Type::A);
+    assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::SERVFAIL);
+    server.wait_line("the error line", |l| {
+        l == "[ERROR] plugin/errors: 2 nobody.example. A: plugin/log: no next plugin found"
+    });
+    let line = server.wait_line("the log line", |l| {
+        l.starts_with("[INFO]") && l.contains("nobody.example.")
+    });
+    assert!(line.contains("\" SERVFAIL qr,rd "), "{line}");
+}
