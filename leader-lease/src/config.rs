@@ -6,9 +6,9 @@
 //! silently truncates), the drift bound is below 100 %, and the shrunk validity window of
 //! [`Config::safe_lease`] still outlasts one retry period.
 
-use alloc::string::String;
 use core::fmt;
 
+use crate::text::{Text, TextTooLong};
 use crate::time::Duration;
 
 /// client-go's `JitterFactor`: acquire-loop waits are uniform in `[RP, (1 + 1.2)·RP)`.
@@ -20,7 +20,7 @@ const PPM: u64 = 1_000_000;
 /// Validated election settings of one candidate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    identity: String,
+    identity: Text,
     lease_duration: Duration,
     renew_deadline: Duration,
     retry_period: Duration,
@@ -35,7 +35,7 @@ pub struct Config {
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct ConfigBuilder {
-    identity: String,
+    identity: Result<Text, TextTooLong>,
     lease_duration: Duration,
     renew_deadline: Duration,
     retry_period: Duration,
@@ -59,7 +59,7 @@ impl Config {
 
     /// A configuration with the given identity and timings and default drift and margin.
     pub fn new(
-        identity: impl Into<String>,
+        identity: impl AsRef<str>,
         lease_duration: Duration,
         renew_deadline: Duration,
         retry_period: Duration,
@@ -72,9 +72,9 @@ impl Config {
     }
 
     /// A builder with client-go's default timings (15 s / 10 s / 2 s).
-    pub fn builder(identity: impl Into<String>) -> ConfigBuilder {
+    pub fn builder(identity: impl AsRef<str>) -> ConfigBuilder {
         ConfigBuilder {
-            identity: identity.into(),
+            identity: Text::try_from(identity.as_ref()),
             lease_duration: Self::DEFAULT_LEASE_DURATION,
             renew_deadline: Self::DEFAULT_RENEW_DEADLINE,
             retry_period: Self::DEFAULT_RETRY_PERIOD,
@@ -86,6 +86,11 @@ impl Config {
 
     /// This candidate's identity, written as `holderIdentity`.
     pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// The identity as stored in records.
+    pub(crate) fn identity_text(&self) -> &Text {
         &self.identity
     }
 
@@ -192,7 +197,8 @@ impl ConfigBuilder {
 
     /// Checks every rule and returns the configuration.
     pub fn build(self) -> Result<Config, ConfigError> {
-        if self.identity.is_empty() {
+        let identity = self.identity.map_err(ConfigError::IdentityTooLong)?;
+        if identity.is_empty() {
             return Err(ConfigError::EmptyIdentity);
         }
         for (name, value) in [
@@ -224,7 +230,7 @@ impl ConfigBuilder {
             return Err(ConfigError::DriftTooLarge(self.drift_ppm));
         }
         let config = Config {
-            identity: self.identity,
+            identity,
             lease_duration: self.lease_duration,
             renew_deadline: self.renew_deadline,
             retry_period: self.retry_period,
@@ -250,6 +256,8 @@ impl ConfigBuilder {
 pub enum ConfigError {
     /// The identity is empty; an empty `holderIdentity` means "released".
     EmptyIdentity,
+    /// The identity does not fit a record's holder field.
+    IdentityTooLong(TextTooLong),
     /// A timing is zero.
     NotPositive {
         /// Which timing.
@@ -288,6 +296,7 @@ impl fmt::Display for ConfigError {
             Self::EmptyIdentity => f.write_str(
                 "identity must not be empty (an empty holder means the lease is released)",
             ),
+            Self::IdentityTooLong(too_long) => write!(f, "identity: {too_long}"),
             Self::NotPositive { name } => write!(f, "{name} must be positive"),
             Self::LeaseNotWholeSeconds(d) => write!(
                 f,

@@ -4,14 +4,12 @@
 //! [`Action`]s, [`Event`]s and the next instant to wake up. One request is outstanding at a time,
 //! as in client-go. See the crate documentation for the driver loop and the safety argument.
 
-use alloc::collections::VecDeque;
-use alloc::string::String;
-
 use crate::config::Config;
 use crate::jitter::Jitter;
 use crate::micro_time::MicroTime;
 use crate::record::Record;
 use crate::store::{Action, StoreError, Stored, Version};
+use crate::text::Text;
 use crate::time::{Duration, Instant};
 
 #[cfg(test)]
@@ -19,6 +17,10 @@ mod tests;
 
 /// What the caller is told about leadership.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "no allocator: the new leader's name is stored inline"
+)]
 pub enum Event {
     /// This candidate won the lease and may act as leader while
     /// [`Elector::is_leader`] holds (client-go's `OnStartedLeading`).
@@ -34,7 +36,7 @@ pub enum Event {
     },
     /// The observed holder changed (client-go's `OnNewLeader`); `None` when the lease was
     /// released.
-    NewLeader(Option<String>),
+    NewLeader(Option<Text>),
 }
 
 /// Why leadership ended.
@@ -109,6 +111,10 @@ enum Step {
 
 /// The request the driver is carrying out.
 #[derive(Clone, Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "no allocator: the record is stored inline"
+)]
 enum Pending {
     Get,
     Write {
@@ -129,23 +135,30 @@ enum Release {
     Done,
 }
 
+/// Events kept for [`Elector::poll_event`]; one `handle_*` call queues at most two.
+const EVENT_CAPACITY: usize = 8;
+
 /// One candidate's view of the election.
 ///
 /// Drive it with [`handle_get`](Self::handle_get), [`handle_write`](Self::handle_write) and
 /// [`handle_timeout`](Self::handle_timeout); drain [`poll_action`](Self::poll_action) and
 /// [`poll_event`](Self::poll_event); sleep until [`poll_timeout`](Self::poll_timeout).
+///
+/// It never allocates: records and identities are stored inline ([`Text`]) and events wait in
+/// a fixed queue of eight. Drain events after every call; a caller that lets more than eight
+/// pile up loses the oldest.
 #[derive(Clone, Debug)]
 pub struct Elector {
     config: Config,
     jitter: Jitter,
     observed: Option<Observed>,
-    reported_leader: Option<String>,
+    reported_leader: Option<Text>,
     leadership: Option<Leadership>,
     next_attempt: Option<Instant>,
     step: Option<Step>,
     pending: Option<Pending>,
     release: Release,
-    events: VecDeque<Event>,
+    events: heapless::Deque<Event, EVENT_CAPACITY>,
 }
 
 impl Elector {
@@ -164,7 +177,7 @@ impl Elector {
             step: None,
             pending: None,
             release: Release::NotRequested,
-            events: VecDeque::new(),
+            events: heapless::Deque::new(),
         }
     }
 
@@ -437,7 +450,7 @@ impl Elector {
             return self.step_down(StopReason::ValidityExpired);
         }
         if self.leadership.replace(term).is_none() {
-            self.events.push_back(Event::StartedLeading { token });
+            self.push_event(Event::StartedLeading { token });
         }
     }
 
@@ -479,11 +492,24 @@ impl Elector {
     }
 
     fn report_leader(&mut self) {
-        let holder = self.leader().map(String::from);
-        if holder != self.reported_leader {
-            self.reported_leader.clone_from(&holder);
-            self.events.push_back(Event::NewLeader(holder));
+        let holder = self
+            .observed
+            .as_ref()
+            .map(|o| &o.record.holder_identity)
+            .filter(|h| !h.is_empty());
+        if holder != self.reported_leader.as_ref() {
+            self.reported_leader = holder.cloned();
+            self.push_event(Event::NewLeader(self.reported_leader.clone()));
         }
+    }
+
+    /// Queues `event`, dropping the oldest one if the caller has not drained the queue.
+    fn push_event(&mut self, event: Event) {
+        if self.events.is_full() {
+            self.events.pop_front();
+        }
+        // Cannot fail: there is room now.
+        let _ = self.events.push_back(event);
     }
 
     fn write_failed(&mut self, now: Instant, kind: WriteKind, error: StoreError) {
@@ -540,7 +566,7 @@ impl Elector {
 
     fn step_down(&mut self, reason: StopReason) {
         if self.leadership.take().is_some() {
-            self.events.push_back(Event::StoppedLeading { reason });
+            self.push_event(Event::StoppedLeading { reason });
         }
     }
 
@@ -568,7 +594,7 @@ impl Elector {
             None => Record::default(),
         };
         if kind == WriteKind::Release {
-            record.holder_identity = String::new();
+            record.holder_identity = Text::new();
             record.lease_duration_seconds = 1;
             record.acquire_time = Some(renew);
         } else {
@@ -577,7 +603,7 @@ impl Elector {
                     record.leader_transitions = record.leader_transitions.saturating_add(1);
                 }
                 record.acquire_time = Some(renew);
-                record.holder_identity = String::from(me);
+                record.holder_identity = self.config.identity_text().clone();
             }
             record.lease_duration_seconds = self.config.lease_duration_seconds();
             if record.preferred_holder.as_deref() == Some(me) {

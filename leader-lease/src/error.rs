@@ -3,6 +3,11 @@
 use core::fmt;
 
 use crate::micro_time::TimeError;
+use crate::text::TEXT_CAPACITY;
+
+/// Deepest JSON nesting the record reader accepts; records are two levels deep, whole Lease
+/// objects four.
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// A record that could not be decoded, with the byte offset of the problem in the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +38,13 @@ pub enum DecodeErrorKind {
         /// The field's JSON name.
         field: &'static str,
     },
+    /// A string field is longer than a record can hold ([`TEXT_CAPACITY`] bytes).
+    TooLong {
+        /// The field's JSON name.
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+    },
     /// A time field is not RFC 3339.
     Time {
         /// The field's JSON name.
@@ -47,11 +59,7 @@ impl fmt::Display for DecodeError {
         write!(f, "at byte {}: ", self.offset)?;
         match self.kind {
             DecodeErrorKind::Syntax(expected) => write!(f, "invalid JSON: expected {expected}"),
-            DecodeErrorKind::TooDeep => write!(
-                f,
-                "JSON nests deeper than {} levels",
-                crate::json::MAX_DEPTH
-            ),
+            DecodeErrorKind::TooDeep => write!(f, "JSON nests deeper than {MAX_DEPTH} levels"),
             DecodeErrorKind::WrongType { field, expected } => {
                 write!(f, "field \"{field}\" must be {expected}")
             }
@@ -61,6 +69,10 @@ impl fmt::Display for DecodeError {
                     "field \"{field}\" must be a whole number from -2147483648 to 2147483647"
                 )
             }
+            DecodeErrorKind::TooLong { field, len } => write!(
+                f,
+                "field \"{field}\" is {len} bytes long; a record holds at most {TEXT_CAPACITY}"
+            ),
             DecodeErrorKind::Time { field, error } => write!(
                 f,
                 "field \"{field}\": invalid RFC 3339 timestamp: expected {} (like 2026-11-30T10:00:00.123456Z)",

@@ -7,12 +7,10 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
-/// Deepest nesting the reader accepts; records are two levels deep, whole Lease objects four.
-pub(crate) const MAX_DEPTH: usize = 32;
+pub(crate) use crate::error::MAX_DEPTH;
 
 /// A parsed JSON value and the byte offset where it starts.
 #[derive(Debug, PartialEq)]
@@ -283,39 +281,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Whether `c` must be escaped: JSON's rules, plus `<`, `>`, `&`, U+2028 and U+2029, which Go
-/// escapes for HTML and JavaScript safety (both forms decode the same).
-fn needs_escape(c: char) -> bool {
-    matches!(
-        c,
-        '"' | '\\' | '\0'..='\x1f' | '<' | '>' | '&' | '\u{2028}' | '\u{2029}'
-    )
-}
-
-/// Appends `value` as a JSON string literal.
-pub(crate) fn write_string(out: &mut String, value: &str) {
-    out.push('"');
-    let mut rest = value;
-    while let Some(at) = rest.find(needs_escape) {
-        out.push_str(rest.get(..at).unwrap_or_default());
-        let mut tail = rest.get(at..).unwrap_or_default().chars();
-        match tail.next() {
-            Some('"') => out.push_str("\\\""),
-            Some('\\') => out.push_str("\\\\"),
-            Some('\n') => out.push_str("\\n"),
-            Some('\r') => out.push_str("\\r"),
-            Some('\t') => out.push_str("\\t"),
-            Some(c) => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            None => {}
-        }
-        rest = tail.as_str();
-    }
-    out.push_str(rest);
-    out.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,14 +348,5 @@ mod tests {
         );
         let ok = alloc::format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(parse(&ok).is_ok());
-    }
-
-    #[test]
-    fn written_strings_read_back() {
-        let original = "a\"\\\n\u{1}<é>\u{2028}";
-        let mut out = String::new();
-        write_string(&mut out, original);
-        assert_eq!(out, r#""a\"\\\n\u0001\u003cé\u003e\u2028""#);
-        assert_eq!(value(&out), Value::String(original.to_string()));
     }
 }

@@ -10,12 +10,17 @@
 //! Reading is tolerant as Go's `encoding/json` is: unknown and missing fields, `null`s, and any
 //! RFC 3339 form are accepted. Writing uses exactly the key names and formats above.
 
+#[cfg(feature = "alloc")]
 use alloc::string::String;
-use core::fmt::Write as _;
+use core::fmt;
 
+#[cfg(feature = "alloc")]
 use crate::error::{DecodeError, DecodeErrorKind};
+#[cfg(feature = "alloc")]
 use crate::json::{self, Node, Value};
+use crate::json_string::write_string;
 use crate::micro_time::{MicroTime, Precision};
+use crate::text::Text;
 
 /// The annotation that held the record in ConfigMap and Endpoints locks.
 pub const ANNOTATION_KEY: &str = "control-plane.alpha.kubernetes.io/leader";
@@ -24,7 +29,7 @@ pub const ANNOTATION_KEY: &str = "control-plane.alpha.kubernetes.io/leader";
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Record {
     /// The holder; empty means released: anyone may take it at once.
-    pub holder_identity: String,
+    pub holder_identity: Text,
     /// The holder's lease duration; readers judge expiry by this, never by their own setting.
     pub lease_duration_seconds: i32,
     /// When the current holder acquired the lease (kept across renewals).
@@ -34,9 +39,9 @@ pub struct Record {
     /// How many times a *different* identity took over (`leaseTransitions` in a Lease).
     pub leader_transitions: i32,
     /// Coordinated-election strategy (KEP-4355), set by the apiserver's election controller.
-    pub strategy: Option<String>,
+    pub strategy: Option<Text>,
     /// Set by the election controller to ask the holder to step down in favour of this one.
-    pub preferred_holder: Option<String>,
+    pub preferred_holder: Option<Text>,
 }
 
 /// Which stored form is being read or written: the key names and time precision differ.
@@ -69,85 +74,101 @@ impl Record {
     }
 
     /// Reads the JSON `spec` object of a Lease.
+    #[cfg(feature = "alloc")]
     pub fn decode_lease_spec(text: &str) -> Result<Self, DecodeError> {
         Self::decode(text, Form::LeaseSpec)
     }
 
     /// Writes the JSON `spec` object of a Lease.
+    #[cfg(feature = "alloc")]
     pub fn encode_lease_spec(&self) -> String {
-        self.encode(Form::LeaseSpec)
+        let mut out = String::with_capacity(256);
+        // Writing into a String cannot fail.
+        let _ = self.write_lease_spec(&mut out);
+        out
+    }
+
+    /// Writes the JSON `spec` object of a Lease into `out`, without allocating.
+    pub fn write_lease_spec(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        self.write(out, Form::LeaseSpec)
     }
 
     /// Reads the value of the [`ANNOTATION_KEY`] annotation.
+    #[cfg(feature = "alloc")]
     pub fn decode_annotation(text: &str) -> Result<Self, DecodeError> {
         Self::decode(text, Form::Annotation)
     }
 
     /// Writes the value of the [`ANNOTATION_KEY`] annotation (times truncated to seconds).
+    #[cfg(feature = "alloc")]
     pub fn encode_annotation(&self) -> String {
-        self.encode(Form::Annotation)
+        let mut out = String::with_capacity(256);
+        // Writing into a String cannot fail.
+        let _ = self.write_annotation(&mut out);
+        out
     }
 
+    /// Writes the value of the [`ANNOTATION_KEY`] annotation into `out`, without allocating.
+    pub fn write_annotation(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        self.write(out, Form::Annotation)
+    }
+
+    #[cfg(feature = "alloc")]
     fn decode(text: &str, form: Form) -> Result<Self, DecodeError> {
         let root = json::parse(text)?;
         if !matches!(root.value, Value::Object(_)) {
             return Err(wrong_type(&root, "record", "an object"));
         }
         Ok(Record {
-            holder_identity: string_field(&root, "holderIdentity")?.unwrap_or_default(),
+            holder_identity: text_field(&root, "holderIdentity")?.unwrap_or_default(),
             lease_duration_seconds: int_field(&root, "leaseDurationSeconds")?,
             acquire_time: time_field(&root, "acquireTime")?,
             renew_time: time_field(&root, "renewTime")?,
             leader_transitions: int_field(&root, form.transitions_key())?,
-            strategy: string_field(&root, "strategy")?,
-            preferred_holder: string_field(&root, "preferredHolder")?,
+            strategy: text_field(&root, "strategy")?,
+            preferred_holder: text_field(&root, "preferredHolder")?,
         })
     }
 
-    fn encode(&self, form: Form) -> String {
-        let mut out = String::with_capacity(256);
-        out.push_str("{\"holderIdentity\":");
-        json::write_string(&mut out, &self.holder_identity);
-        let _ = write!(
+    fn write(&self, out: &mut impl fmt::Write, form: Form) -> fmt::Result {
+        out.write_str("{\"holderIdentity\":")?;
+        write_string(out, &self.holder_identity)?;
+        write!(
             out,
             ",\"leaseDurationSeconds\":{}",
             self.lease_duration_seconds
-        );
+        )?;
         for (key, time) in [
             ("acquireTime", self.acquire_time),
             ("renewTime", self.renew_time),
         ] {
             match (time, form) {
-                (Some(t), _) => {
-                    let _ = write!(out, ",\"{key}\":\"{}\"", t.display(form.precision()));
-                }
+                (Some(t), _) => write!(out, ",\"{key}\":\"{}\"", t.display(form.precision()))?,
                 // metav1.Time marshals its zero value as null; the Lease omits nil pointers.
-                (None, Form::Annotation) => {
-                    let _ = write!(out, ",\"{key}\":null");
-                }
+                (None, Form::Annotation) => write!(out, ",\"{key}\":null")?,
                 (None, Form::LeaseSpec) => {}
             }
         }
-        let _ = write!(
+        write!(
             out,
             ",\"{}\":{}",
             form.transitions_key(),
             self.leader_transitions
-        );
+        )?;
         for (key, value) in [
             ("strategy", &self.strategy),
             ("preferredHolder", &self.preferred_holder),
         ] {
             if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
-                let _ = write!(out, ",\"{key}\":");
-                json::write_string(&mut out, value);
+                write!(out, ",\"{key}\":")?;
+                write_string(out, value)?;
             }
         }
-        out.push('}');
-        out
+        out.write_char('}')
     }
 }
 
+#[cfg(feature = "alloc")]
 fn wrong_type(node: &Node<'_>, field: &'static str, expected: &'static str) -> DecodeError {
     DecodeError {
         offset: node.offset,
@@ -155,6 +176,7 @@ fn wrong_type(node: &Node<'_>, field: &'static str, expected: &'static str) -> D
     }
 }
 
+#[cfg(feature = "alloc")]
 /// A string member; absent or `null` gives `None`.
 fn string_field(root: &Node<'_>, field: &'static str) -> Result<Option<String>, DecodeError> {
     match root.get(field) {
@@ -170,6 +192,24 @@ fn string_field(root: &Node<'_>, field: &'static str) -> Result<Option<String>, 
     }
 }
 
+/// A string member that must fit a [`Text`]; absent or `null` gives `None`.
+#[cfg(feature = "alloc")]
+fn text_field(root: &Node<'_>, field: &'static str) -> Result<Option<Text>, DecodeError> {
+    let Some(value) = string_field(root, field)? else {
+        return Ok(None);
+    };
+    Text::try_from(value.as_str())
+        .map(Some)
+        .map_err(|too_long| DecodeError {
+            offset: root.get(field).map_or(0, |n| n.offset),
+            kind: DecodeErrorKind::TooLong {
+                field,
+                len: too_long.len,
+            },
+        })
+}
+
+#[cfg(feature = "alloc")]
 /// An `int32` member; absent or `null` gives 0, as Go leaves the zero value.
 fn int_field(root: &Node<'_>, field: &'static str) -> Result<i32, DecodeError> {
     match root.get(field) {
@@ -190,6 +230,7 @@ fn int_field(root: &Node<'_>, field: &'static str) -> Result<i32, DecodeError> {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// An RFC 3339 time member; absent or `null` gives `None`.
 fn time_field(root: &Node<'_>, field: &'static str) -> Result<Option<MicroTime>, DecodeError> {
     let Some(text) = string_field(root, field)? else {
@@ -207,6 +248,7 @@ fn time_field(root: &Node<'_>, field: &'static str) -> Result<Option<MicroTime>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::text;
     use alloc::string::ToString;
     use proptest::prelude::*;
 
@@ -226,7 +268,7 @@ mod tests {
         assert_eq!(
             r,
             Record {
-                holder_identity: "ingress-7d9f-abcde".to_string(),
+                holder_identity: text("ingress-7d9f-abcde"),
                 lease_duration_seconds: 15,
                 acquire_time: t("2026-11-30T10:00:00.123456Z"),
                 renew_time: t("2026-11-30T10:04:58.654321Z"),
@@ -288,9 +330,9 @@ mod tests {
     #[test]
     fn coordinated_fields_round_trip_and_are_omitted_when_empty() {
         let r = Record {
-            holder_identity: "a".to_string(),
-            strategy: Some("OldestEmulationVersion".to_string()),
-            preferred_holder: Some("b".to_string()),
+            holder_identity: text("a"),
+            strategy: Some(text("OldestEmulationVersion")),
+            preferred_holder: Some(text("b")),
             ..Record::default()
         };
         let text = r.encode_lease_spec();
@@ -303,6 +345,36 @@ mod tests {
             Record::default().encode_annotation(),
             r#"{"holderIdentity":"","leaseDurationSeconds":0,"acquireTime":null,"renewTime":null,"leaderTransitions":0}"#
         );
+    }
+
+    /// Records are stored inline: a holder longer than [`crate::TEXT_CAPACITY`] bytes is an
+    /// error naming the field, never a truncation.
+    #[test]
+    fn oversized_strings_are_refused() {
+        let long = "h".repeat(crate::TEXT_CAPACITY + 1);
+        let json = alloc::format!(r#"{{"leaseDurationSeconds":15,"holderIdentity":"{long}"}}"#);
+        let e = Record::decode_lease_spec(&json).unwrap_err();
+        assert_eq!(e.offset, 44);
+        assert_eq!(
+            e.to_string(),
+            "at byte 44: field \"holderIdentity\" is 257 bytes long; a record holds at most 256"
+        );
+    }
+
+    /// The allocation-free writer gives the same text as the `String` encoder.
+    #[test]
+    fn writers_match_the_encoders() {
+        let r = Record {
+            holder_identity: text("a"),
+            lease_duration_seconds: 15,
+            ..Record::default()
+        };
+        let mut buffer = heapless::String::<256>::new();
+        r.write_lease_spec(&mut buffer).unwrap();
+        assert_eq!(buffer.as_str(), r.encode_lease_spec());
+        buffer.clear();
+        r.write_annotation(&mut buffer).unwrap();
+        assert_eq!(buffer.as_str(), r.encode_annotation());
     }
 
     #[test]
@@ -335,23 +407,23 @@ mod tests {
 
     fn arb_record() -> impl Strategy<Value = Record> {
         (
-            ".*",
+            ".{0,100}",
             any::<i32>(),
             arb_time(),
             arb_time(),
             any::<i32>(),
-            proptest::option::of(".+"),
-            proptest::option::of(".+"),
+            proptest::option::of(".{1,100}"),
+            proptest::option::of(".{1,100}"),
         )
             .prop_map(
                 |(holder, duration, acquire, renew, transitions, strategy, preferred)| Record {
-                    holder_identity: holder,
+                    holder_identity: text(&holder),
                     lease_duration_seconds: duration,
                     acquire_time: acquire,
                     renew_time: renew,
                     leader_transitions: transitions,
-                    strategy,
-                    preferred_holder: preferred,
+                    strategy: strategy.as_deref().map(text),
+                    preferred_holder: preferred.as_deref().map(text),
                 },
             )
     }

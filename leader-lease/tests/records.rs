@@ -6,7 +6,7 @@
     clippy::panic
 )]
 
-use leader_lease::{MicroTime, Record};
+use leader_lease::{MicroTime, Record, Text};
 
 fn time(text: &str) -> Option<MicroTime> {
     Some(MicroTime::parse(text).unwrap())
@@ -14,7 +14,7 @@ fn time(text: &str) -> Option<MicroTime> {
 
 fn lease_spec_example() -> Record {
     Record {
-        holder_identity: "ingress-7d9f-abcde".into(),
+        holder_identity: Text::try_from("ingress-7d9f-abcde").unwrap(),
         lease_duration_seconds: 15,
         acquire_time: time("2026-11-30T10:00:00.123456Z"),
         renew_time: time("2026-11-30T10:04:58.654321Z"),
@@ -51,7 +51,7 @@ fn annotation_example_round_trips() {
     assert_eq!(
         record,
         Record {
-            holder_identity: "node-a".into(),
+            holder_identity: Text::try_from("node-a").unwrap(),
             lease_duration_seconds: 15,
             acquire_time: time("2017-02-22T07:09:59Z"),
             renew_time: time("2017-02-22T07:11:01Z"),

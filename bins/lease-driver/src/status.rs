@@ -37,6 +37,10 @@ pub struct Term {
 /// Something the driver reports to its callback.
 #[derive(Debug)]
 #[non_exhaustive]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "notices are rare; events carry the leader's name inline"
+)]
 pub enum Notice {
     /// The state machine reported an event.
     Event {

@@ -119,7 +119,7 @@ fn one_leader_fail_over_and_step_down_when_etcd_stops() {
 /// The store answers each `leader_lease::Action` as the state machine expects, against etcd.
 #[tokio::test]
 async fn the_etcd_store_is_a_compare_and_swap_register() {
-    use leader_lease::{Record, Version};
+    use leader_lease::{Record, Text, Version};
     use lease_driver::{EtcdStore, RequestError, Store};
 
     let Some(etcd) = Etcd::start() else {
@@ -131,7 +131,7 @@ async fn the_etcd_store_is_a_compare_and_swap_register() {
         .unwrap();
     let store = EtcdStore::new(&client, "/kube-node-net/cas");
     let record = |holder: &str| Record {
-        holder_identity: holder.into(),
+        holder_identity: Text::try_from(holder).unwrap(),
         lease_duration_seconds: 3,
         ..Record::default()
     };

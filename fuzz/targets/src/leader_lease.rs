@@ -7,7 +7,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use leader_lease::{
-    Action, Config, Duration, Elector, Event, Instant, MicroTime, Record, StoreError, Stored,
+    Action, Config, Duration, Elector, Event, Instant, MicroTime, Record, StoreError, Stored, Text,
     Version,
 };
 
@@ -137,10 +137,11 @@ pub fn lease_machine(data: &[u8]) {
                     let holder = HOLDERS[usize::from(holder % 4)];
                     Stored {
                         record: Record {
-                            holder_identity: holder.into(),
+                            holder_identity: Text::try_from(holder).unwrap_or_default(),
                             lease_duration_seconds: i32::from(duration),
                             leader_transitions: i32::from(transitions),
-                            preferred_holder: preferred.then(|| "third".into()),
+                            preferred_holder: preferred
+                                .then(|| Text::try_from("third").unwrap_or_default()),
                             ..Record::default()
                         },
                         version: Version(u64::from(version)),

@@ -1,9 +1,9 @@
 //! One test per rule of the algorithm (spec §3, §4, §8), driving the machine by hand.
 
-use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use super::*;
+use crate::text::text;
 
 const WALL: i64 = 1_796_032_800_000_000;
 
@@ -46,7 +46,7 @@ fn events(e: &mut Elector) -> Vec<Event> {
 
 fn other(holder: &str, duration: i32, renew_ms: u64) -> Record {
     Record {
-        holder_identity: holder.to_string(),
+        holder_identity: text(holder),
         lease_duration_seconds: duration,
         acquire_time: Some(wall(0)),
         renew_time: Some(wall(renew_ms)),
@@ -86,7 +86,7 @@ fn first_attempt_reads_then_creates_the_record() {
     assert_eq!(
         record,
         Record {
-            holder_identity: "me".to_string(),
+            holder_identity: text("me"),
             lease_duration_seconds: 15,
             acquire_time: Some(wall(100)),
             renew_time: Some(wall(100)),
@@ -112,7 +112,7 @@ fn winning_write_starts_leading_until_the_anchored_deadline() {
     assert_eq!(
         events(&mut e),
         [
-            Event::NewLeader(Some("me".to_string())),
+            Event::NewLeader(Some(text("me"))),
             Event::StartedLeading { token }
         ]
     );
@@ -219,7 +219,7 @@ fn a_write_answered_too_late_does_not_lead() {
     action(&mut e, 0);
     e.handle_write(at(20_000), Ok(Version(3)));
     assert!(!e.is_leader(at(20_000)));
-    assert_eq!(events(&mut e), [Event::NewLeader(Some("me".to_string()))]);
+    assert_eq!(events(&mut e), [Event::NewLeader(Some(text("me")))]);
 }
 
 /// spec §3.4 step 5 and fabric8io/kubernetes-client#7160: expiry uses the holder's published
@@ -229,7 +229,7 @@ fn a_held_lease_expires_by_the_holders_duration_from_first_sight() {
     let mut e = me();
     action(&mut e, 0);
     e.handle_get(at(1000), Ok(stored(other("them", 5, 0), 3)));
-    assert_eq!(events(&mut e), [Event::NewLeader(Some("them".to_string()))]);
+    assert_eq!(events(&mut e), [Event::NewLeader(Some(text("them")))]);
     let retry = e.poll_timeout().unwrap();
     assert!(
         retry >= at(3000) && retry < at(5400),
@@ -335,7 +335,7 @@ fn another_holder_in_the_store_ends_leadership() {
     assert_eq!(
         events(&mut e),
         [
-            Event::NewLeader(Some("them".to_string())),
+            Event::NewLeader(Some(text("them"))),
             Event::StoppedLeading {
                 reason: StopReason::Superseded
             }
@@ -363,7 +363,7 @@ fn preferred_holder_asks_the_leader_to_step_down() {
         "no fast path: the request may be new"
     );
     let mut asked = other("me", 15, 10);
-    asked.preferred_holder = Some("next".to_string());
+    asked.preferred_holder = Some(text("next"));
     e.handle_get(at(2020), Ok(stored(asked.clone(), 2)));
     assert!(!e.is_leader(at(2020)));
     assert_eq!(action(&mut e, 2020), None);
@@ -386,7 +386,7 @@ fn the_preferred_holder_clears_the_request_on_takeover() {
     let mut e = me();
     action(&mut e, 0);
     let mut released = other("", 1, 0);
-    released.preferred_holder = Some("me".to_string());
+    released.preferred_holder = Some(text("me"));
     e.handle_get(at(0), Ok(stored(released, 2)));
     let Some(Action::Update { record, .. }) = action(&mut e, 0) else {
         panic!("expected a takeover")
@@ -417,7 +417,7 @@ fn release_hands_the_lease_back() {
     assert_eq!(
         record,
         Record {
-            holder_identity: String::new(),
+            holder_identity: Text::new(),
             lease_duration_seconds: 1,
             acquire_time: Some(wall(1020)),
             renew_time: Some(wall(1020)),
@@ -528,4 +528,40 @@ fn nothing_happens_after_a_release_gave_up() {
     assert!(e.is_released());
     e.handle_write(at(12_500), Err(StoreError::Conflict));
     assert_eq!((action(&mut e, 20_000), e.poll_timeout()), (None, None));
+}
+
+/// The machine never allocates, so undrained events live in a fixed queue: the oldest go
+/// first, and the newest are always there to read.
+#[test]
+fn undrained_events_keep_the_newest_eight() {
+    let mut e = me();
+    for round in 0..12u64 {
+        let holder = ["a", "b"][usize::try_from(round % 2).unwrap()];
+        let ms = round * 5000;
+        assert_eq!(action(&mut e, ms), Some(Action::Get));
+        e.handle_get(at(ms), Ok(stored(other(holder, 15, ms), round + 1)));
+        e.handle_timeout(at(ms));
+        // Each read names a new holder; the attempt then waits (the lease is held).
+    }
+    let seen = events(&mut e);
+    assert_eq!(seen.len(), 8);
+    assert_eq!(seen.last(), Some(&Event::NewLeader(Some(text("b")))));
+    assert_eq!(seen.first(), Some(&Event::NewLeader(Some(text("a")))));
+}
+
+/// Identities longer than a record field are refused up front, not truncated.
+#[test]
+fn an_identity_that_does_not_fit_a_record_is_refused() {
+    let long = "n".repeat(crate::TEXT_CAPACITY + 1);
+    assert_eq!(
+        Config::builder(&long).build(),
+        Err(crate::ConfigError::IdentityTooLong(crate::TextTooLong {
+            len: crate::TEXT_CAPACITY + 1
+        }))
+    );
+    assert!(
+        Config::builder("n".repeat(crate::TEXT_CAPACITY))
+            .build()
+            .is_ok()
+    );
 }

@@ -97,6 +97,7 @@ pub(crate) enum Log {
 }
 
 #[derive(Clone, Debug)]
+#[expect(clippy::large_enum_variant, reason = "records are stored inline")]
 enum Answer {
     Get(Result<Option<Stored>, StoreError>),
     Write(Result<Version, StoreError>),

@@ -391,7 +391,7 @@ fn a_leader_is_elected_at_once_and_stays() {
 fn a_stale_record_is_taken_over_after_one_lease_duration() {
     let mut sim = stable_sim();
     sim.preload(Record {
-        holder_identity: "gone".into(),
+        holder_identity: crate::text::text("gone"),
         lease_duration_seconds: 15,
         leader_transitions: 4,
         ..Record::default()

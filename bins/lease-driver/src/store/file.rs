@@ -168,7 +168,7 @@ mod tests {
 
     fn record(holder: &str) -> Record {
         Record {
-            holder_identity: holder.into(),
+            holder_identity: leader_lease::Text::try_from(holder).unwrap(),
             lease_duration_seconds: 2,
             leader_transitions: 4,
             ..Record::default()
@@ -263,13 +263,13 @@ mod tests {
             version in proptest::prelude::any::<u64>(),
         ) {
             let record = Record {
-                holder_identity: holder,
+                holder_identity: leader_lease::Text::try_from(holder.as_str()).unwrap(),
                 lease_duration_seconds: duration,
                 acquire_time: renew.map(leader_lease::MicroTime::from_unix_micros),
                 renew_time: renew.map(leader_lease::MicroTime::from_unix_micros),
                 leader_transitions: transitions,
                 strategy: None,
-                preferred_holder: preferred,
+                preferred_holder: preferred.map(|p| leader_lease::Text::try_from(p.as_str()).unwrap()),
             };
             let stored = Stored { record, version: Version(version) };
             proptest::prop_assert_eq!(decode(&encode(&stored.record, stored.version)), Ok(stored));

@@ -76,7 +76,7 @@ mod tests {
 
     fn record(holder: &str) -> Record {
         Record {
-            holder_identity: holder.into(),
+            holder_identity: leader_lease::Text::try_from(holder).unwrap(),
             lease_duration_seconds: 2,
             ..Record::default()
         }
