@@ -42,6 +42,11 @@ pub const PLUGINS: [&str; 13] = [
     "whoami",
 ];
 
+/// The plugins of a block's query chain, in execution order.
+const CHAIN: [&str; 7] = [
+    "errors", "log", "cache", "hosts", "loop", "forward", "whoami",
+];
+
 /// A Corefile that cannot be served; the text says what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -180,6 +185,7 @@ pub struct ReloadPlan {
 }
 
 /// Everything a Corefile asks for.
+#[derive(Default)]
 pub struct Plan {
     /// DNS listeners.
     pub listeners: Vec<ListenerPlan>,
@@ -232,15 +238,8 @@ pub fn build(
         },
     )?;
     let mut plan = Plan {
-        listeners: Vec::new(),
-        health: None,
-        ready: None,
-        prometheus: Vec::new(),
-        reload: None,
-        loops: Vec::new(),
-        debug: false,
         hash: build_hash(input),
-        banner: Vec::new(),
+        ..Plan::default()
     };
     let mut tables: BTreeMap<SocketAddr, Table> = BTreeMap::new();
     for (index, block) in view.blocks.iter().enumerate() {
@@ -417,25 +416,13 @@ fn build_chain(
         .map(|f| Forward::new(&f, metrics))
         .transpose()?;
     let whoami = config::<plugins::Whoami>(block, filename)?.is_some();
+    // The plugin whose "next" is missing when nothing answers: the last of the chain.
     let last = block
         .directives
         .iter()
         .rev()
-        .find(|d| {
-            [
-                "errors", "log", "cache", "hosts", "loop", "forward", "whoami",
-            ]
-            .contains(&&*d.name)
-        })
-        .map_or("whoami", |d| match &*d.name {
-            "errors" => "errors",
-            "log" => "log",
-            "cache" => "cache",
-            "hosts" => "hosts",
-            "loop" => "loop",
-            "forward" => "forward",
-            _ => "whoami",
-        });
+        .find_map(|d| CHAIN.iter().copied().find(|p| *p == d.name))
+        .unwrap_or("whoami");
     Ok(Chain {
         server: server.to_owned(),
         errors,

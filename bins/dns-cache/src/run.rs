@@ -52,17 +52,7 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
     let mut running = Running {
         source,
         workers,
-        plan: Plan {
-            listeners: Vec::new(),
-            health: None,
-            ready: None,
-            prometheus: Vec::new(),
-            reload: None,
-            loops: Vec::new(),
-            debug: false,
-            hash: String::new(),
-            banner: Vec::new(),
-        },
+        plan: Plan::default(),
         listeners: BTreeMap::new(),
         http: BTreeMap::new(),
         state,
@@ -73,11 +63,12 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
         println!("{line}");
     }
     print!("{}", version_text());
-    let _pidfile = cli.pidfile.as_deref().map(PidFile::create).transpose()?;
+    let pidfile = cli.pidfile.as_deref().map(PidFile::create).transpose()?;
 
     let mut usr1 = signal(SignalKind::user_defined1())?;
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
+    let mut quit = signal(SignalKind::quit())?;
     loop {
         let poll = running.next_poll();
         tokio::select! {
@@ -94,10 +85,22 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
                 tracing::info!("SIGINT: Shutting down");
                 break;
             }
+            _ = quit.recv() => {
+                tracing::info!("SIGQUIT: Quitting process immediately");
+                drop(pidfile);
+                return Ok(());
+            }
         }
     }
-    running.shutdown().await;
-    Ok(())
+    // A second SIGINT during lameduck quits at once (status 2), as CoreDNS does.
+    tokio::select! {
+        () = running.shutdown() => Ok(()),
+        _ = int.recv() => {
+            tracing::info!("SIGINT: Force quit");
+            drop(pidfile);
+            std::process::exit(2);
+        }
+    }
 }
 
 async fn sleep_or_forever(delay: Option<Duration>) {

@@ -418,3 +418,52 @@ fn forwarding_to_itself_is_a_fatal_loop() {
         "{line}"
     );
 }
+
+#[test]
+fn tcp_pipelining_and_byte_by_byte_framing() {
+    use std::io::Write as _;
+    let server = DnsCache::start(WHOAMI);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut burst = Vec::new();
+    for id in [101u16, 102, 103] {
+        let q = query(&format!("p{id}.example."), Type::A, None, id);
+        burst.extend_from_slice(&(q.len() as u16).to_be_bytes());
+        burst.extend_from_slice(&q);
+    }
+    stream.write_all(&burst).unwrap();
+    let mut ids: Vec<u16> = (0..3)
+        .map(|_| {
+            Message::parse(&support::read_frame(&mut stream).unwrap())
+                .unwrap()
+                .header()
+                .id
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [101, 102, 103]);
+    let q = query("slow.example.", Type::A, None, 104);
+    let mut framed = (q.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(&q);
+    for byte in framed {
+        stream.write_all(&[byte]).unwrap();
+    }
+    let reply = support::read_frame(&mut stream).unwrap();
+    assert_eq!(Message::parse(&reply).unwrap().header().id, 104);
+}
+
+#[test]
+fn a_chain_without_an_answering_plugin_fails_with_servfail() {
+    let server = DnsCache::start(".:{PORT} {\n    bind 127.0.0.1\n    errors\n    log\n}\n");
+    let reply = server.ask("nobody.example.", Type::A);
+    assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::SERVFAIL);
+    server.wait_line("the error line", |l| {
+        l == "[ERROR] plugin/errors: 2 nobody.example. A: plugin/log: no next plugin found"
+    });
+    let line = server.wait_line("the log line", |l| {
+        l.starts_with("[INFO]") && l.contains("nobody.example.")
+    });
+    assert!(line.contains("\" SERVFAIL qr,rd "), "{line}");
+}

@@ -163,3 +163,22 @@ fn upstream_failure_then_health_recovery() {
         answers(&server.ask("a.test.", Type::A)) == [(vec![10, 0, 0, 9], 30)]
     });
 }
+
+#[test]
+fn serve_stale_answers_when_the_upstream_is_gone() {
+    let Some(unbound) = Unbound::start(&["s.test. 1 IN A 10.0.0.5"]) else {
+        return;
+    };
+    let server = DnsCache::start(&format!(
+        ".:{{PORT}} {{\n    bind 127.0.0.1\n    cache {{\n        success 9984 2 1\n        serve_stale\n    }}\n    forward . 127.0.0.1:{}\n}}\n",
+        unbound.port
+    ));
+    assert_eq!(
+        answers(&server.ask("s.test.", Type::A)),
+        [(vec![10, 0, 0, 5], 1)]
+    );
+    drop(unbound);
+    eventually("a stale answer with TTL 0", || {
+        answers(&server.ask("s.test.", Type::A)) == [(vec![10, 0, 0, 5], 0)]
+    });
+}

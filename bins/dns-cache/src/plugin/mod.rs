@@ -172,6 +172,9 @@ impl Chain {
                 errors.log(req, failure.rcode, &failure.error);
             }
         }
+        if self.log.is_none() && self.metrics.is_none() {
+            return;
+        }
         let info = ReplyInfo::of(out);
         if let Some(log) = &self.log {
             let kind = Message::parse(out)
