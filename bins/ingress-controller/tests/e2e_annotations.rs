@@ -342,8 +342,10 @@ async fn every_annotation_end_to_end() {
         let port = c.http;
         async move { support::get(port, "conn.example.com", "/slow", &[]).await }
     });
+    // Poll for as long as the slow request holds its connection (the backend sleeps 3 s), so
+    // a slow start of that request on a loaded machine cannot make the test miss the window.
     let mut limited = false;
-    for _ in 0..40 {
+    while !slow.is_finished() {
         if c.get("conn.example.com", "/").await.status == 503 {
             limited = true;
             break;
