@@ -43,7 +43,11 @@ fn main() {
                 wall = wall.min(t.elapsed().as_secs_f64());
                 cpu = cpu.min(cpu_seconds() - c);
             }
-            eprintln!("generate {bytes} bytes: best {:.1} ms wall, {:.1} ms CPU", wall * 1e3, cpu * 1e3);
+            eprintln!(
+                "generate {bytes} bytes: best {:.1} ms wall, {:.1} ms CPU",
+                wall * 1e3,
+                cpu * 1e3
+            );
         }
         Some("parse") => {
             let text = full_sync(&services, &slices).text;

@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use iptables_model::kube::jump_rules;
+use iptables_model::kube::{TOP_LEVEL_CHAINS, is_service_chain, jump_rules};
 use iptables_model::{Command, Line, Table};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command as Process;
@@ -15,18 +15,6 @@ pub const CANARY: &str = "KUBE-PROXY-CANARY";
 /// How long one command may take before it is killed (a restore of a large cluster on the nft
 /// backend can take minutes; this only guards against a hung process).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// The chains this proxy creates outside the per-service ones.
-const OWN_CHAINS: [&str; 8] = [
-    "KUBE-SERVICES",
-    "KUBE-EXTERNAL-SERVICES",
-    "KUBE-FORWARD",
-    "KUBE-NODEPORTS",
-    "KUBE-PROXY-FIREWALL",
-    "KUBE-FIREWALL",
-    "KUBE-POSTROUTING",
-    "KUBE-MARK-MASQ",
-];
 
 /// A failed command.
 #[derive(Debug, thiserror::Error)]
@@ -234,17 +222,7 @@ impl Iptables {
 
 /// Whether `chain` is one this proxy creates.
 fn is_ours(chain: &str) -> bool {
-    chain == CANARY
-        || OWN_CHAINS.contains(&chain)
-        || [
-            "KUBE-SVC-",
-            "KUBE-SVL-",
-            "KUBE-EXT-",
-            "KUBE-FW-",
-            "KUBE-SEP-",
-        ]
-        .iter()
-        .any(|p| chain.starts_with(p))
+    chain == CANARY || TOP_LEVEL_CHAINS.contains(&chain) || is_service_chain(chain)
 }
 
 /// A restore section that flushes and deletes `chains` (flushing them all first, so that

@@ -25,6 +25,18 @@ pub(crate) const NAT_CHAINS: [&str; 4] = [
     "KUBE-POSTROUTING",
     "KUBE-MARK-MASQ",
 ];
+/// Every chain a sync writes that is not a per-service chain (both tables; `KUBE-FIREWALL`
+/// only for IPv4 with localhost NodePorts).
+pub const TOP_LEVEL_CHAINS: [&str; 8] = [
+    "KUBE-SERVICES",
+    "KUBE-EXTERNAL-SERVICES",
+    "KUBE-FORWARD",
+    "KUBE-NODEPORTS",
+    "KUBE-PROXY-FIREWALL",
+    "KUBE-FIREWALL",
+    "KUBE-POSTROUTING",
+    "KUBE-MARK-MASQ",
+];
 const LAST_RULE: &str =
     "kubernetes service nodeports; NOTE: this must be the last rule in this chain";
 const LOOPBACK_V4: Cidr = Cidr {

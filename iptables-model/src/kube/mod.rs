@@ -12,11 +12,13 @@ mod rules;
 mod sync;
 
 pub use canonical::canonical_order;
-pub use fixed::{jump_rules, jump_rules_text};
+pub use fixed::{TOP_LEVEL_CHAINS, jump_rules, jump_rules_text};
 pub use generate::{ChangedFn, Generated, SyncRequest, generate};
 pub use input::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, ProxyOptions, Service, ServicePort,
     ServiceType, TrafficPolicy,
 };
-pub use naming::{ServiceChains, endpoint_chain, join_host_port, service_port_name};
+pub use naming::{
+    ServiceChains, endpoint_chain, is_service_chain, join_host_port, service_port_name,
+};
 pub use sync::{PartialSync, Proxier};

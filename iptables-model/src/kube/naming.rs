@@ -97,8 +97,9 @@ pub fn endpoint_chain(spn: &str, protocol: Protocol, endpoint: &str) -> String {
     chain("KUBE-SEP-", hash16(&[spn, protocol.lower(), endpoint]))
 }
 
-/// Whether `chain` is one of the per-service chains a sync may delete as stale.
-pub(crate) fn is_service_chain(chain: &str) -> bool {
+/// Whether `chain` is one of the per-service chains (`KUBE-SVC-`, `-SVL-`, `-SEP-`, `-FW-`,
+/// `-EXT-`) a sync may delete as stale.
+pub fn is_service_chain(chain: &str) -> bool {
     [
         "KUBE-SVC-",
         "KUBE-SVL-",
