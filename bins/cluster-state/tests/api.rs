@@ -3,6 +3,8 @@
 #![cfg(feature = "fake-api")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -151,14 +153,6 @@ async fn errors_are_retried_and_an_expired_watch_relists() {
 
     let first = wait_for(&mut snapshots, |s| s.revision > 0).await;
     assert_eq!(service_names(&first), ["shop/a", "shop/b"]);
-    let mut registry = prometheus_client::registry::Registry::default();
-    source.metrics().register(&mut registry);
-    let mut metrics = String::new();
-    prometheus_client::encoding::text::encode(&mut metrics, &registry).unwrap();
-    assert!(
-        metrics.contains("cluster_state_api_request_errors_total 1\n"),
-        "{metrics}"
-    );
     let relisted = wait_for(&mut snapshots, |s| {
         s.services.contains_key(&ObjectRef::new("web", "d"))
     })
@@ -176,10 +170,7 @@ async fn errors_are_retried_and_an_expired_watch_relists() {
     assert_eq!(changed, ["shop/a", "shop/b", "web/d"]);
 
     // The 500 and the 410, both retried.
-    let mut registry = prometheus_client::registry::Registry::default();
-    source.metrics().register(&mut registry);
-    let mut metrics = String::new();
-    prometheus_client::encoding::text::encode(&mut metrics, &registry).unwrap();
+    let metrics = common::metrics(&source);
     assert!(
         metrics.contains("cluster_state_api_request_errors_total 2\n"),
         "{metrics}"

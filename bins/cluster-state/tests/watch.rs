@@ -2,6 +2,8 @@
 //! half-written file, a ConfigMap volume's `..data` swap, and status writes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,15 +83,6 @@ async fn settle(dir: &Path, snapshots: &mut watch::Receiver<Arc<Snapshot>>, mark
             .contains_key(&ObjectRef::new("default", marker))
     };
     wait_for(snapshots, |_| true, has_marker).await;
-}
-
-/// The source's metrics as OpenMetrics text.
-fn metrics(source: &Source) -> String {
-    let mut registry = prometheus_client::registry::Registry::default();
-    source.metrics().register(&mut registry);
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
-    text
 }
 
 async fn start(dir: &Path) -> (Source, watch::Receiver<Arc<Snapshot>>) {
@@ -196,7 +189,7 @@ async fn a_half_written_file_keeps_its_last_good_objects() {
     write(dir.path(), "ab.yaml", &edited);
     let fixed = wait_for(&mut snapshots, |_| true, |s| config_maps(s).contains("b=2")).await;
     assert_eq!(config_maps(&fixed), set(&["a=2", "b=2", "c=2", "m=marker"]));
-    assert!(metrics(&source).contains("cluster_state_rejected_manifest_files 0\n"));
+    assert!(common::metrics(&source).contains("cluster_state_rejected_manifest_files 0\n"));
 
     // A file that was never good contributes nothing, and hides nothing else.
     write(
