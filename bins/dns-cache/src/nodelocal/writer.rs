@@ -156,3 +156,48 @@ impl CorefileWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_changes_only_and_keeps_the_last_good_corefile() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("Corefile.base");
+        let target = dir.path().join("Corefile");
+        let mut writer = CorefileWriter {
+            upstream: Upstream::Variable(Some("10.96.0.11".parse().unwrap())),
+            base: base.clone(),
+            target: target.clone(),
+            local_ips: vec!["169.254.20.10".parse().unwrap()],
+            written: None,
+        };
+        std::fs::write(
+            &base,
+            ".:53 {\n    bind __PILLAR__LOCAL__DNS__\n    forward . __PILLAR__CLUSTER__DNS__\n}\n",
+        )
+        .unwrap();
+        assert!(writer.refresh().unwrap());
+        let good = std::fs::read_to_string(&target).unwrap();
+        assert_eq!(
+            good,
+            ".:53 {\n    bind 169.254.20.10\n    forward . 10.96.0.11\n}\n"
+        );
+        assert!(!writer.refresh().unwrap());
+
+        // A base that does not parse, or names a placeholder without a value: kept.
+        std::fs::write(&base, ".:53 {\n    bind __PILLAR__LOCAL__DNS__\n").unwrap();
+        assert!(writer.refresh().is_err());
+        std::fs::write(&base, ".:53 {\n    forward . __PILLAR__STUB__\n}\n").unwrap();
+        let err = writer.refresh().unwrap_err();
+        assert!(format!("{err:#}").contains("__PILLAR__STUB__"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), good);
+
+        // The Service's address gone: kept too.
+        writer.upstream = Upstream::Variable(None);
+        std::fs::write(&base, ".:53 {\n    forward . __PILLAR__CLUSTER__DNS__\n}\n").unwrap();
+        assert!(writer.refresh().is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), good);
+    }
+}
