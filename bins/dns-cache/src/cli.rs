@@ -50,12 +50,19 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        Self::parse_from(rewrite(args.into_iter().map(Into::into)))
+        Self::parse_from(rewrite_long_flags(
+            args.into_iter().map(Into::into),
+            &LONG_FLAGS,
+        ))
     }
 }
 
-/// Rewrites `-conf`, `-conf=FILE` and the other [`LONG_FLAGS`] to their `--` forms.
-fn rewrite(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+/// Rewrites `-conf`, `-conf=FILE` and the other flags of `long_flags` to their `--` forms,
+/// as Go's flag package lets them be written.
+pub fn rewrite_long_flags(
+    args: impl Iterator<Item = OsString>,
+    long_flags: &[&str],
+) -> Vec<OsString> {
     args.map(|arg| {
         let Some(text) = arg.to_str() else {
             return arg;
@@ -64,7 +71,7 @@ fn rewrite(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
             return arg;
         };
         let name = flag.split_once('=').map_or(flag, |(name, _)| name);
-        if LONG_FLAGS.contains(&name) {
+        if long_flags.contains(&name) {
             OsString::from(format!("-{text}"))
         } else {
             arg
@@ -122,7 +129,10 @@ mod tests {
     #[test]
     fn other_arguments_are_left_alone() {
         let args = ["x", "-c", "--conf", "-confx"].map(OsString::from);
-        assert_eq!(rewrite(args.clone().into_iter()), args.to_vec());
+        assert_eq!(
+            rewrite_long_flags(args.clone().into_iter(), &LONG_FLAGS),
+            args.to_vec()
+        );
     }
 
     #[test]

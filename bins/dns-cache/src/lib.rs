@@ -8,6 +8,7 @@ pub mod http;
 pub mod logging;
 pub mod metrics;
 pub mod names;
+pub mod nodelocal;
 pub mod plugin;
 pub mod reply;
 pub mod request;

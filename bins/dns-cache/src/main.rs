@@ -1,11 +1,20 @@
 //! `dns-cache`: a CoreDNS-compatible caching DNS server.
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use dns_cache::cli::{Cli, plugins_text, version_text};
+use dns_cache::nodelocal::args::NodeLocalArgs;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_coredns(std::env::args_os());
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|mode| mode == "node-local") {
+        let args =
+            NodeLocalArgs::try_parse_node_cache(args.iter().skip(1)).unwrap_or_else(|e| e.exit());
+        dns_cache::logging::init();
+        return block_on(|workers| dns_cache::nodelocal::run(args, workers));
+    }
+    let cli = Cli::parse_coredns(args);
     if cli.plugins {
         print!("{}", plugins_text());
         return ExitCode::SUCCESS;
@@ -15,6 +24,14 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     dns_cache::logging::init();
+    block_on(|workers| dns_cache::run::run(cli, workers))
+}
+
+/// Runs `main` (given the worker count) on a runtime sized to the machine.
+fn block_on<F>(main: impl FnOnce(usize) -> F) -> ExitCode
+where
+    F: Future<Output = anyhow::Result<()>>,
+{
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // On one core a single-threaded scheduler has no cross-thread bookkeeping.
     let mut builder = if workers == 1 {
@@ -31,7 +48,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(dns_cache::run::run(cli, workers)) {
+    match runtime.block_on(main(workers)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             println!("[FATAL] {e:#}");

@@ -39,8 +39,22 @@ enum Trigger {
     Poll,
 }
 
+/// Hooks for a mode that drives the server from outside (node-local).
+#[derive(Debug, Default)]
+pub struct Hooks {
+    /// Notified to check the Corefile now (reloaded if its hash changed).
+    pub reload: Arc<tokio::sync::Notify>,
+    /// Sent once the first configuration is serving.
+    pub started: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
 /// Runs the server until SIGTERM, SIGINT or a fatal error.
 pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
+    serve(cli, workers, Hooks::default()).await
+}
+
+/// [`run`] with `hooks`.
+pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()> {
     let source = Source::from_cli(&cli);
     let metrics = Arc::new(Metrics::new());
     let (input, filename) = source.read()?;
@@ -64,6 +78,9 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
     }
     print!("{}", version_text());
     let pidfile = cli.pidfile.as_deref().map(PidFile::create).transpose()?;
+    if let Some(started) = hooks.started {
+        let _ = started.send(());
+    }
 
     let mut usr1 = signal(SignalKind::user_defined1())?;
     let mut term = signal(SignalKind::terminate())?;
@@ -77,6 +94,7 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
                 running.reload(Trigger::Signal);
             }
             _ = sleep_or_forever(poll) => running.reload(Trigger::Poll),
+            () = hooks.reload.notified() => running.reload(Trigger::Poll),
             _ = term.recv() => {
                 tracing::info!("SIGTERM: Shutting down servers then terminating");
                 break;
