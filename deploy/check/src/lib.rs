@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! The manifests under `deploy/`, read as the API server would read them: every YAML document
 //! into its `k8s-openapi` type, refusing fields the type does not know (k8s-openapi itself
 //! ignores them, so a misspelt field would silently vanish). The tests in `tests/` check them
