@@ -8,3 +8,4 @@ mod source;
 pub use config::api_client;
 pub use lease::{LeaseClient, LeaseError};
 pub(crate) use source::ApiSource;
+pub use source::api_calls;

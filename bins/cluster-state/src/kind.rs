@@ -57,6 +57,20 @@ macro_rules! define_kinds {
                 }
             }
 
+            /// The API group of this kind (`""` for the core group).
+            pub fn group(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => <$ty as k8s_openapi::Resource>::GROUP,)*
+                }
+            }
+
+            /// The resource name of this kind in API paths and RBAC rules (`services`, …).
+            pub fn resource(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => <$ty as k8s_openapi::Resource>::URL_PATH_SEGMENT,)*
+                }
+            }
+
             /// Whether objects of this kind live in a namespace.
             pub fn is_namespaced(self) -> bool {
                 match self {
@@ -168,6 +182,12 @@ mod tests {
         assert_eq!(Kind::EndpointSlice.api_version(), "discovery.k8s.io/v1");
         assert_eq!(Kind::Lease.api_version(), "coordination.k8s.io/v1");
         assert_eq!(Kind::from_name("ConfigMap"), Some(Kind::ConfigMap));
+        assert_eq!(Kind::EndpointSlice.group(), "discovery.k8s.io");
+        assert_eq!(
+            (Kind::Service.group(), Kind::Service.resource()),
+            ("", "services")
+        );
+        assert_eq!(Kind::IngressClass.resource(), "ingressclasses");
         assert_eq!(Kind::from_name("Pod"), None);
         let cluster: Vec<_> = Kind::ALL.iter().filter(|k| !k.is_namespaced()).collect();
         assert_eq!(cluster, [&Kind::IngressClass, &Kind::Namespace]);

@@ -2,6 +2,7 @@
 
 #[cfg(feature = "kube-api")]
 mod api;
+mod api_call;
 mod args;
 mod error;
 #[cfg(feature = "fake-api")]
@@ -14,7 +15,8 @@ mod snapshot;
 mod source;
 
 #[cfg(feature = "kube-api")]
-pub use api::{LeaseClient, LeaseError, api_client};
+pub use api::{LeaseClient, LeaseError, api_calls, api_client};
+pub use api_call::ApiCall;
 pub use args::SourceArgs;
 pub use error::{SourceError, StatusError};
 pub use k8s_openapi as k8s;

@@ -15,7 +15,7 @@ use cluster_state::k8s::api::networking::v1::{
     IngressLoadBalancerIngress, IngressLoadBalancerStatus,
 };
 use cluster_state::k8s::apimachinery::pkg::util::intstr::IntOrString;
-use cluster_state::{Kind, ObjectRef, Snapshot, Source, StatusError};
+use cluster_state::{ApiCall, Kind, ObjectRef, Snapshot, Source, StatusError, api_calls};
 use tokio::sync::watch;
 
 /// Liveness only: how long the source may take (a retry waits up to ~1.6 s of backoff).
@@ -61,6 +61,53 @@ fn watches(seen: &[Seen]) -> impl Iterator<Item = &Seen> {
     seen.iter().filter(|request| request.is_watch())
 }
 
+/// The requests of `seen` as RBAC names them: `verb group/resource[/subresource]`, sorted,
+/// without repeats.
+fn rbac_calls(seen: &[Seen]) -> Vec<String> {
+    let mut calls: Vec<_> = seen.iter().map(rbac_call).collect();
+    calls.sort();
+    calls.dedup();
+    calls
+}
+
+/// `GET /apis/networking.k8s.io/v1/namespaces/shop/ingresses/shop` is
+/// `get networking.k8s.io/ingresses`, as [`ApiCall`]'s `Display` writes it.
+fn rbac_call(request: &Seen) -> String {
+    let segments: Vec<&str> = request.path.trim_start_matches('/').split('/').collect();
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => ("core", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => panic!("not an API path: {request:?}"),
+    };
+    let rest = match rest {
+        ["namespaces", _namespace, rest @ ..] if !rest.is_empty() => rest,
+        rest => rest,
+    };
+    let (resource, name, subresource) = match rest {
+        [resource] => (*resource, None, None),
+        [resource, name] => (*resource, Some(*name), None),
+        [resource, name, sub] => (*resource, Some(*name), Some(*sub)),
+        _ => panic!("not a resource path: {request:?}"),
+    };
+    let verb = match (&request.method, name) {
+        (&Method::GET, _) if request.is_watch() => "watch",
+        (&Method::GET, None) => "list",
+        (&Method::GET, Some(_)) => "get",
+        (&Method::POST, _) => "create",
+        (&Method::PUT, _) => "update",
+        (&Method::PATCH, _) => "patch",
+        _ => panic!("unexpected method: {request:?}"),
+    };
+    let resource = subresource.map_or(resource.to_owned(), |sub| format!("{resource}/{sub}"));
+    format!("{verb} {group}/{resource}")
+}
+
+fn declared(calls: impl IntoIterator<Item = ApiCall>) -> Vec<String> {
+    let mut calls: Vec<_> = calls.into_iter().map(|call| call.to_string()).collect();
+    calls.sort();
+    calls
+}
+
 fn service_names(snapshot: &Snapshot) -> Vec<String> {
     snapshot.services.keys().map(ToString::to_string).collect()
 }
@@ -99,9 +146,12 @@ async fn the_api_source_publishes_what_the_manifest_source_does() {
 
     // Then each kind is watched from its list's version.
     let all_watched = |seen: &[Seen]| watches(seen).count() == Kind::ALL.len();
-    for watch in watches(&api.wait_for_requests(PATIENCE, all_watched).await.unwrap()) {
+    let seen = api.wait_for_requests(PATIENCE, all_watched).await.unwrap();
+    for watch in watches(&seen) {
         assert_eq!(watch.param("resourceVersion"), Some("7"), "{watch:?}");
     }
+    // The RBAC rules derived from `api_calls` are exactly what the source asks for.
+    assert_eq!(rbac_calls(&seen), declared(api_calls(Kind::ALL, false)));
 }
 
 #[tokio::test]
@@ -237,6 +287,7 @@ async fn ingress_status_is_patched_on_the_status_subresource() {
         .await
         .unwrap_err();
     assert!(matches!(error, StatusError::NotFound { .. }), "{error}");
+    assert_eq!(rbac_calls(&api.seen()), declared(api_calls(&[], true)));
 }
 
 #[tokio::test]
@@ -281,4 +332,5 @@ async fn a_lease_is_a_compare_and_swap_register_on_its_resource_version() {
         .rfind(|r| r.method == Method::PUT)
         .unwrap();
     assert_eq!(put.path, format!("{leases}/ingress"));
+    assert_eq!(rbac_calls(&api.seen()), declared(LeaseClient::API_CALLS));
 }

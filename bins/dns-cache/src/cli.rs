@@ -55,6 +55,19 @@ impl Cli {
             &LONG_FLAGS,
         ))
     }
+
+    /// As [`Cli::parse_coredns`], but returns clap's error instead of exiting.
+    ///
+    /// # Errors
+    ///
+    /// An unknown flag or a bad value, as clap reports it.
+    pub fn try_parse_coredns<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString>,
+    {
+        Self::try_parse_from(rewrite(args.into_iter().map(Into::into)))
+    }
 }
 
 /// Rewrites `-conf`, `-conf=FILE` and the other flags of `long_flags` to their `--` forms,

@@ -2,6 +2,7 @@
 //!
 //! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`class`], [`endpoints`],
 //!   [`model`], [`render`], [`backends`], [`lua`], [`reconcile`];
+//! - the command line: [`cli`];
 //! - I/O: [`manifests`] and [`source`] (objects from YAML files), [`nginx`] (the child
 //!   process), [`control`] (its control socket), [`certs`] (key material on disk),
 //!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`election`] and [`status`] (the
@@ -11,6 +12,7 @@ pub mod annotations;
 pub mod backends;
 pub mod certs;
 pub mod class;
+pub mod cli;
 pub mod control;
 pub mod controller;
 pub mod election;

@@ -6,6 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
 use kube::api::PostParams;
 
+use crate::ApiCall;
+
 /// A Lease on the API server, by namespace and name.
 #[derive(Clone)]
 pub struct LeaseClient {
@@ -42,6 +44,15 @@ pub enum LeaseError {
 }
 
 impl LeaseClient {
+    /// The requests a `LeaseClient` makes, in its Lease's namespace: [`get`](Self::get),
+    /// [`create`](Self::create) and [`replace`](Self::replace) (an `update`). A binary's
+    /// RBAC rules for its Lease are exactly these.
+    pub const API_CALLS: [ApiCall; 3] = [
+        lease_call("get"),
+        lease_call("create"),
+        lease_call("update"),
+    ];
+
     /// The Lease `name` in `namespace`, through `client`.
     pub fn new(client: kube::Client, namespace: &str, name: &str) -> Self {
         Self {
@@ -90,6 +101,15 @@ impl LeaseClient {
             },
             spec: Some(spec),
         }
+    }
+}
+
+const fn lease_call(verb: &'static str) -> ApiCall {
+    ApiCall {
+        verb,
+        group: "coordination.k8s.io",
+        resource: "leases",
+        subresource: None,
     }
 }
 

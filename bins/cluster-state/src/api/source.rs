@@ -17,7 +17,29 @@ use tokio::task::JoinHandle;
 use super::mirror::{Mirror, Update};
 use crate::kind::with_kinds;
 use crate::snapshot::publish;
-use crate::{Kind, Metrics, Object, ObjectRef, Snapshot, StatusError};
+use crate::{ApiCall, Kind, Metrics, Object, ObjectRef, Snapshot, StatusError};
+
+/// The requests the API source makes, in every namespace: `list` and `watch` on each of
+/// `kinds` (see [`ApiSource::start`]), and with `ingress_status`, the `patch` of
+/// `ingresses/status` (see [`ApiSource::write_ingress_status`]). A binary's RBAC rules are
+/// exactly these.
+pub fn api_calls(kinds: &[Kind], ingress_status: bool) -> Vec<ApiCall> {
+    let watches = kinds.iter().flat_map(|kind| {
+        ["list", "watch"].map(|verb| ApiCall {
+            verb,
+            group: kind.group(),
+            resource: kind.resource(),
+            subresource: None,
+        })
+    });
+    let status = ingress_status.then_some(ApiCall {
+        verb: "patch",
+        group: Kind::Ingress.group(),
+        resource: Kind::Ingress.resource(),
+        subresource: Some("status"),
+    });
+    watches.chain(status).collect()
+}
 
 /// Watches the API server until dropped.
 pub(crate) struct ApiSource {

@@ -7,7 +7,7 @@
 //! fencing tokens (Kubernetes calls them opaque; one that is not a number is reported).
 
 use cluster_state::k8s::api::coordination::v1::LeaseSpec;
-use cluster_state::{LeaseClient, LeaseError};
+use cluster_state::{ApiCall, LeaseClient, LeaseError};
 use leader_lease::{Record, Stored, Version};
 
 use super::{RequestError, Store};
@@ -19,6 +19,10 @@ pub struct KubernetesStore {
 }
 
 impl KubernetesStore {
+    /// The API requests this store makes on its Lease ([`LeaseClient::API_CALLS`]): the RBAC
+    /// rules a replica needs in the Lease's namespace.
+    pub const API_CALLS: [ApiCall; 3] = LeaseClient::API_CALLS;
+
     /// A store on the Lease of `lease` (see [`cluster_state::api_client`] for a client).
     pub fn new(lease: LeaseClient) -> Self {
         Self { lease }
