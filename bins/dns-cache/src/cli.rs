@@ -66,7 +66,10 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        Self::try_parse_from(rewrite(args.into_iter().map(Into::into)))
+        Self::try_parse_from(rewrite_long_flags(
+            args.into_iter().map(Into::into),
+            &LONG_FLAGS,
+        ))
     }
 }
 

@@ -113,16 +113,15 @@ fn every_container_command_line_is_accepted_by_its_binary() {
         {
             let line = command_line(container);
             let parsed = match image.as_str() {
+                "dns-cache" if line.get(1).is_some_and(|mode| mode == "node-local") => {
+                    dns_cache::nodelocal::args::NodeLocalArgs::try_parse_node_cache(&line[1..])
+                        .map(drop)
+                }
                 "dns-cache" => dns_cache::cli::Cli::try_parse_coredns(&line).map(drop),
                 "ingress-controller" => {
                     ingress_controller::cli::Cli::try_parse_from(&line).map(drop)
                 }
-                "service-proxy" => {
-                    // Its parser (`service_proxy::cli::Args`) lands with branch
-                    // iptables-model; until then only the image is known.
-                    println!("skipped: service-proxy's argument parser is not merged yet");
-                    Ok(())
-                }
+                "service-proxy" => service_proxy::cli::Args::try_parse_from(&line).map(drop),
                 other => panic!("no parser for image {other}"),
             };
             if let Err(error) = parsed {

@@ -31,9 +31,11 @@ pub struct NodeLocalArgs {
         default_value = "/etc/coredns/Corefile.base"
     )]
     pub base_corefile: PathBuf,
-    /// Where the filled Corefile is written, and served from.
+    /// Where the filled Corefile is written, and served from (`-conf`, as kubernetes'
+    /// `nodelocaldns.yaml` spells it, is the same flag).
     #[arg(
         long = "corefile",
+        visible_alias = "conf",
         value_name = "FILE",
         default_value = "/etc/Corefile"
     )]
@@ -93,9 +95,10 @@ pub struct NodeLocalArgs {
 }
 
 /// The flags node-cache (and CoreDNS) write with one dash.
-const LONG_FLAGS: [&str; 13] = [
+const LONG_FLAGS: [&str; 14] = [
     "localip",
     "basecorefile",
+    "conf",
     "corefile",
     "upstreamsvc",
     "setupinterface",
