@@ -158,6 +158,12 @@ pub async fn run(
                 });
                 if settled && let Some((objects, _, _)) = pending.take() {
                     state.apply(&objects).await;
+                } else if state.reconciler.running().is_some()
+                    && state.reconciler.table_pending(&state.table)
+                    && state.nginx.is_running()
+                {
+                    // A table that could not be sent is retried on every tick.
+                    state.send_table().await;
                 }
             }
         }

@@ -60,6 +60,19 @@ pub fn load_dir(dir: &Path) -> Result<Objects, ManifestError> {
     Ok(objects)
 }
 
+/// The parser's limits: serde-saphyr's defaults (depth, aliases, sizes) except the counts of
+/// documents, nodes and events, raised so that one file may hold a whole cluster's objects
+/// (tens of thousands).
+fn options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_documents = 200_000;
+    budget.max_nodes = 20_000_000;
+    budget.max_events = 80_000_000;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
 /// Adds the objects of a multi-document YAML text.
 ///
 /// # Errors
@@ -67,7 +80,7 @@ pub fn load_dir(dir: &Path) -> Result<Objects, ManifestError> {
 /// A message for invalid YAML or an invalid object.
 pub fn add_documents(objects: &mut Objects, text: &str) -> Result<(), String> {
     let documents: Vec<serde_json::Value> =
-        serde_saphyr::from_multiple(text).map_err(|e| e.to_string())?;
+        serde_saphyr::from_multiple_with_options(text, options()).map_err(|e| e.to_string())?;
     for document in documents {
         if document.is_null() {
             continue;

@@ -335,7 +335,7 @@ fn parse(reply: &str) -> Option<Response> {
         .iter()
         .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let body = if chunked {
-        dechunk(body)
+        ingress_controller::control::dechunk(body)
     } else {
         body.to_owned()
     };
@@ -344,22 +344,6 @@ fn parse(reply: &str) -> Option<Response> {
         headers,
         body,
     })
-}
-
-fn dechunk(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 {
-            break;
-        }
-        out.push_str(after.get(..size).unwrap_or(after));
-        rest = after.get(size + 2..).unwrap_or_default();
-    }
-    out
 }
 
 /// An Ingress in `ns` named `name` for `host`, with `paths` of `(pathType, path, service)`,
