@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use ingress_controller::class::Selection;
 use ingress_controller::nginx::Nginx;
 use ingress_controller::objects::Objects;
-use ingress_controller::{manifests, model, render};
+use ingress_controller::{model, render};
 
 fn cluster(ingresses: usize, extra: &str) -> Result<Objects, String> {
     let mut yaml = String::from(
@@ -60,7 +60,7 @@ fn cluster(ingresses: usize, extra: &str) -> Result<Objects, String> {
     }
     yaml.push_str(extra);
     let mut objects = Objects::default();
-    manifests::add_documents(&mut objects, &yaml)?;
+    objects.add_yaml(&yaml)?;
     Ok(objects)
 }
 

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+use cluster_state::SourceArgs;
 use ingress_controller::class::Selection;
-use ingress_controller::{control, controller, election, manifests, model, render};
+use ingress_controller::objects::Objects;
+use ingress_controller::{control, controller, election, model, render};
 
 /// Ingress objects to a real nginx, rendered through nginx-conf's builder.
 #[derive(Parser, Debug)]
@@ -23,9 +25,8 @@ enum Command {
     /// Print the nginx.conf that would be written for the objects, and the problems found;
     /// runs nothing.
     Render {
-        /// Directory of YAML manifests (IngressClass, Ingress, Service, EndpointSlice, Secret).
-        #[arg(long)]
-        manifests: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
         #[command(flatten)]
         selection: SelectionArgs,
         #[command(flatten)]
@@ -51,9 +52,8 @@ enum Command {
 /// `run`'s options.
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Directory of YAML manifests, re-read when its files change.
-    #[arg(long)]
-    manifests: PathBuf,
+    #[command(flatten)]
+    source: SourceArgs,
     #[command(flatten)]
     selection: SelectionArgs,
     #[command(flatten)]
@@ -114,10 +114,6 @@ struct StatusArgs {
     /// host name). Without it no status is written.
     #[arg(long)]
     publish_status_address: Vec<String>,
-    /// Where statuses are written (one JSON file per Ingress); default: `status` beside the
-    /// manifests directory.
-    #[arg(long)]
-    status_dir: Option<PathBuf>,
     /// This replica's identity in the election (default: HOSTNAME, else the pid).
     #[arg(long)]
     election_id: Option<String>,
@@ -142,7 +138,7 @@ struct StatusArgs {
 }
 
 impl StatusArgs {
-    fn settings(&self, manifests: &std::path::Path) -> Option<controller::StatusSettings> {
+    fn settings(&self) -> Option<controller::StatusSettings> {
         if self.publish_status_address.is_empty() {
             return None;
         }
@@ -159,12 +155,6 @@ impl StatusArgs {
         });
         Some(controller::StatusSettings {
             addresses: self.publish_status_address.clone(),
-            dir: self.status_dir.clone().unwrap_or_else(|| {
-                manifests
-                    .parent()
-                    .unwrap_or(std::path::Path::new("."))
-                    .join("status")
-            }),
             election: store.map(|store| election::Election {
                 id,
                 store,
@@ -233,12 +223,12 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Render {
-            manifests,
+            source,
             selection,
             nginx,
             backends,
         } => {
-            let objects = manifests::load_dir(&manifests)?;
+            let objects = runtime()?.block_on(snapshot(&source))?;
             let model = model::build(&objects, &selection.selection());
             for problem in &model.problems {
                 eprintln!("warning: {problem}");
@@ -254,7 +244,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Run(args) => {
             let RunArgs {
-                manifests,
+                source,
                 selection,
                 nginx,
                 nginx_binary,
@@ -264,11 +254,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 status,
             } = *args;
             let settings = controller::Settings {
-                status: status.settings(&manifests),
+                status: status.settings(),
                 nginx: nginx_binary,
                 options: nginx.options(),
                 selection: selection.selection(),
-                manifests,
+                source,
                 poll: Duration::from_millis(poll_ms.max(10)),
                 debounce: Duration::from_millis(debounce_ms),
                 metrics_address,
@@ -278,6 +268,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Dbg { prefix, what } => runtime()?.block_on(dbg(&prefix, what)),
     }
+}
+
+/// The objects once the source has read everything (the first complete snapshot).
+async fn snapshot(source: &SourceArgs) -> anyhow::Result<Objects> {
+    let source = source.start(&ingress_controller::objects::KINDS).await?;
+    let mut snapshots = source.snapshots();
+    let snapshot = snapshots
+        .wait_for(|s| s.revision > 0)
+        .await
+        .context("the object source stopped before reading everything")?;
+    Ok(Objects::from_snapshot(&snapshot))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -123,6 +123,7 @@ pub const CLASS: &str = "---\napiVersion: networking.k8s.io/v1\nkind: IngressCla
 pub struct Controller {
     child: Child,
     pub dir: tempfile::TempDir,
+    manifests: PathBuf,
     pub http: u16,
     pub https: u16,
     pub metrics: u16,
@@ -130,7 +131,7 @@ pub struct Controller {
 
 impl Controller {
     pub fn manifests_dir(&self) -> PathBuf {
-        self.dir.path().join("manifests")
+        self.manifests.clone()
     }
 
     pub fn prefix(&self) -> PathBuf {
@@ -147,11 +148,21 @@ impl Controller {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("manifests")).unwrap();
         std::fs::write(dir.path().join("manifests/objects.yaml"), manifests).unwrap();
+        let manifests_dir = dir.path().join("manifests");
+        Self::launch(dir, &manifests_dir, extra).await
+    }
+
+    /// Another replica on the same manifests directory as `other`.
+    pub async fn start_beside(other: &Controller, extra: &[String]) -> Self {
+        Self::launch(tempfile::tempdir().unwrap(), &other.manifests_dir(), extra).await
+    }
+
+    async fn launch(dir: tempfile::TempDir, manifests: &Path, extra: &[String]) -> Self {
         let (http, https, metrics) = (free_port(), free_port(), free_port());
         let child = Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
             .arg("run")
             .arg("--manifests")
-            .arg(dir.path().join("manifests"))
+            .arg(manifests)
             .arg("--prefix")
             .arg(dir.path().join("nginx"))
             .args(["--listen-address", "127.0.0.1", "--workers", "2"])
@@ -167,6 +178,7 @@ impl Controller {
         let controller = Self {
             child,
             dir,
+            manifests: manifests.to_owned(),
             http,
             https,
             metrics,
