@@ -27,13 +27,21 @@ pub fn missing_prerequisite() -> Option<String> {
     None
 }
 
-/// A port that was free a moment ago on 127.0.0.1.
+/// A port that was free a moment ago on 127.0.0.1. Ports come from a per-process sequence in
+/// 20000..60000 (never the same one twice in a process, unlike the kernel's ephemeral ports,
+/// which two tests running at once may both be given after releasing them).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = 20_000 + (std::process::id() * 97) % 30_000;
+    let _ = NEXT.compare_exchange(0, start, Ordering::SeqCst, Ordering::SeqCst);
+    loop {
+        let candidate = NEXT.fetch_add(1, Ordering::SeqCst);
+        let port = u16::try_from(20_000 + candidate % 40_000).unwrap();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// HTTP backends, one listener per name, each answering `NAME URI` with `x-backend: NAME`.
