@@ -6,7 +6,8 @@
 //! cargo run --release -p ingress-controller --example scale [-- INGRESSES]
 //! ```
 //!
-//! Needs nginx and libnginx-mod-http-lua; runs nginx on free 127.0.0.1 ports in a temporary
+//! `SCALE_WRITE_CONFIG=FILE` also writes the rendered configuration there. Needs nginx and
+//! libnginx-mod-http-lua; runs nginx on free 127.0.0.1 ports in a temporary
 //! prefix and stops it at the end.
 
 use std::fmt::Write as _;
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 use ingress_controller::class::Selection;
 use ingress_controller::nginx::Nginx;
 use ingress_controller::objects::Objects;
-use ingress_controller::{manifests, model, render};
+use ingress_controller::{model, render};
 
 fn cluster(ingresses: usize, extra: &str) -> Result<Objects, String> {
     let mut yaml = String::from(
@@ -59,7 +60,7 @@ fn cluster(ingresses: usize, extra: &str) -> Result<Objects, String> {
     }
     yaml.push_str(extra);
     let mut objects = Objects::default();
-    manifests::add_documents(&mut objects, &yaml)?;
+    objects.add_yaml(&yaml)?;
     Ok(objects)
 }
 
@@ -107,12 +108,27 @@ async fn main() -> anyhow::Result<()> {
     let text = render::render(&built, &options)?;
     let render_time = t.elapsed();
     let paths: usize = built.servers.iter().map(|s| s.locations.len()).sum();
+    if let Ok(path) = std::env::var("SCALE_WRITE_CONFIG") {
+        std::fs::write(path, &text)?;
+    }
     let mut nginx = Nginx::new("nginx".into(), dir.path().to_owned())?;
     let t = Instant::now();
     nginx.validate(&text).await?;
     let validate_time = t.elapsed();
+    println!("ingresses          {count}");
+    println!("nginx locations    {paths}");
+    println!(
+        "config size        {} bytes ({} lines)",
+        text.len(),
+        text.lines().count()
+    );
+    println!("model              {model_time:?}");
+    println!("render             {render_time:?}");
+    println!("nginx -t           {validate_time:?}");
     nginx.install().await?;
+    let t = Instant::now();
     nginx.start(&options.control_socket()).await?;
+    println!("nginx start        {:?}", t.elapsed());
 
     // One new Ingress: render, validate, install, reload, then poll until it answers.
     let extra = "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: new\n  \
@@ -136,16 +152,6 @@ async fn main() -> anyhow::Result<()> {
     }
     nginx.stop().await;
 
-    println!("ingresses          {count}");
-    println!("nginx locations    {paths}");
-    println!(
-        "config size        {} bytes ({} lines)",
-        text.len(),
-        text.lines().count()
-    );
-    println!("model              {model_time:?}");
-    println!("render             {render_time:?}");
-    println!("nginx -t           {validate_time:?}");
     match served {
         Some(d) => println!("change to serving  {d:?}"),
         None => println!("change to serving  not served within 60 s"),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use cluster_state::SourceArgs;
 
 use crate::class::Selection;
 use crate::{controller, election, render};
@@ -24,9 +25,9 @@ pub enum Command {
     /// Print the nginx.conf that would be written for the objects, and the problems found;
     /// runs nothing.
     Render {
-        /// Directory of YAML manifests (IngressClass, Ingress, Service, EndpointSlice, Secret).
-        #[arg(long)]
-        manifests: PathBuf,
+        /// Where the objects come from.
+        #[command(flatten)]
+        source: SourceArgs,
         /// Which Ingresses are ours.
         #[command(flatten)]
         selection: SelectionArgs,
@@ -54,9 +55,9 @@ pub enum Command {
 /// `run`'s options.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Directory of YAML manifests, re-read when its files change.
-    #[arg(long)]
-    pub manifests: PathBuf,
+    /// Where the objects come from.
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Which Ingresses are ours.
     #[command(flatten)]
     pub selection: SelectionArgs,
@@ -75,7 +76,7 @@ pub struct RunArgs {
     /// How long changes must settle before they are applied, in milliseconds.
     #[arg(long, default_value_t = 300)]
     pub debounce_ms: u64,
-    /// Status publication and leader election.
+    /// Ingress status publication and leader election.
     #[command(flatten)]
     pub status: StatusArgs,
 }
@@ -105,7 +106,7 @@ pub struct SelectionArgs {
 }
 
 impl SelectionArgs {
-    /// The selection these flags describe.
+    /// The Ingress selection these flags describe.
     pub fn selection(&self) -> Selection {
         Selection {
             controller: self.controller_class.clone(),
@@ -121,10 +122,6 @@ pub struct StatusArgs {
     /// host name). Without it no status is written.
     #[arg(long)]
     pub publish_status_address: Vec<String>,
-    /// Where statuses are written (one JSON file per Ingress); default: `status` beside the
-    /// manifests directory.
-    #[arg(long)]
-    pub status_dir: Option<PathBuf>,
     /// This replica's identity in the election (default: HOSTNAME, else the pid).
     #[arg(long)]
     pub election_id: Option<String>,
@@ -149,8 +146,8 @@ pub struct StatusArgs {
 }
 
 impl StatusArgs {
-    /// The status settings, or `None` when no address is published.
-    pub fn settings(&self, manifests: &std::path::Path) -> Option<controller::StatusSettings> {
+    /// The status settings, or `None` when no status address is given.
+    pub fn settings(&self) -> Option<controller::StatusSettings> {
         if self.publish_status_address.is_empty() {
             return None;
         }
@@ -167,12 +164,6 @@ impl StatusArgs {
         });
         Some(controller::StatusSettings {
             addresses: self.publish_status_address.clone(),
-            dir: self.status_dir.clone().unwrap_or_else(|| {
-                manifests
-                    .parent()
-                    .unwrap_or(std::path::Path::new("."))
-                    .join("status")
-            }),
             election: store.map(|store| election::Election {
                 id,
                 store,
@@ -208,7 +199,7 @@ pub struct NginxArgs {
 }
 
 impl NginxArgs {
-    /// The renderer's options.
+    /// The renderer options these flags describe.
     pub fn options(&self) -> render::Options {
         render::Options {
             prefix: self.prefix.clone(),

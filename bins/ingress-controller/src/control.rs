@@ -99,8 +99,9 @@ pub async fn request(
     Ok(body)
 }
 
-/// Joins the chunks of a chunked body.
-fn dechunk(body: &str) -> String {
+/// Joins the chunks of an HTTP/1.1 chunked body (stopping at the last chunk or at the first
+/// malformed size).
+pub fn dechunk(body: &str) -> String {
     let mut out = String::new();
     let mut rest = body;
     while let Some((size, after)) = rest.split_once("\r\n") {

@@ -19,7 +19,6 @@ use crate::nginx::{Nginx, NginxError};
 use crate::objects::Objects;
 use crate::reconcile::{Reconciler, config_hash};
 use crate::serve::Shared;
-use crate::source::ManifestDir;
 use crate::{backends, certs, control, metrics, render, serve};
 
 /// How the controller runs.
@@ -31,9 +30,9 @@ pub struct Settings {
     pub options: render::Options,
     /// Which Ingresses are ours.
     pub selection: Selection,
-    /// The manifests directory.
-    pub manifests: PathBuf,
-    /// How often the manifests are checked for changes.
+    /// Where the objects come from (manifests or the API server).
+    pub source: cluster_state::SourceArgs,
+    /// How often pending changes and unsent backend tables are looked at.
     pub poll: Duration,
     /// How long changes must settle before they are applied.
     pub debounce: Duration,
@@ -48,8 +47,6 @@ pub struct Settings {
 pub struct StatusSettings {
     /// The addresses (IPs or host names) written to `status.loadBalancer.ingress`.
     pub addresses: Vec<String>,
-    /// Where the status files go.
-    pub dir: PathBuf,
     /// The election among replicas; without one this replica always writes.
     pub election: Option<Election>,
 }
@@ -60,6 +57,9 @@ pub enum ControllerError {
     /// nginx's prefix could not be prepared.
     #[error(transparent)]
     Nginx(#[from] NginxError),
+    /// The object source could not start.
+    #[error(transparent)]
+    Source(#[from] cluster_state::SourceError),
     /// The election could not start.
     #[error(transparent)]
     Election(#[from] ElectionError),
@@ -84,6 +84,7 @@ struct Loop {
     served: Vec<String>,
     published: bool,
     leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
+    source: cluster_state::Source,
 }
 
 /// Runs until `shutdown` completes, then stops nginx.
@@ -112,7 +113,9 @@ pub async fn run(
     info!(%address, "serving /healthz and /metrics");
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
-    let mut source = ManifestDir::new(settings.manifests.clone());
+    let source = settings.source.start(&crate::objects::KINDS).await?;
+    let mut snapshots = source.snapshots();
+    snapshots.mark_changed();
     let (stop_election, election_stopped) = tokio::sync::watch::channel(false);
     let election = settings.status.as_ref().and_then(|s| s.election.clone());
     let leader = match election {
@@ -129,6 +132,7 @@ pub async fn run(
         served: Vec::new(),
         published: false,
         leader,
+        source,
     };
     let mut pending: Option<(Objects, Instant, Instant)> = None;
     let mut tick = tokio::time::interval(state.settings.poll);
@@ -140,24 +144,34 @@ pub async fn run(
             status = state.nginx.exited() => state.restart(status).await,
             () = leadership_changed(&mut state.leader) => {
                 state.published = false;
-                state.publish_status();
+                state.publish_status().await;
+            }
+            changed = snapshots.changed() => {
+                if changed.is_err() {
+                    warn!("the object source stopped; keeping the current configuration");
+                    break;
+                }
+                let snapshot = Arc::clone(&snapshots.borrow_and_update());
+                // Revision 0 is the empty view before the source has read everything once.
+                if snapshot.revision > 0 {
+                    let now = Instant::now();
+                    let first = pending.as_ref().map_or(now, |p| p.1);
+                    pending = Some((Objects::from_snapshot(&snapshot), first, now));
+                }
             }
             _ = tick.tick() => {
-                match source.poll() {
-                    Ok(Some(objects)) => {
-                        let now = Instant::now();
-                        let first = pending.as_ref().map_or(now, |p| p.1);
-                        pending = Some((objects, first, now));
-                    }
-                    Ok(None) => {}
-                    Err(e) => warn!("manifests not applied: {e}"),
-                }
                 let debounce = state.settings.debounce;
                 let settled = pending.as_ref().is_some_and(|(_, first, last)| {
                     last.elapsed() >= debounce || first.elapsed() >= debounce * 5
                 });
                 if settled && let Some((objects, _, _)) = pending.take() {
                     state.apply(&objects).await;
+                } else if state.reconciler.running().is_some()
+                    && state.reconciler.table_pending(&state.table)
+                    && state.nginx.is_running()
+                {
+                    // A table that could not be sent is retried on every tick.
+                    state.send_table().await;
                 }
             }
         }
@@ -186,7 +200,7 @@ async fn leadership_changed(
 impl Loop {
     /// Writes the served Ingresses' status if this replica leads and has not yet written it
     /// for the current list.
-    fn publish_status(&mut self) {
+    async fn publish_status(&mut self) {
         let Some(settings) = &self.settings.status else {
             return;
         };
@@ -198,19 +212,21 @@ impl Loop {
             return;
         }
         let status = crate::status::load_balancer(&settings.addresses);
-        match crate::status::StatusFiles::new(settings.dir.clone()).publish(&self.served, &status) {
-            Ok(written) => {
-                self.published = true;
-                self.shared
-                    .metrics
-                    .status_writes
-                    .inc_by(u64::try_from(written).unwrap_or(u64::MAX));
+        let mut failed = false;
+        for ingress in &self.served {
+            let (namespace, name) = ingress.split_once('/').unwrap_or(("", ingress));
+            let key = cluster_state::ObjectRef::new(namespace, name);
+            match self.source.write_ingress_status(&key, status.clone()).await {
+                Ok(()) => {
+                    self.shared.metrics.status_writes.inc();
+                }
+                Err(e) => {
+                    warn!("cannot write the status of Ingress {ingress}: {e}");
+                    failed = true;
+                }
             }
-            Err(e) => warn!(
-                "cannot write Ingress status to {}: {e}",
-                settings.dir.display()
-            ),
         }
+        self.published = !failed;
     }
 
     async fn apply(&mut self, objects: &Objects) {
@@ -219,7 +235,7 @@ impl Loop {
             self.served.clone_from(&model.ingresses);
             self.published = false;
         }
-        self.publish_status();
+        self.publish_status().await;
         if model.problems != self.problems {
             for problem in &model.problems {
                 warn!("{problem}");

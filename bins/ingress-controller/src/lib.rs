@@ -3,7 +3,8 @@
 //! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`class`], [`endpoints`],
 //!   [`model`], [`render`], [`backends`], [`lua`], [`reconcile`];
 //! - the command line: [`cli`];
-//! - I/O: [`manifests`] and [`source`] (objects from YAML files), [`nginx`] (the child
+//! - objects: [`objects`] (from cluster-state's snapshots or YAML text);
+//! - I/O: [`nginx`] (the child
 //!   process), [`control`] (its control socket), [`certs`] (key material on disk),
 //!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`election`] and [`status`] (the
 //!   leader writes Ingress status), [`controller`] (the loop).
@@ -19,7 +20,6 @@ pub mod election;
 pub mod endpoints;
 pub mod hosts;
 pub mod lua;
-pub mod manifests;
 pub mod metrics;
 pub mod model;
 pub mod nginx;
@@ -28,5 +28,4 @@ pub mod paths;
 pub mod reconcile;
 pub mod render;
 pub mod serve;
-pub mod source;
 pub mod status;

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser as _;
+use cluster_state::SourceArgs;
 use ingress_controller::cli::{Cli, Command, DbgWhat, RunArgs};
-use ingress_controller::{control, controller, manifests, model, render};
+use ingress_controller::objects::Objects;
+use ingress_controller::{control, controller, model, render};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -29,12 +31,12 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Render {
-            manifests,
+            source,
             selection,
             nginx,
             backends,
         } => {
-            let objects = manifests::load_dir(&manifests)?;
+            let objects = runtime()?.block_on(snapshot(&source))?;
             let model = model::build(&objects, &selection.selection());
             for problem in &model.problems {
                 eprintln!("warning: {problem}");
@@ -50,7 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Run(args) => {
             let RunArgs {
-                manifests,
+                source,
                 selection,
                 nginx,
                 nginx_binary,
@@ -60,11 +62,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 status,
             } = *args;
             let settings = controller::Settings {
-                status: status.settings(&manifests),
+                status: status.settings(),
                 nginx: nginx_binary,
                 options: nginx.options(),
                 selection: selection.selection(),
-                manifests,
+                source,
                 poll: Duration::from_millis(poll_ms.max(10)),
                 debounce: Duration::from_millis(debounce_ms),
                 metrics_address,
@@ -74,6 +76,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Dbg { prefix, what } => runtime()?.block_on(dbg(&prefix, what)),
     }
+}
+
+/// The objects once the source has read everything (the first complete snapshot).
+async fn snapshot(source: &SourceArgs) -> anyhow::Result<Objects> {
+    let source = source.start(&ingress_controller::objects::KINDS).await?;
+    let mut snapshots = source.snapshots();
+    let snapshot = snapshots
+        .wait_for(|s| s.revision > 0)
+        .await
+        .context("the object source stopped before reading everything")?;
+    Ok(Objects::from_snapshot(&snapshot))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

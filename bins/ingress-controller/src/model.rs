@@ -28,7 +28,8 @@ pub struct Model {
     pub backends: BTreeMap<String, Backend>,
     /// Certificates by Secret (`namespace/name`).
     pub certificates: BTreeMap<String, Certificate>,
-    /// The Ingresses served, `namespace/name`, oldest first (their status is ours to write).
+    /// The Ingresses served, `namespace/name`: primaries oldest first, then canaries (their
+    /// status is ours to write).
     pub ingresses: Vec<String>,
     /// What was refused and why, per object.
     pub problems: Vec<Problem>,
@@ -478,6 +479,7 @@ impl Builder<'_> {
         let Some(canary) = &annotations.canary else {
             return;
         };
+        self.model.ingresses.push(key(&ingress.metadata));
         for rule in ingress.spec.iter().flat_map(|s| s.rules.iter().flatten()) {
             let Ok(host) = Host::parse(rule.host.as_deref()) else {
                 self.problem(ingress, "canary rule with an invalid host; ignored".into());

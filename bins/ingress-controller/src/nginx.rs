@@ -143,7 +143,7 @@ impl Nginx {
     }
 
     /// Starts the master process on the installed configuration and waits until its control
-    /// socket answers (at most 10 s).
+    /// socket answers (at most 60 s: a configuration of thousands of servers takes seconds).
     ///
     /// # Errors
     ///
@@ -160,7 +160,7 @@ impl Nginx {
             .map_err(io(format!("start {}", self.binary.display())))?;
         self.group = child.id();
         self.child = Some(child);
-        for _ in 0..400 {
+        for _ in 0..2400 {
             if !self.is_running() {
                 return Err(NginxError::Failed {
                     what: "nginx start".into(),
@@ -180,7 +180,7 @@ impl Nginx {
         }
         Err(NginxError::Failed {
             what: "nginx start".into(),
-            output: "the control socket did not answer within 10 s".into(),
+            output: "the control socket did not answer within 60 s".into(),
         })
     }
 

@@ -1,5 +1,6 @@
 //! The Kubernetes objects the controller reads, as one value.
 
+use cluster_state::{Kind, Object};
 use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -19,6 +20,53 @@ pub struct Objects {
     /// Secrets of type `kubernetes.io/tls` that Ingresses reference.
     pub secrets: Vec<Secret>,
 }
+
+impl Objects {
+    /// The objects of a cluster-state snapshot.
+    pub fn from_snapshot(snapshot: &cluster_state::Snapshot) -> Self {
+        fn values<T: Clone>(map: &cluster_state::Objects<T>) -> Vec<T> {
+            map.values().map(|object| T::clone(object)).collect()
+        }
+        Self {
+            ingress_classes: values(&snapshot.ingress_classes),
+            ingresses: values(&snapshot.ingresses),
+            services: values(&snapshot.services),
+            endpoint_slices: values(&snapshot.endpoint_slices),
+            secrets: values(&snapshot.secrets),
+        }
+    }
+
+    /// Adds the objects of a YAML manifest (several documents), read by cluster-state's
+    /// manifest parser; kinds the controller does not use are skipped.
+    ///
+    /// # Errors
+    ///
+    /// The parser's message, with the line.
+    pub fn add_yaml(&mut self, text: &str) -> Result<(), String> {
+        let parsed = cluster_state::parse_manifest(std::path::Path::new("manifest"), text)
+            .map_err(|e| e.to_string())?;
+        for object in parsed {
+            match object {
+                Object::Ingress(o) => self.ingresses.push(Ingress::clone(&o)),
+                Object::IngressClass(o) => self.ingress_classes.push(IngressClass::clone(&o)),
+                Object::Service(o) => self.services.push(Service::clone(&o)),
+                Object::EndpointSlice(o) => self.endpoint_slices.push(EndpointSlice::clone(&o)),
+                Object::Secret(o) => self.secrets.push(Secret::clone(&o)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The kinds the controller watches.
+pub const KINDS: [Kind; 5] = [
+    Kind::IngressClass,
+    Kind::Ingress,
+    Kind::Service,
+    Kind::EndpointSlice,
+    Kind::Secret,
+];
 
 /// `namespace/name` of an object (just `name` when cluster-scoped).
 pub fn key(meta: &ObjectMeta) -> String {

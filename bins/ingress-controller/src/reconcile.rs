@@ -60,6 +60,11 @@ impl Reconciler {
         self.table = None;
     }
 
+    /// Whether nginx's balancer does not hold `table` (yet).
+    pub fn table_pending(&self, table: &str) -> bool {
+        self.table.as_deref() != Some(table)
+    }
+
     /// The configuration nginx runs, if any.
     pub fn running(&self) -> Option<&str> {
         self.loaded.as_deref()
@@ -85,8 +90,10 @@ mod tests {
         r.refused("bad".into());
         assert_eq!(r.plan("bad", "a 10.0.0.1:80").config, None);
         assert_eq!(r.running(), Some("conf"));
+        assert!(!r.table_pending("a 10.0.0.1:80"));
         r.restarted();
         assert!(r.plan("conf", "a 10.0.0.1:80").table.is_some());
+        assert!(r.table_pending("a 10.0.0.1:80"));
         assert_eq!(config_hash("x"), config_hash("x"));
     }
 }

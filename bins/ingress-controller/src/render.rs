@@ -122,7 +122,33 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     Ok(Block::new(main))
 }
 
+/// What rendering one model needs: the model, the options, and each Ingress's number (its
+/// position in [`Model::ingresses`], which names its limit zones).
+struct Context<'a> {
+    model: &'a Model,
+    options: &'a Options,
+    numbers: std::collections::HashMap<&'a str, usize>,
+}
+
+impl Context<'_> {
+    /// The zone names of `ingress`'s limits.
+    fn zones(&self, ingress: &str) -> (String, String) {
+        let n = self.numbers.get(ingress).copied().unwrap_or_default();
+        (format!("ingress_rps_{n}"), format!("ingress_conn_{n}"))
+    }
+}
+
 fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
+    let context = Context {
+        model,
+        options,
+        numbers: model
+            .ingresses
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (name.as_str(), i))
+            .collect(),
+    };
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
@@ -156,7 +182,7 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         lua_block("init_by_lua_block", lua::MODULE)?,
         lua_block("log_by_lua_block", lua::LOG)?,
     ]);
-    http.extend(limit_zones(model)?);
+    http.extend(limit_zones(&context)?);
     http.push(directive("upstream", ["ingress_balancer"])?.block(vec![
         directive("server", ["0.0.0.1"])?,
         lua_block("balancer_by_lua_block", lua::BALANCE)?,
@@ -178,37 +204,26 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             default_target: Target::NotFound,
             locations: Vec::new(),
         };
-        http.push(server(model, &catch_all, options)?);
+        http.push(server(&context, &catch_all)?);
     }
     for s in &model.servers {
-        http.push(server(model, s, options)?);
+        http.push(server(&context, s)?);
     }
     Ok(http)
 }
 
-/// The zone names of Ingress number `i` (its position in [`Model::ingresses`]).
-fn zone_names(i: usize) -> (String, String) {
-    (format!("ingress_rps_{i}"), format!("ingress_conn_{i}"))
-}
-
-fn ingress_number(model: &Model, ingress: &str) -> usize {
-    model
-        .ingresses
-        .iter()
-        .position(|i| i == ingress)
-        .unwrap_or_default()
-}
-
-fn limit_zones(model: &Model) -> Result<Vec<Directive>> {
+/// The `limit_req_zone` / `limit_conn_zone` of every Ingress that sets limits.
+fn limit_zones(context: &Context<'_>) -> Result<Vec<Directive>> {
     let mut zones = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for location in model.servers.iter().flat_map(|s| &s.locations) {
-        let n = ingress_number(model, &location.ingress);
-        if !seen.insert(n) {
+    for location in context.model.servers.iter().flat_map(|s| &s.locations) {
+        let limits = &location.annotations.limits;
+        if (limits.rps.is_none() && limits.connections.is_none())
+            || !seen.insert(location.ingress.as_str())
+        {
             continue;
         }
-        let limits = &location.annotations.limits;
-        let (rps, conn) = zone_names(n);
+        let (rps, conn) = context.zones(&location.ingress);
         if let Some(rate) = limits.rps {
             zones.push(directive(
                 "limit_req_zone",
@@ -229,7 +244,8 @@ fn limit_zones(model: &Model) -> Result<Vec<Directive>> {
     Ok(zones)
 }
 
-fn server(model: &Model, s: &Server, options: &Options) -> Result<Directive> {
+fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
+    let options = context.options;
     let address = &options.listen_address;
     let http_listen = format!("{address}:{}", options.http_port);
     let https_listen = format!("{address}:{}", options.https_port);
@@ -264,7 +280,7 @@ fn server(model: &Model, s: &Server, options: &Options) -> Result<Directive> {
         body.push(directive("ssl_certificate_key", [&file])?);
     }
     for location in &s.locations {
-        body.push(location_block(model, location, options)?);
+        body.push(location_block(context, location)?);
     }
     let has_root = s
         .locations
@@ -295,7 +311,8 @@ fn proxy(protocol: BackendProtocol) -> Result<Vec<Directive>> {
     ])
 }
 
-fn location_block(model: &Model, location: &Location, options: &Options) -> Result<Directive> {
+fn location_block(context: &Context<'_>, location: &Location) -> Result<Directive> {
+    let options = context.options;
     let header = match &location.key {
         LocationKey::Exact(p) => directive("location", ["=", p.as_str()])?,
         LocationKey::Prefix(p) => directive("location", [p.as_str()])?,
@@ -316,7 +333,7 @@ fn location_block(model: &Model, location: &Location, options: &Options) -> Resu
     if let Target::Backend(name) = &location.target {
         body.push(directive("set", ["$proxy_upstream_name", name])?);
     }
-    let (rps_zone, conn_zone) = zone_names(ingress_number(model, &location.ingress));
+    let (rps_zone, conn_zone) = context.zones(&location.ingress);
     if let Some(rate) = a.limits.rps {
         let burst = rate.saturating_mul(a.limits.burst_multiplier);
         body.push(directive(

@@ -42,19 +42,18 @@ async fn two_replicas_one_status_writer_and_handover() {
         .iter()
         .map(|s| (*s).to_owned())
         .chain([
-            "--status-dir".to_owned(),
-            shared.path().join("status").display().to_string(),
             "--lease-file".to_owned(),
             shared.path().join("lease.json").display().to_string(),
         ])
         .collect()
     };
     let one = Controller::start_with(&m, &args("one")).await;
-    let two = Controller::start_with(&m, &args("two")).await;
-    let status = shared.path().join("status/lead_web.json");
+    // Both replicas read the same manifests; cluster-state keeps status beside them.
+    let two = Controller::start_beside(&one, &args("two")).await;
+    let status = one.manifests_dir().join(".status/ingresses/lead/web.yaml");
     eventually("a status written", || async { status.exists() }).await;
     let text = std::fs::read_to_string(&status).unwrap();
-    assert!(text.contains("\"ip\":\"192.0.2.10\""), "{text}");
+    assert!(text.contains("192.0.2.10"), "{text}");
     // Both replicas serve; only one writes.
     assert_eq!(one.get("web.example.com", "/").await.backend(), "a");
     assert_eq!(two.get("web.example.com", "/").await.backend(), "a");

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
-use ingress_controller::{backends, manifests, model, render};
+use ingress_controller::{backends, model, render};
 use k8s_openapi::api::networking::v1::Ingress;
 use nginx_conf::{Block, End};
 use proptest::prelude::*;
@@ -64,7 +64,7 @@ fn base() -> Objects {
     BASE_OBJECTS
         .get_or_init(|| {
             let mut objects = Objects::default();
-            manifests::add_documents(&mut objects, BASE).unwrap();
+            objects.add_yaml(BASE).unwrap();
             objects
         })
         .clone()

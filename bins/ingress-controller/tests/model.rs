@@ -4,7 +4,6 @@
 
 use ingress_controller::class::Selection;
 use ingress_controller::hosts::Host;
-use ingress_controller::manifests;
 use ingress_controller::model::{self, Model, Target};
 use ingress_controller::objects::Objects;
 use ingress_controller::paths::LocationKey;
@@ -41,8 +40,8 @@ data:
 
 fn build(ingresses: &str) -> Model {
     let mut objects = Objects::default();
-    manifests::add_documents(&mut objects, CLASS_AND_SERVICES).unwrap();
-    manifests::add_documents(&mut objects, ingresses).unwrap();
+    objects.add_yaml(CLASS_AND_SERVICES).unwrap();
+    objects.add_yaml(ingresses).unwrap();
     model::build(
         &objects,
         &Selection {

@@ -27,13 +27,21 @@ pub fn missing_prerequisite() -> Option<String> {
     None
 }
 
-/// A port that was free a moment ago on 127.0.0.1.
+/// A port that was free a moment ago on 127.0.0.1. Ports come from a per-process sequence in
+/// 20000..60000 (never the same one twice in a process, unlike the kernel's ephemeral ports,
+/// which two tests running at once may both be given after releasing them).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = 20_000 + (std::process::id() * 97) % 30_000;
+    let _ = NEXT.compare_exchange(0, start, Ordering::SeqCst, Ordering::SeqCst);
+    loop {
+        let candidate = NEXT.fetch_add(1, Ordering::SeqCst);
+        let port = u16::try_from(20_000 + candidate % 40_000).unwrap();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// HTTP backends, one listener per name, each answering `NAME URI` with `x-backend: NAME`.
@@ -123,6 +131,7 @@ pub const CLASS: &str = "---\napiVersion: networking.k8s.io/v1\nkind: IngressCla
 pub struct Controller {
     child: Child,
     pub dir: tempfile::TempDir,
+    manifests: PathBuf,
     pub http: u16,
     pub https: u16,
     pub metrics: u16,
@@ -130,7 +139,7 @@ pub struct Controller {
 
 impl Controller {
     pub fn manifests_dir(&self) -> PathBuf {
-        self.dir.path().join("manifests")
+        self.manifests.clone()
     }
 
     pub fn prefix(&self) -> PathBuf {
@@ -147,11 +156,21 @@ impl Controller {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("manifests")).unwrap();
         std::fs::write(dir.path().join("manifests/objects.yaml"), manifests).unwrap();
+        let manifests_dir = dir.path().join("manifests");
+        Self::launch(dir, &manifests_dir, extra).await
+    }
+
+    /// Another replica on the same manifests directory as `other`.
+    pub async fn start_beside(other: &Controller, extra: &[String]) -> Self {
+        Self::launch(tempfile::tempdir().unwrap(), &other.manifests_dir(), extra).await
+    }
+
+    async fn launch(dir: tempfile::TempDir, manifests: &Path, extra: &[String]) -> Self {
         let (http, https, metrics) = (free_port(), free_port(), free_port());
         let child = Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
             .arg("run")
             .arg("--manifests")
-            .arg(dir.path().join("manifests"))
+            .arg(manifests)
             .arg("--prefix")
             .arg(dir.path().join("nginx"))
             .args(["--listen-address", "127.0.0.1", "--workers", "2"])
@@ -167,6 +186,7 @@ impl Controller {
         let controller = Self {
             child,
             dir,
+            manifests: manifests.to_owned(),
             http,
             https,
             metrics,
@@ -335,7 +355,7 @@ fn parse(reply: &str) -> Option<Response> {
         .iter()
         .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let body = if chunked {
-        dechunk(body)
+        ingress_controller::control::dechunk(body)
     } else {
         body.to_owned()
     };
@@ -344,22 +364,6 @@ fn parse(reply: &str) -> Option<Response> {
         headers,
         body,
     })
-}
-
-fn dechunk(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 {
-            break;
-        }
-        out.push_str(after.get(..size).unwrap_or(after));
-        rest = after.get(size + 2..).unwrap_or_default();
-    }
-    out
 }
 
 /// An Ingress in `ns` named `name` for `host`, with `paths` of `(pathType, path, service)`,
