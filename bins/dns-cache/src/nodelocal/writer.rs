@@ -26,7 +26,7 @@ enum Upstream {
     Variable(Option<IpAddr>),
     /// The cluster-state source, watched.
     Watched {
-        _source: Source,
+        _source: Box<Source>,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         namespace: String,
         name: String,
@@ -66,7 +66,7 @@ impl CorefileWriter {
                     .await
                     .context("the cluster-state source stopped")?;
                 Upstream::Watched {
-                    _source: source,
+                    _source: Box::new(source),
                     snapshots,
                     namespace: namespace.to_owned(),
                     name: name.to_owned(),
