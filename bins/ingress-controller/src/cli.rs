@@ -1,7 +1,7 @@
 //! The command line: `render`, `run` and `dbg`, parsed by clap.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -125,6 +125,10 @@ pub struct StatusArgs {
     /// This replica's identity in the election (default: HOSTNAME, else the pid).
     #[arg(long)]
     pub election_id: Option<String>,
+    /// Elect a leader on this Lease (`NAMESPACE/NAME`) of the API server the objects come
+    /// from (in-cluster or `--kubeconfig`).
+    #[arg(long, value_name = "NAMESPACE/NAME", conflicts_with_all = ["lease_file", "etcd_endpoint"])]
+    pub kubernetes_lease: Option<String>,
     /// Elect a leader on this lease file (replicas on one machine).
     #[arg(long, conflicts_with = "etcd_endpoint")]
     pub lease_file: Option<PathBuf>,
@@ -147,17 +151,27 @@ pub struct StatusArgs {
 
 impl StatusArgs {
     /// The status settings, or `None` when no status address is given.
-    pub fn settings(&self) -> Option<controller::StatusSettings> {
+    ///
+    /// `kubeconfig` is the object source's, for a `--kubernetes-lease`.
+    pub fn settings(&self, kubeconfig: Option<&Path>) -> Option<controller::StatusSettings> {
         if self.publish_status_address.is_empty() {
             return None;
         }
+        let kubernetes = self.kubernetes_lease.as_deref().map(|lease| {
+            let (namespace, name) = lease.split_once('/').unwrap_or(("default", lease));
+            election::LeaseStore::Kubernetes {
+                kubeconfig: kubeconfig.map(Path::to_path_buf),
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+            }
+        });
         let store = match (&self.lease_file, &self.etcd_endpoint) {
             (Some(path), _) => Some(election::LeaseStore::File(path.clone())),
             (None, Some(endpoint)) => Some(election::LeaseStore::Etcd {
                 endpoint: endpoint.clone(),
                 key: self.lease_key.clone(),
             }),
-            (None, None) => None,
+            (None, None) => kubernetes,
         };
         let id = self.election_id.clone().unwrap_or_else(|| {
             std::env::var("HOSTNAME").unwrap_or_else(|_| format!("pid-{}", std::process::id()))

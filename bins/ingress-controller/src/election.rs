@@ -1,5 +1,5 @@
-//! Leader election among replicas with lease-driver, on a file or an etcd key: only the
-//! leader writes Ingress status.
+//! Leader election among replicas with lease-driver, on a Kubernetes Lease, a file or an etcd
+//! key: only the leader writes Ingress status.
 
 use std::path::PathBuf;
 
@@ -11,6 +11,15 @@ use tracing::{info, warn};
 /// Where the lease lives.
 #[derive(Clone, Debug)]
 pub enum LeaseStore {
+    /// A `coordination.k8s.io/v1` Lease, through the API server the objects come from.
+    Kubernetes {
+        /// The kubeconfig of the object source (`None`: in-cluster).
+        kubeconfig: Option<PathBuf>,
+        /// The Lease's namespace.
+        namespace: String,
+        /// The Lease's name.
+        name: String,
+    },
     /// A file shared by the replicas of one machine.
     File(PathBuf),
     /// An etcd key.
@@ -43,6 +52,9 @@ pub enum ElectionError {
     /// Invalid timings or identity.
     #[error("invalid election settings: {0}")]
     Config(String),
+    /// No client for the API server.
+    #[error("cannot reach the API server for the leader Lease: {0}")]
+    Kubernetes(String),
     /// etcd unreachable.
     #[error("cannot connect to etcd at {endpoint}: {message}")]
     Etcd {
@@ -75,6 +87,21 @@ pub async fn campaign(
     )
     .map_err(|e| ElectionError::Config(e.to_string()))?;
     match election.store {
+        LeaseStore::Kubernetes {
+            kubeconfig,
+            namespace,
+            name,
+        } => {
+            let client = cluster_state::api_client(kubeconfig.as_deref())
+                .await
+                .map_err(|e| ElectionError::Kubernetes(e.to_string()))?;
+            let lease = cluster_state::LeaseClient::new(client, &namespace, &name);
+            Ok(spawn(
+                config,
+                lease_driver::KubernetesStore::new(lease),
+                shutdown,
+            ))
+        }
         LeaseStore::File(path) => Ok(spawn(config, FileStore::new(path), shutdown)),
         LeaseStore::Etcd { endpoint, key } => {
             let options = etcd_client::ConnectOptions::new()

@@ -62,7 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 status,
             } = *args;
             let settings = controller::Settings {
-                status: status.settings(),
+                status: status.settings(source.kubeconfig.as_deref()),
                 nginx: nginx_binary,
                 options: nginx.options(),
                 selection: selection.selection(),
