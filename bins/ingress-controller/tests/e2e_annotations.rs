@@ -344,6 +344,8 @@ async fn every_annotation_end_to_end() {
     });
     // Poll for as long as the slow request holds its connection (the backend sleeps 3 s), so
     // a slow start of that request on a loaded machine cannot make the test miss the window.
+    // If the slow request reaches nginx while a poll is in flight, it is the one refused: either
+    // way one of two concurrent requests got 503.
     let mut limited = false;
     while !slow.is_finished() {
         if c.get("conn.example.com", "/").await.status == 503 {
@@ -352,12 +354,12 @@ async fn every_annotation_end_to_end() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
+    let slow_status = slow.await.ok().flatten().map(|r| r.status);
     check(
         "limit-connections",
-        limited,
-        &"no 503 while a connection was held",
+        limited || slow_status == Some(503),
+        &format!("no 503 while a connection was held (slow request: {slow_status:?})"),
     );
-    let _ = slow.await;
 
     let r = c
         .get_with(
