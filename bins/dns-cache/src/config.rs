@@ -93,6 +93,9 @@ pub enum ConfigError {
     /// `hosts` setup.
     #[error("{0}")]
     Hosts(#[from] HostsError),
+    /// An `errors { consolidate }` pattern the regular-expression engine cannot compile.
+    #[error("plugin/errors: consolidate: {0}")]
+    Consolidate(regex::Error),
     /// `log` names.
     #[error("plugin/log: invalid name: {0}")]
     Log(dns_wire::Error),
@@ -388,7 +391,10 @@ fn build_chain(
     listen: SocketAddr,
     index: usize,
 ) -> Result<Chain, ConfigError> {
-    let errors = config::<plugins::Errors>(block, filename)?.map(|_| errors::Errors);
+    let errors = config::<plugins::Errors>(block, filename)?
+        .map(|e| errors::Errors::new(&e))
+        .transpose()
+        .map_err(ConfigError::Consolidate)?;
     let log = config::<plugins::Log>(block, filename)?
         .map(|l| log::Log::new(&l.rules))
         .transpose()

@@ -454,6 +454,66 @@ fn tcp_pipelining_and_byte_by_byte_framing() {
     assert_eq!(Message::parse(&reply).unwrap().header().id, 104);
 }
 
+/// plugin/errors `consolidate`: errors matching the pattern are counted rather than printed one
+/// by one, and each period ends with one summary line carrying its count, at the rule's level.
+/// (The block serves `example.` only, so that the harness's readiness probe is refused rather
+/// than forwarded and counted.)
+#[test]
+fn errors_consolidate_replaces_matching_lines_by_a_count() {
+    let dead = support::free_port();
+    let server = DnsCache::start(&format!(
+        "example:{{PORT}} {{\n    bind 127.0.0.1\n    errors {{\n        consolidate 1s \"connection refused$\" warning\n    }}\n    forward . 127.0.0.1:{dead}\n}}\n"
+    ));
+    for _ in 0..3 {
+        let reply = server.ask("down.example.", Type::A);
+        assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::SERVFAIL);
+    }
+    // On a slow machine the three errors may fall into two periods: the counts add up.
+    eventually("summaries counting the three errors", || {
+        let total: u32 = server
+            .lines()
+            .iter()
+            .filter_map(|l| {
+                l.strip_prefix("[WARNING] plugin/errors: ")?
+                    .strip_suffix(" errors like 'connection refused$' occurred in last 1s")?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .sum();
+        total == 3
+    });
+    let lines = server.lines();
+    assert!(
+        !lines.iter().any(|l| l.contains(" down.example. ")),
+        "a consolidated error was printed: {lines:?}"
+    );
+}
+
+/// plugin/errors `consolidate ... show_first`: the first error of a period is printed in full at
+/// the rule's level; the next ones are only counted.
+#[test]
+fn errors_consolidate_show_first_prints_the_first_error() {
+    let dead = support::free_port();
+    let server = DnsCache::start(&format!(
+        "example:{{PORT}} {{\n    bind 127.0.0.1\n    errors {{\n        consolidate 10m \"connection refused$\" info show_first\n    }}\n    forward . 127.0.0.1:{dead}\n}}\n"
+    ));
+    server.ask("first.example.", Type::A);
+    server.ask("second.example.", Type::A);
+    let line = server.wait_line("the first error", |l| l.contains(" first.example. "));
+    assert!(
+        line.starts_with("[INFO] plugin/errors: 2 first.example. A: read udp 127.0.0.1:"),
+        "{line}"
+    );
+    server.ask("third.example.", Type::A);
+    let lines = server.lines();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains(" second.example. ") || l.contains(" third.example. ")),
+        "a repeat was printed: {lines:?}"
+    );
+}
+
 #[test]
 fn a_chain_without_an_answering_plugin_fails_with_servfail() {
     let server = DnsCache::start(".:{PORT} {\n    bind 127.0.0.1\n    errors\n    log\n}\n");

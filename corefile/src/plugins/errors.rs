@@ -25,7 +25,7 @@ pub struct Consolidate {
     pub period: Duration,
     /// The regular expression, in Go's RE2 syntax (checked as Go's `regexp.Compile` would).
     pub pattern: String,
-    /// The log level: `warning` (default), `error`, `info` or `debug`.
+    /// The log level: `warning`, `error` (CoreDNS's default when absent), `info` or `debug`.
     pub level: Option<String>,
     /// Log the first matching error right away.
     pub show_first: bool,
