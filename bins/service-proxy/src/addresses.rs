@@ -44,3 +44,33 @@ fn local_address(message: &AddressMessage) -> Option<IpAddr> {
     };
     find(true).or_else(|| find(false))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Listing addresses needs no privilege; every namespace has a loopback interface, up
+    /// wherever this test runs (the kernel adds 127.0.0.1 and ::1 when `lo` comes up).
+    #[tokio::test]
+    async fn the_loopback_address_is_listed() {
+        let addresses = interface_addresses().await.unwrap();
+        assert!(
+            addresses.contains(&IpAddr::from([127, 0, 0, 1])),
+            "{addresses:?}"
+        );
+        assert!(addresses.windows(2).all(|w| w[0] < w[1]), "{addresses:?}");
+    }
+
+    /// A point-to-point IPv4 address: `IFA_ADDRESS` is the peer, `IFA_LOCAL` ours.
+    #[test]
+    fn the_local_attribute_wins_over_the_peer() {
+        let mut message = AddressMessage::default();
+        message.attributes = vec![
+            AddressAttribute::Address(IpAddr::from([10, 0, 0, 2])),
+            AddressAttribute::Local(IpAddr::from([10, 0, 0, 1])),
+        ];
+        assert_eq!(local_address(&message), Some(IpAddr::from([10, 0, 0, 1])));
+        message.attributes.remove(1);
+        assert_eq!(local_address(&message), Some(IpAddr::from([10, 0, 0, 2])));
+    }
+}
