@@ -422,24 +422,33 @@ fn set_up(tag: &str, net: &Net, variant: &str) -> Option<(Topology, Process)> {
     Some((topology, server))
 }
 
-/// `service-proxy` running in the node namespace on the manifests of `dir`, logging to `log`,
-/// with `extra` flags and `path` as its `PATH` when given.
+/// A `service-proxy` running in the node namespace: the process (killed on drop), its
+/// manifest folder and its log.
+struct Running {
+    process: Process,
+    dir: tempfile::TempDir,
+    log: tempfile::NamedTempFile,
+}
+
+/// Starts `service-proxy` in the node namespace on every endpoint's manifests, with `extra`
+/// flags and `path` as its `PATH` when given.
 fn start_proxy(
     topology: &Topology,
     net: &Net,
     variant: &str,
-    dir: &Path,
-    log: &tempfile::NamedTempFile,
     extra: &[&str],
     path: Option<&str>,
-) -> Process {
+) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    write_manifests(dir.path(), net, &net.endpoints);
+    let log = tempfile::NamedTempFile::new().unwrap();
     let proxy_args = [
         "netns",
         "exec",
         &topology.node,
         env!("CARGO_BIN_EXE_service-proxy"),
         "--manifests",
-        dir.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
         "--hostname-override",
         "node-a",
         "--node-ip",
@@ -462,7 +471,11 @@ fn start_proxy(
     if let Some(path) = path {
         command.env("PATH", path);
     }
-    Process(command.spawn().unwrap())
+    Running {
+        process: Process(command.spawn().unwrap()),
+        dir,
+        log,
+    }
 }
 
 /// Waits for the listeners to answer through the ClusterIP of `web`.
@@ -498,6 +511,33 @@ fn read_log(log: &tempfile::NamedTempFile) -> String {
     text
 }
 
+/// Every flow came masqueraded to the node's veth address.
+fn assert_masqueraded(net: &Net, flows: &Flows) {
+    assert!(
+        flows.iter().all(|(_, _, peer)| peer == net.node_veth_ip),
+        "{flows:?}"
+    );
+}
+
+/// Pod-like sources (inside --cluster-cidr) keep their address on the ClusterIP (`count`
+/// connections each); NodePort and ExternalIP are external destinations, always masqueraded
+/// (eTP Cluster), that reach every endpoint.
+fn check_pod_and_external_traffic(
+    topology: &Topology,
+    net: &Net,
+    pod_sources: &[String],
+    count: usize,
+) {
+    for (source, _, peer) in connect(topology, net.web_ip, 80, count, pod_sources) {
+        assert_eq!(source, peer, "pod traffic must not be masqueraded");
+    }
+    for (ip, port) in [(net.node_ip, NODE_PORT), (net.external_ip, 80)] {
+        let flows = connect(topology, ip, port, 10, pod_sources);
+        assert_eq!(per_endpoint(&flows).len(), 3, "{ip} {port} {flows:?}");
+        assert_masqueraded(net, &flows);
+    }
+}
+
 fn end_to_end(variant: &str) {
     let net = &V4;
     let Some((topology, _server)) = set_up(variant, net, variant) else {
@@ -505,10 +545,7 @@ fn end_to_end(variant: &str) {
     };
     let save = net.tool(variant, "-save");
     let before = rules(&topology, &save);
-    let dir = tempfile::tempdir().unwrap();
-    write_manifests(dir.path(), net, &net.endpoints);
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let proxy = start_proxy(&topology, net, variant, dir.path(), &log, &[], None);
+    let proxy = start_proxy(&topology, net, variant, &[], None);
     wait_for(&topology, &save, "the first sync", |nat| {
         nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
     });
@@ -526,26 +563,8 @@ fn end_to_end(variant: &str) {
     assert_eq!(counts.len(), 3, "{counts:?}");
     assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
     // Node-like sources reaching a ClusterIP are masqueraded to the node's veth address.
-    assert!(
-        flows.iter().all(|(_, _, peer)| peer == net.node_veth_ip),
-        "{flows:?}"
-    );
-
-    // Pod-like sources (inside --cluster-cidr) keep their address.
-    let pod_sources = net.pod_sources(4);
-    for (source, _, peer) in connect(&topology, net.web_ip, 80, 5, &pod_sources) {
-        assert_eq!(source, peer, "pod traffic must not be masqueraded");
-    }
-
-    // NodePort and ExternalIP: external destinations, always masqueraded (eTP Cluster).
-    for (ip, port) in [(net.node_ip, NODE_PORT), (net.external_ip, 80)] {
-        let flows = connect(&topology, ip, port, 10, &pod_sources);
-        assert_eq!(per_endpoint(&flows).len(), 3, "{ip}:{port} {flows:?}");
-        assert!(
-            flows.iter().all(|(_, _, peer)| peer == net.node_veth_ip),
-            "{flows:?}"
-        );
-    }
+    assert_masqueraded(net, &flows);
+    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 5);
 
     // ClientIP affinity: each source always lands on one endpoint.
     let sticky = connect(&topology, net.sticky_ip, 80, 10, &node_sources[..6]);
@@ -556,7 +575,7 @@ fn end_to_end(variant: &str) {
     assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
 
     // An endpoint goes away: applied by a partial sync.
-    write_manifests(dir.path(), net, &net.endpoints[..2]);
+    write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
     wait_for(&topology, &save, "the web endpoint removal", |nat| {
         nat.lines()
             .filter(|l| l.contains("--to-destination") && l.contains(net.endpoints[2]))
@@ -568,14 +587,14 @@ fn end_to_end(variant: &str) {
         counts.keys().collect::<Vec<_>>(),
         [net.endpoints[0], net.endpoints[1]]
     );
-    let text = read_log(&log);
+    let text = read_log(&proxy.log);
     assert!(
         text.contains("full=false"),
         "no partial sync logged:\n{text}"
     );
 
     // --cleanup leaves the tables as they were.
-    drop(proxy);
+    drop(proxy.process);
     clean_up(&topology, net, variant, &before);
 }
 
@@ -589,19 +608,8 @@ fn ipv6_end_to_end(variant: &str) {
     };
     let save = net.tool(variant, "-save");
     let before = rules(&topology, &save);
-    let dir = tempfile::tempdir().unwrap();
-    write_manifests(dir.path(), net, &net.endpoints);
-    let log = tempfile::NamedTempFile::new().unwrap();
     let nodeport_addresses = ["--nodeport-addresses", "fd00:192::/64"];
-    let proxy = start_proxy(
-        &topology,
-        net,
-        variant,
-        dir.path(),
-        &log,
-        &nodeport_addresses,
-        None,
-    );
+    let proxy = start_proxy(&topology, net, variant, &nodeport_addresses, None);
     let node_port_rule = format!("-A KUBE-SERVICES -d {}/128", net.node_ip);
     wait_for(&topology, &save, "the first sync", |nat| {
         nat.contains("demo/web:http cluster IP") && nat.contains(&node_port_rule)
@@ -613,27 +621,14 @@ fn ipv6_end_to_end(variant: &str) {
     let node_sources = net.node_sources(4);
     let flows = connect(&topology, net.web_ip, 80, 10, &node_sources);
     assert_eq!(per_endpoint(&flows).len(), 3, "{flows:?}");
-    assert!(
-        flows.iter().all(|(_, _, peer)| peer == net.node_veth_ip),
-        "{flows:?}"
-    );
+    assert_masqueraded(net, &flows);
     let pod_sources = net.pod_sources(4);
-    for (source, _, peer) in connect(&topology, net.web_ip, 80, 3, &pod_sources) {
-        assert_eq!(source, peer, "pod traffic must not be masqueraded");
-    }
-    for (ip, port) in [(net.node_ip, NODE_PORT), (net.external_ip, 80)] {
-        let flows = connect(&topology, ip, port, 10, &pod_sources);
-        assert_eq!(per_endpoint(&flows).len(), 3, "[{ip}]:{port} {flows:?}");
-        assert!(
-            flows.iter().all(|(_, _, peer)| peer == net.node_veth_ip),
-            "{flows:?}"
-        );
-    }
+    check_pod_and_external_traffic(&topology, net, &pod_sources, 3);
     // The veth's address is local but outside --nodeport-addresses: nothing listens there.
     let outside = try_connect(&topology, net.node_veth_ip, NODE_PORT, 1, &pod_sources[..1]);
     assert!(outside.is_err(), "{outside:?}");
 
-    drop(proxy);
+    drop(proxy.process);
     clean_up(&topology, net, variant, &before);
 }
 
@@ -697,20 +692,9 @@ fn failed_restores_and_lost_canaries_bring_full_resyncs() {
             .count()
     };
 
-    let dir = tempfile::tempdir().unwrap();
-    write_manifests(dir.path(), net, &net.endpoints);
-    let log = tempfile::NamedTempFile::new().unwrap();
     // The namespace is the proxy's own: the default metrics address (127.0.0.1:10249) is free.
     let extra = ["--iptables-sync-period", "1s"];
-    let _proxy = start_proxy(
-        &topology,
-        net,
-        variant,
-        dir.path(),
-        &log,
-        &extra,
-        Some(&path),
-    );
+    let proxy = start_proxy(&topology, net, variant, &extra, Some(&path));
     wait_for(&topology, &save, "the first sync", |nat| {
         nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
     });
@@ -719,7 +703,7 @@ fn failed_restores_and_lost_canaries_bring_full_resyncs() {
     // Restores fail: the endpoint removal is not applied, and the kernel keeps every rule.
     let nat_before = topology.node(&[&save, "-t", "nat"]).unwrap();
     std::fs::write(bin.path().join("fail"), "").unwrap();
-    write_manifests(dir.path(), net, &net.endpoints[..2]);
+    write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
     poll(
         "two failed restores",
         || attempts("fail").to_string(),
@@ -763,10 +747,10 @@ fn failed_restores_and_lost_canaries_bring_full_resyncs() {
     };
     poll(
         "the resync's log line",
-        || read_log(&log),
+        || read_log(&proxy.log),
         |text| resync(text).is_some(),
     );
-    let line = resync(&read_log(&log)).unwrap_or_default();
+    let line = resync(&read_log(&proxy.log)).unwrap_or_default();
     assert!(line.contains("full=true"), "{line}");
 
     // Someone deletes the mangle canary (and flushes KUBE-SERVICES): a full resync restores
@@ -784,14 +768,11 @@ fn failed_restores_and_lost_canaries_bring_full_resyncs() {
     wait_for(&topology, &save, "KUBE-SERVICES refilled", |nat| {
         nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
     });
-    assert!(
-        read_log(&log).contains("canary chain gone: full resync"),
-        "{}",
-        read_log(&log)
-    );
+    let text = read_log(&proxy.log);
+    assert!(text.contains("canary chain gone: full resync"), "{text}");
 }
 
-/// The rules of a saved table, without counters and comments on the save itself.
+/// The rules (`-A` lines) of a saved table.
 fn rules_of(saved: &str) -> BTreeSet<&str> {
     saved.lines().filter(|l| l.starts_with("-A")).collect()
 }
