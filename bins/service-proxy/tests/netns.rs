@@ -593,6 +593,18 @@ fn end_to_end(variant: &str) {
         "no partial sync logged:\n{text}"
     );
 
+    // The rule counts in /metrics, replayed from the full and the partial restore inputs,
+    // are what the kernel holds in the proxy's chains.
+    for table in ["filter", "nat"] {
+        let saved = topology.node(&[&save, "-t", table]).unwrap();
+        let name = format!("kubeproxy_sync_proxy_rules_iptables_total{{table=\"{table}\"}}");
+        poll(
+            &format!("{name} = {}", own_rules(&saved)),
+            || metrics(&topology),
+            |text| metric(text, &name) == Some(own_rules(&saved) as f64),
+        );
+    }
+
     // --cleanup leaves the tables as they were.
     drop(proxy.process);
     clean_up(&topology, net, variant, &before);
@@ -770,6 +782,17 @@ fn failed_restores_and_lost_canaries_bring_full_resyncs() {
     });
     let text = read_log(&proxy.log);
     assert!(text.contains("canary chain gone: full resync"), "{text}");
+}
+
+/// The rules of a saved table in chains other than the built-in ones and the (empty) canary:
+/// those the restores write.
+fn own_rules(saved: &str) -> usize {
+    const BUILT_IN: [&str; 5] = ["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"];
+    saved
+        .lines()
+        .filter_map(|l| l.strip_prefix("-A ")?.split(' ').next())
+        .filter(|chain| !BUILT_IN.contains(chain))
+        .count()
 }
 
 /// The rules (`-A` lines) of a saved table.
