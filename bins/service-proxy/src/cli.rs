@@ -9,6 +9,7 @@ use iptables_model::Cidr;
 use iptables_model::kube::{PartialSync, ProxyOptions};
 
 use crate::iptables::Variant;
+use crate::nodeports::{self, NodePortAddress};
 
 /// kube-proxy's iptables mode: keeps the kernel's rules in sync with Services and
 /// EndpointSlices.
@@ -56,6 +57,12 @@ pub struct Args {
     /// The bit of the packet mark that flags traffic for masquerading.
     #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u8).range(0..=31))]
     pub iptables_masquerade_bit: u8,
+
+    /// The local addresses NodePort connections are accepted on: CIDRs (`10.0.0.0/8,fd00::/64`:
+    /// the node's interface addresses inside them) or `primary` (each family's --node-ip).
+    /// Unset: every local address.
+    #[arg(long, value_name = "CIDR", value_delimiter = ',')]
+    pub nodeport_addresses: Vec<NodePortAddress>,
 
     /// Accept NodePort connections to 127.0.0.1 (IPv4).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -177,6 +184,8 @@ impl Args {
         options.masquerade_all = self.masquerade_all;
         options.masquerade_mark = 1 << self.iptables_masquerade_bit;
         options.localhost_node_ports = self.iptables_localhost_nodeports;
+        options.node_port_addresses =
+            nodeports::node_port_cidrs(&self.nodeport_addresses, &self.node_ip, ipv6);
         options
     }
 }
@@ -208,6 +217,8 @@ mod tests {
             "10.244.0.0/16,fd00:10::/64",
             "--iptables-masquerade-bit",
             "15",
+            "--nodeport-addresses",
+            "192.168.0.0/16",
         ]);
         let v4 = args.options(Family::Ipv4);
         assert_eq!(v4.hostname, "node-a");
@@ -217,11 +228,17 @@ mod tests {
             Some("10.244.0.0/16")
         );
         assert_eq!(v4.masquerade_mark, 0x8000);
+        assert_eq!(
+            v4.node_port_addresses,
+            Some(vec!["192.168.0.0/16".parse().unwrap()])
+        );
         let v6 = args.options(Family::Ipv6);
         assert!(v6.ipv6);
         assert_eq!(
             v6.pod_cidr.map(|c| c.to_string()).as_deref(),
             Some("fd00:10::/64")
         );
+        // No IPv6 CIDR: every local IPv6 address.
+        assert_eq!(v6.node_port_addresses, None);
     }
 }

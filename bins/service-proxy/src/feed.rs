@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use cluster_state::k8s::api::core::v1::Service;
 use cluster_state::k8s::api::discovery::v1::EndpointSlice;
@@ -117,6 +118,17 @@ impl Feed {
         }
         wanted
     }
+}
+
+/// When the EndpointSlice changes of `snapshot` were triggered, for those triggered after
+/// `since` (kube-proxy ignores changes older than its own start).
+pub fn trigger_times(snapshot: &Snapshot, since: SystemTime) -> Vec<SystemTime> {
+    snapshot
+        .changes
+        .of(Kind::EndpointSlice)
+        .filter_map(|key| translate::trigger_time(snapshot.endpoint_slices.get(key)?))
+        .filter(|t| *t > since)
+        .collect()
 }
 
 #[cfg(test)]

@@ -114,23 +114,26 @@ fn json_response(status: StatusCode, body: String) -> Response {
     response
 }
 
-/// `/healthz` and `/livez` (200 while healthy, else 503).
+/// `/healthz` and `/livez` (200 while healthy, else 503), each counted in its own metric.
 pub fn healthz_router(health: Arc<ProxyHealth>, metrics: Arc<Metrics>) -> Router {
-    let handler = move || {
+    let handler = move |count: fn(&Metrics, u16)| {
         let (health, metrics) = (Arc::clone(&health), Arc::clone(&metrics));
-        async move {
-            let status = if health.healthy(Instant::now()) {
-                StatusCode::OK
-            } else {
-                StatusCode::SERVICE_UNAVAILABLE
-            };
-            metrics.healthz(status.as_u16());
-            json_response(status, health.body(SystemTime::now()))
+        move || {
+            let (health, metrics) = (Arc::clone(&health), Arc::clone(&metrics));
+            async move {
+                let status = if health.healthy(Instant::now()) {
+                    StatusCode::OK
+                } else {
+                    StatusCode::SERVICE_UNAVAILABLE
+                };
+                count(&metrics, status.as_u16());
+                json_response(status, health.body(SystemTime::now()))
+            }
         }
     };
     Router::new()
-        .route("/healthz", get(handler.clone()))
-        .route("/livez", get(handler))
+        .route("/healthz", get(handler(Metrics::healthz)))
+        .route("/livez", get(handler(Metrics::livez)))
 }
 
 /// `/metrics` in the Prometheus text format.

@@ -1,10 +1,13 @@
 #![doc = include_str!("../README.md")]
 
+pub mod addresses;
 pub mod cli;
 pub mod feed;
 pub mod health;
 pub mod iptables;
 pub mod metrics;
+pub mod nodeports;
 pub mod pacing;
 pub mod proxy;
+pub mod tally;
 pub mod translate;

@@ -1,17 +1,18 @@
 //! `service-proxy`: kube-proxy's iptables mode (see the crate README).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Parser;
 use cluster_state::{Kind, Snapshot};
 use iptables_model::kube::Proxier;
 use service_proxy::cli::{Args, Family};
-use service_proxy::feed::Feed;
+use service_proxy::feed::{self, Feed};
 use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
 use service_proxy::iptables::Iptables;
 use service_proxy::metrics::Metrics;
+use service_proxy::nodeports;
 use service_proxy::pacing::{Due, Pacer};
 use service_proxy::proxy::FamilyProxy;
 use tokio::net::TcpListener;
@@ -56,22 +57,38 @@ async fn serve(address: std::net::SocketAddr, router: axum::Router) -> anyhow::R
     Ok(())
 }
 
+/// What the sync loop feeds snapshots with.
+struct Feeding<'a> {
+    hostname: &'a str,
+    metrics: &'a Metrics,
+    /// When this proxy started: EndpointSlice changes triggered before do not count towards
+    /// the network-programming latency.
+    started: SystemTime,
+}
+
 /// Feeds a snapshot's changes to every family; returns the health-check ports it calls for.
 fn apply(
     feed: &mut Feed,
     snapshot: &Snapshot,
     proxies: &mut [(Family, FamilyProxy)],
-    hostname: &str,
+    context: &Feeding<'_>,
 ) -> std::collections::BTreeMap<u16, service_proxy::health::ServiceHealth> {
+    context.metrics.changes_seen(
+        snapshot.changes.of(Kind::Service).count(),
+        snapshot.changes.of(Kind::EndpointSlice).count(),
+    );
     let updates = feed.updates(snapshot);
+    let triggers = feed::trigger_times(snapshot, context.started);
     let now = Instant::now();
     for (_, proxy) in proxies.iter_mut() {
-        proxy.apply(&updates, now);
+        proxy.apply(&updates, &triggers, now);
     }
-    feed.health_checks(snapshot, hostname)
+    feed.health_checks(snapshot, context.hostname)
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
+    let started = SystemTime::now();
+    nodeports::validate(&args.nodeport_addresses).map_err(anyhow::Error::msg)?;
     let metrics = Arc::new(Metrics::new());
     let health = Arc::new(ProxyHealth::new(2 * args.iptables_sync_period));
     let mut proxies = family_proxies(&args, &metrics, &health);
@@ -97,11 +114,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .await
         .context("the object source stopped")?;
     let hostname = args.hostname();
+    let context = Feeding {
+        hostname: &hostname,
+        metrics: &metrics,
+        started,
+    };
     let mut feed = Feed::default();
     let snapshot = snapshots.borrow_and_update().clone();
-    let wanted = apply(&mut feed, &snapshot, &mut proxies, &hostname);
+    let wanted = apply(&mut feed, &snapshot, &mut proxies, &context);
     if args.dry_run {
         for (_, proxy) in &mut proxies {
+            proxy.refresh_interface_addresses().await;
             print!("{}", proxy.dry_run());
         }
         return Ok(());
@@ -145,7 +168,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
                     anyhow::bail!("the object source stopped");
                 }
                 let snapshot = snapshots.borrow_and_update().clone();
-                let wanted = apply(&mut feed, &snapshot, &mut proxies, &hostname);
+                let wanted = apply(&mut feed, &snapshot, &mut proxies, &context);
                 health_checks.update(wanted).await;
             }
         }

@@ -1,17 +1,32 @@
 //! One IP family's proxy: translated objects in, `iptables-restore` runs out, paced, with the
 //! canary check, the jumps installed before full syncs, and a full resync after any failure.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use cluster_state::ObjectRef;
 use iptables_model::kube::Proxier;
 
+use crate::addresses;
 use crate::feed::Update;
 use crate::health::ProxyHealth;
 use crate::iptables::Iptables;
 use crate::metrics::Metrics;
 use crate::pacing::{Due, Pacer, Reason};
+use crate::tally::RuleTally;
 use crate::translate;
+
+/// The changes received since the last sync started (kube-proxy's change trackers).
+#[derive(Debug, Default)]
+struct Received {
+    /// Services with a Service change.
+    services: BTreeSet<ObjectRef>,
+    /// Services with an EndpointSlice change.
+    endpoints: BTreeSet<ObjectRef>,
+    /// When the EndpointSlice changes were triggered (network-programming latency).
+    triggers: Vec<SystemTime>,
+}
 
 /// The proxy of one family.
 #[derive(Debug)]
@@ -22,6 +37,8 @@ pub struct FamilyProxy {
     metrics: Arc<Metrics>,
     health: Arc<ProxyHealth>,
     family: &'static str,
+    received: Received,
+    tally: RuleTally,
 }
 
 impl FamilyProxy {
@@ -45,15 +62,20 @@ impl FamilyProxy {
             metrics,
             health,
             family,
+            received: Received::default(),
+            tally: RuleTally::default(),
         }
     }
 
-    /// Applies changed objects; invalid ones are logged and treated as absent.
-    pub fn apply(&mut self, updates: &[Update], now: Instant) {
+    /// Applies changed objects, whose EndpointSlice changes were triggered at `triggers`;
+    /// invalid objects are logged and treated as absent.
+    pub fn apply(&mut self, updates: &[Update], triggers: &[SystemTime], now: Instant) {
         let ipv6 = self.proxier.options().ipv6;
+        self.received.triggers.extend_from_slice(triggers);
         for update in updates {
             match update {
                 Update::Service(key, object) => {
+                    self.received.services.insert(key.clone());
                     match object.as_deref().map(|o| translate::service(o, ipv6)) {
                         Some(Ok(service)) => self.proxier.update_service(service),
                         Some(Err(reason)) => {
@@ -64,6 +86,7 @@ impl FamilyProxy {
                     }
                 }
                 Update::Slices(key, objects) => {
+                    self.received.endpoints.insert(key.clone());
                     let slices = objects
                         .iter()
                         .filter_map(|o| {
@@ -80,10 +103,32 @@ impl FamilyProxy {
                 }
             }
         }
-        if self.proxier.pending_changes() > 0 {
+        let queued = self.proxier.pending_changes() > 0;
+        if queued {
             self.health.queued(now);
-            self.metrics
-                .queued(SystemTime::now(), self.proxier.pending_changes());
+        }
+        self.metrics.pending(
+            queued.then(SystemTime::now),
+            self.received.services.len(),
+            self.received.endpoints.len(),
+        );
+    }
+
+    /// Re-reads the node's interface addresses when `--nodeport-addresses` is matched
+    /// against them (a change makes the next sync full).
+    pub async fn refresh_interface_addresses(&mut self) {
+        if self.proxier.options().node_port_addresses.is_none() {
+            return;
+        }
+        match addresses::interface_addresses().await {
+            Ok(found) => {
+                if self.proxier.set_interface_addresses(found) {
+                    tracing::info!(family = self.family, "node addresses changed: full resync");
+                }
+            }
+            Err(error) => {
+                tracing::warn!(family = self.family, %error, "cannot list the node's addresses; NodePorts keep the previous ones");
+            }
         }
     }
 
@@ -101,6 +146,9 @@ impl FamilyProxy {
             tracing::warn!(family = self.family, "canary chain gone: full resync");
             self.proxier.force_full_sync();
         }
+        self.refresh_interface_addresses().await;
+        let received = std::mem::take(&mut self.received);
+        self.metrics.pending(None, 0, 0);
         let full = self.proxier.full_sync_pending();
         self.pacer.started(now, full);
         if !self.proxier.needs_sync() {
@@ -116,12 +164,15 @@ impl FamilyProxy {
             result = self.iptables.restore(&generated.text).await;
         }
         let took = started.elapsed();
-        let ok = result.is_ok();
-        self.metrics
-            .synced(took, generated.full, ok, &generated.text, SystemTime::now());
         match result {
             Ok(()) => {
                 self.proxier.restored();
+                let written = self.tally.apply(&generated.text, generated.full);
+                let now = SystemTime::now();
+                let rules = Some((written.as_slice(), &self.tally));
+                self.metrics
+                    .synced(self.family, took, generated.full, rules, now);
+                self.metrics.programmed(&received.triggers, now);
                 tracing::info!(
                     family = self.family,
                     full = generated.full,
@@ -136,10 +187,11 @@ impl FamilyProxy {
             Err(error) => {
                 // The kernel keeps its previous rules; the next sync rewrites everything.
                 self.proxier.restore_failed();
+                self.metrics
+                    .synced(self.family, took, generated.full, None, SystemTime::now());
                 tracing::error!(family = self.family, %error, "restore failed: the previous rules stay; full resync next");
             }
         }
-        self.metrics.pending(self.proxier.pending_changes());
     }
 
     /// The restore input of the next sync, planned and dropped (for `--dry-run`: the first

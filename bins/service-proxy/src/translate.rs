@@ -5,11 +5,16 @@ use iptables_model::kube::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, Service, ServicePort, ServiceType,
     TrafficPolicy,
 };
+use std::time::SystemTime;
+
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 
 /// The label tying an EndpointSlice to its Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// The EndpointSlice annotation saying when the change it reflects happened (RFC 3339).
+pub const TRIGGER_TIME_ANNOTATION: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 
 /// kube-proxy's default ClientIP affinity timeout (3 hours).
 const DEFAULT_AFFINITY_SECONDS: u32 = 10_800;
@@ -229,6 +234,18 @@ pub fn endpoint_slice(object: &discovery::EndpointSlice) -> Result<EndpointSlice
     })
 }
 
+/// When the change an EndpointSlice reflects was triggered (its
+/// [`TRIGGER_TIME_ANNOTATION`]); `None` when absent or not RFC 3339, as kube-proxy skips it.
+pub fn trigger_time(object: &discovery::EndpointSlice) -> Option<SystemTime> {
+    let text = object
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(TRIGGER_TIME_ANNOTATION)?;
+    let timestamp: k8s_openapi::jiff::Timestamp = text.parse().ok()?;
+    Some(timestamp.into())
+}
+
 /// The endpoints of `slices` on node `hostname` that are ready: what a health-check node port
 /// reports as `localEndpoints` (counted once per address).
 pub fn local_endpoints(slices: &[EndpointSlice], hostname: &str) -> usize {
@@ -322,5 +339,18 @@ endpoints:
         let unlabelled: discovery::EndpointSlice =
             yaml("metadata: {namespace: ns, name: x}\naddressType: IPv4\nendpoints: []\n");
         assert_eq!(endpoint_slice(&unlabelled), Err(Invalid::NoServiceLabel));
+    }
+
+    #[test]
+    fn trigger_times_are_rfc3339_annotations() {
+        let slice: discovery::EndpointSlice = yaml(
+            "metadata: {namespace: ns, name: web-1, annotations: {endpoints.kubernetes.io/last-change-trigger-time: '2026-11-30T11:00:00.5+01:00'}}\naddressType: IPv4\nendpoints: []\n",
+        );
+        let expected = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_796_032_800_500);
+        assert_eq!(trigger_time(&slice), Some(expected));
+        let bad: discovery::EndpointSlice = yaml(
+            "metadata: {namespace: ns, name: web-1, annotations: {endpoints.kubernetes.io/last-change-trigger-time: yesterday}}\naddressType: IPv4\nendpoints: []\n",
+        );
+        assert_eq!(trigger_time(&bad), None);
     }
 }

@@ -117,10 +117,14 @@ async fn healthz_turns_503_when_a_change_waits_too_long() {
     assert_eq!(get(port, "/livez").await.unwrap().0, 503);
     proxy.updated(std::time::SystemTime::now());
     assert_eq!(get(port, "/healthz").await.unwrap().0, 200);
+    let text = metrics.encode();
     assert!(
-        metrics
-            .encode()
-            .contains("kubeproxy_proxy_healthz_total{code=\"503\"} 2")
+        text.contains("kubeproxy_proxy_healthz_total{code=\"503\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kubeproxy_proxy_livez_total{code=\"503\"} 1"),
+        "{text}"
     );
     server.abort();
 }

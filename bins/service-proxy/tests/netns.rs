@@ -4,34 +4,118 @@
 //! NodePort and an ExternalIP reach the endpoints; the split over many source addresses
 //! passes a chi-square test; ClientIP affinity pins each client; masquerading applies where
 //! kube-proxy applies it; an endpoint change is applied by a partial sync; `--cleanup` leaves
-//! the tables as they were. Both iptables backends. Skipped, with a message, without root,
-//! `ip netns`, iptables or python3 (scripts/test runs it as root with all of them).
+//! the tables as they were. Both iptables backends. The same over IPv6 (`ip6tables`, with
+//! `--nodeport-addresses`). A restore that fails (a wrapper first in `PATH`) leaves the
+//! previous rules and is retried in full; a deleted canary chain brings a full resync.
+//! Skipped, with a message, without root, `ip netns`, iptables or python3 (scripts/test runs
+//! it as root with all of them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-/// The node's address, the endpoints, the ClusterIPs and the ExternalIP.
-const NODE_IP: &str = "192.168.0.2";
-const ENDPOINTS: [&str; 3] = ["10.180.0.1", "10.180.0.2", "10.180.0.3"];
-const NODE_VETH_IP: &str = "10.180.0.254";
-const WEB_IP: &str = "172.30.0.10";
-const STICKY_IP: &str = "172.30.0.11";
-const EXTERNAL_IP: &str = "203.0.113.10";
+/// One family's addresses: the node's, the endpoints', the Services' and the clients'.
+struct Net {
+    /// `--ip-families`.
+    family: &'static str,
+    /// `iptables` or `ip6tables`.
+    tables: &'static str,
+    /// The node's address (also the source of its routes to the Services).
+    node_ip: &'static str,
+    /// The node's end of the veth (the pods' gateway, and the masquerade address).
+    node_veth_ip: &'static str,
+    endpoints: [&'static str; 3],
+    web_ip: &'static str,
+    sticky_ip: &'static str,
+    external_ip: &'static str,
+    /// The prefix length of the veth subnet, and of a single host.
+    subnet: u8,
+    host: u8,
+    /// The ClusterIP and ExternalIP ranges, routed out of the veth.
+    service_ranges: [&'static str; 2],
+    /// Node-like client sources (masqueraded) and pod-like ones (inside `cluster_cidr`) are
+    /// this prefix followed by 10, 11, …
+    node_sources: &'static str,
+    pod_sources: &'static str,
+    cluster_cidr: &'static str,
+    /// The EndpointSlices' `addressType`.
+    address_type: &'static str,
+}
+
+const V4: Net = Net {
+    family: "ipv4",
+    tables: "iptables",
+    node_ip: "192.168.0.2",
+    node_veth_ip: "10.180.0.254",
+    endpoints: ["10.180.0.1", "10.180.0.2", "10.180.0.3"],
+    web_ip: "172.30.0.10",
+    sticky_ip: "172.30.0.11",
+    external_ip: "203.0.113.10",
+    subnet: 24,
+    host: 32,
+    service_ranges: ["172.30.0.0/16", "203.0.113.0/24"],
+    node_sources: "192.168.1.",
+    pod_sources: "10.0.0.",
+    cluster_cidr: "10.0.0.0/8",
+    address_type: "IPv4",
+};
+
+const V6: Net = Net {
+    family: "ipv6",
+    tables: "ip6tables",
+    node_ip: "fd00:192::2",
+    node_veth_ip: "fd00:180::fe",
+    endpoints: ["fd00:180::1", "fd00:180::2", "fd00:180::3"],
+    web_ip: "fd00:172:30::10",
+    sticky_ip: "fd00:172:30::11",
+    external_ip: "2001:db8:113::10",
+    subnet: 64,
+    host: 128,
+    service_ranges: ["fd00:172:30::/64", "2001:db8:113::/64"],
+    node_sources: "fd00:192:1::",
+    pod_sources: "fd00:10::",
+    cluster_cidr: "fd00:10::/64",
+    address_type: "IPv6",
+};
+
+impl Net {
+    fn sources(prefix: &str, count: usize) -> Vec<String> {
+        (10..10 + count).map(|i| format!("{prefix}{i}")).collect()
+    }
+
+    fn node_sources(&self, count: usize) -> Vec<String> {
+        Self::sources(self.node_sources, count)
+    }
+
+    fn pod_sources(&self, count: usize) -> Vec<String> {
+        Self::sources(self.pod_sources, count)
+    }
+
+    /// `iptables-legacy-save`, `ip6tables-nft-restore`, …
+    fn tool(&self, variant: &str, tool: &str) -> String {
+        format!("{}-{variant}{tool}", self.tables)
+    }
+}
+
 const NODE_PORT: u16 = 30080;
 
-/// Serves on port 8080 of every address: one line, `LOCAL PEER`, per connection.
+/// `server.py 4|6`: serves on port 8080 of every address of the family: one line,
+/// `LOCAL PEER`, per connection.
 const SERVER: &str = r#"
-import socketserver
+import socket, socketserver, sys
+v6 = sys.argv[1] == "6"
 class H(socketserver.BaseRequestHandler):
     def handle(self):
         self.request.sendall(("%s %s\n" % (self.request.getsockname()[0], self.client_address[0])).encode())
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-socketserver.ThreadingTCPServer.daemon_threads = True
-socketserver.ThreadingTCPServer(("0.0.0.0", 8080), H).serve_forever()
+class S(socketserver.ThreadingTCPServer):
+    address_family = socket.AF_INET6 if v6 else socket.AF_INET
+    allow_reuse_address = True
+    daemon_threads = True
+S(("::" if v6 else "0.0.0.0", 8080), H).serve_forever()
 "#;
 
 /// `client.py IP PORT COUNT SRC...`: COUNT connections from each source, a fresh socket each;
@@ -42,7 +126,7 @@ ip, port, count, sources = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.
 out = []
 for src in sources:
     for _ in range(count):
-        s = socket.socket()
+        s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET)
         s.settimeout(5)
         s.bind((src, 0))
         s.connect((ip, port))
@@ -79,8 +163,18 @@ struct Topology {
     pods: String,
 }
 
+/// `ip -n NS addr add CIDR dev LINK`, without duplicate address detection for IPv6 (the
+/// addresses are usable at once, never tentative).
+fn add_address(ns: &str, link: &str, cidr: &str) -> Result<String, String> {
+    let mut args = vec!["ip", "-n", ns, "addr", "add", cidr, "dev", link];
+    if cidr.contains(':') {
+        args.push("nodad");
+    }
+    run(&args)
+}
+
 impl Topology {
-    fn create(tag: &str) -> Result<Self, String> {
+    fn create(tag: &str, net: &Net) -> Result<Self, String> {
         let id = std::process::id();
         let topology = Self {
             node: format!("sp-node-{tag}-{id}"),
@@ -95,46 +189,14 @@ impl Topology {
             "ip", "link", "add", &veth, "netns", n, "type", "veth", "peer", "name", &peer, "netns",
             p,
         ])?;
-        let node_addresses = [format!("{NODE_VETH_IP}/24"), format!("{NODE_IP}/32")];
-        for address in &node_addresses {
-            run(&["ip", "-n", n, "addr", "add", address, "dev", &veth])?;
-        }
+        add_address(n, &veth, &format!("{}/{}", net.node_veth_ip, net.subnet))?;
+        add_address(n, &veth, &format!("{}/{}", net.node_ip, net.host))?;
         // Client sources: node-like (masqueraded) and pod-like (inside --cluster-cidr).
-        for i in 0..20 {
-            run(&[
-                "ip",
-                "-n",
-                n,
-                "addr",
-                "add",
-                &format!("192.168.1.{}/32", i + 10),
-                "dev",
-                &veth,
-            ])?;
+        for source in net.node_sources(20).iter().chain(&net.pod_sources(4)) {
+            add_address(n, &veth, &format!("{source}/{}", net.host))?;
         }
-        for i in 0..4 {
-            run(&[
-                "ip",
-                "-n",
-                n,
-                "addr",
-                "add",
-                &format!("10.0.0.{}/32", i + 10),
-                "dev",
-                &veth,
-            ])?;
-        }
-        for ip in ENDPOINTS {
-            run(&[
-                "ip",
-                "-n",
-                p,
-                "addr",
-                "add",
-                &format!("{ip}/24"),
-                "dev",
-                &peer,
-            ])?;
+        for ip in net.endpoints {
+            add_address(p, &peer, &format!("{ip}/{}", net.subnet))?;
         }
         for (ns, link) in [(n, veth.as_str()), (p, peer.as_str())] {
             run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
@@ -148,11 +210,20 @@ impl Topology {
             "add",
             "default",
             "via",
-            NODE_VETH_IP,
+            net.node_veth_ip,
         ])?;
-        for cidr in ["172.30.0.0/16", "203.0.113.0/24"] {
+        for cidr in net.service_ranges {
             run(&[
-                "ip", "-n", n, "route", "add", cidr, "dev", &veth, "src", NODE_IP,
+                "ip",
+                "-n",
+                n,
+                "route",
+                "add",
+                cidr,
+                "dev",
+                &veth,
+                "src",
+                net.node_ip,
             ])?;
         }
         Ok(topology)
@@ -189,31 +260,39 @@ fn service(name: &str, ip: &str, spec: &str, port: &str) -> String {
     )
 }
 
-fn slice(name: &str, endpoints: &[&str]) -> String {
+fn slice(net: &Net, name: &str, endpoints: &[&str]) -> String {
     let endpoints: String = endpoints
         .iter()
-        .map(|ip| format!("- {{addresses: [{ip}], nodeName: node-b}}\n"))
+        .map(|ip| format!("- {{addresses: ['{ip}'], nodeName: node-b}}\n"))
         .collect();
     format!(
-        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  namespace: demo\n  name: {name}-1\n  labels: {{kubernetes.io/service-name: {name}}}\naddressType: IPv4\nports: [{{name: http, port: 8080, protocol: TCP}}]\nendpoints:\n{endpoints}"
+        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  namespace: demo\n  name: {name}-1\n  labels: {{kubernetes.io/service-name: {name}}}\naddressType: {}\nports: [{{name: http, port: 8080, protocol: TCP}}]\nendpoints:\n{endpoints}",
+        net.address_type
     )
 }
 
-fn write_manifests(dir: &Path, web_endpoints: &[&str]) {
+/// `web` (NodePort, ExternalIP) with `web_endpoints`, and `sticky` (ClientIP affinity) with
+/// every endpoint.
+fn write_manifests(dir: &Path, net: &Net, web_endpoints: &[&str]) {
     let web = format!(
         "{}---\n{}",
         service(
             "web",
-            WEB_IP,
-            &format!("  type: NodePort\n  externalIPs: [{EXTERNAL_IP}]\n"),
+            &format!("'{}'", net.web_ip),
+            &format!("  type: NodePort\n  externalIPs: ['{}']\n", net.external_ip),
             &format!(", nodePort: {NODE_PORT}"),
         ),
-        slice("web", web_endpoints)
+        slice(net, "web", web_endpoints)
     );
     let sticky = format!(
         "{}---\n{}",
-        service("sticky", STICKY_IP, "  sessionAffinity: ClientIP\n", ""),
-        slice("sticky", &ENDPOINTS)
+        service(
+            "sticky",
+            &format!("'{}'", net.sticky_ip),
+            "  sessionAffinity: ClientIP\n",
+            ""
+        ),
+        slice(net, "sticky", &net.endpoints)
     );
     // Written to a temporary name and renamed: the proxy never reads half a file.
     for (name, text) in [("web.yaml", web), ("sticky.yaml", sticky)] {
@@ -225,13 +304,23 @@ fn write_manifests(dir: &Path, web_endpoints: &[&str]) {
 
 type Flows = Vec<(String, String, String)>;
 
-fn connect(topology: &Topology, ip: &str, port: u16, count: usize, sources: &[String]) -> Flows {
+fn try_connect(
+    topology: &Topology,
+    ip: &str,
+    port: u16,
+    count: usize,
+    sources: &[String],
+) -> Result<Flows, String> {
     let count = count.to_string();
     let port = port.to_string();
     let mut args = vec!["python3", "-c", CLIENT, ip, &port, &count];
     args.extend(sources.iter().map(String::as_str));
-    let out = topology.node(&args).unwrap();
-    serde_json::from_str(&out).unwrap()
+    let out = topology.node(&args)?;
+    serde_json::from_str(&out).map_err(|e| format!("{e}: {out}"))
+}
+
+fn connect(topology: &Topology, ip: &str, port: u16, count: usize, sources: &[String]) -> Flows {
+    try_connect(topology, ip, port, count, sources).unwrap()
 }
 
 fn per_endpoint(flows: &Flows) -> BTreeMap<String, usize> {
@@ -251,20 +340,37 @@ fn chi_square(counts: &BTreeMap<String, usize>, expected_keys: usize) -> f64 {
         .sum()
 }
 
-/// Waits (polling) until `check` holds for the node's nat table.
-fn wait_for(topology: &Topology, save: &str, what: &str, check: impl Fn(&str) -> bool) {
+/// Polls `probe` every 50 ms until `check` holds for its output (30 s at most).
+fn poll(what: &str, probe: impl Fn() -> String, check: impl Fn(&str) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let nat = topology.node(&[save, "-t", "nat"]).unwrap_or_default();
-        if check(&nat) {
+        let seen = probe();
+        if check(&seen) {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "timed out waiting for {what}:\n{nat}"
+            "timed out waiting for {what}:\n{seen}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Waits (polling) until `check` holds for the node's table `table`.
+fn wait_for_table(
+    topology: &Topology,
+    save: &str,
+    table: &str,
+    what: &str,
+    check: impl Fn(&str) -> bool,
+) {
+    let probe = || topology.node(&[save, "-t", table]).unwrap_or_default();
+    poll(what, probe, check);
+}
+
+/// Waits (polling) until `check` holds for the node's nat table.
+fn wait_for(topology: &Topology, save: &str, what: &str, check: impl Fn(&str) -> bool) {
+    wait_for_table(topology, save, "nat", what, check);
 }
 
 /// The user chains and rules of every table (what `--cleanup` must remove).
@@ -278,7 +384,7 @@ fn rules(topology: &Topology, save: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn missing_prerequisite(variant: &str) -> Option<String> {
+fn missing_prerequisite(net: &Net, variant: &str) -> Option<String> {
     let root = run(&["id", "-u"]).is_ok_and(|u| u.trim() == "0");
     if !root {
         return Some("root".into());
@@ -286,148 +392,109 @@ fn missing_prerequisite(variant: &str) -> Option<String> {
     [
         "ip".to_owned(),
         "python3".to_owned(),
-        format!("iptables-{variant}-restore"),
+        net.tool(variant, "-restore"),
     ]
     .into_iter()
     .find(|program| run(&[program, "-V"]).is_err() && run(&[program, "--version"]).is_err())
 }
 
-fn end_to_end(variant: &str) {
-    if let Some(missing) = missing_prerequisite(variant) {
+/// The topology with listeners in the pod namespace, or why the test is skipped.
+fn set_up(tag: &str, net: &Net, variant: &str) -> Option<(Topology, Process)> {
+    if let Some(missing) = missing_prerequisite(net, variant) {
         println!("skipped: {missing}");
-        return;
+        return None;
     }
-    let topology = match Topology::create(variant) {
+    let topology = match Topology::create(tag, net) {
         Ok(t) => t,
         Err(e) => {
             println!("skipped: network namespaces ({e})");
-            return;
+            return None;
         }
     };
-    let save = format!("iptables-{variant}-save");
-    let before = rules(&topology, &save);
-    let _server = Process(
+    let version = if net.family == "ipv6" { "6" } else { "4" };
+    let server = Process(
         Command::new("ip")
             .args(["netns", "exec", &topology.pods, "python3", "-c", SERVER])
+            .arg(version)
             .spawn()
             .unwrap(),
     );
+    Some((topology, server))
+}
+
+/// A `service-proxy` running in the node namespace: the process (killed on drop), its
+/// manifest folder and its log.
+struct Running {
+    process: Process,
+    dir: tempfile::TempDir,
+    log: tempfile::NamedTempFile,
+}
+
+/// Starts `service-proxy` in the node namespace on every endpoint's manifests, with `extra`
+/// flags and `path` as its `PATH` when given.
+fn start_proxy(
+    topology: &Topology,
+    net: &Net,
+    variant: &str,
+    extra: &[&str],
+    path: Option<&str>,
+) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    write_manifests(dir.path(), &ENDPOINTS);
+    write_manifests(dir.path(), net, &net.endpoints);
     let log = tempfile::NamedTempFile::new().unwrap();
-    let binary = env!("CARGO_BIN_EXE_service-proxy");
-    let manifests = dir.path().to_str().unwrap();
     let proxy_args = [
         "netns",
         "exec",
         &topology.node,
-        binary,
+        env!("CARGO_BIN_EXE_service-proxy"),
         "--manifests",
-        manifests,
+        dir.path().to_str().unwrap(),
         "--hostname-override",
         "node-a",
         "--node-ip",
-        NODE_IP,
+        net.node_ip,
+        "--ip-families",
+        net.family,
         "--cluster-cidr",
-        "10.0.0.0/8",
+        net.cluster_cidr,
         "--iptables-variant",
         variant,
         "--iptables-min-sync-period",
         "100ms",
     ];
-    let proxy = Process(
-        Command::new("ip")
-            .args(proxy_args)
-            .env("RUST_LOG", "info")
-            .stderr(log.reopen().unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for(&topology, &save, "the first sync", |nat| {
-        nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
-    });
+    let mut command = Command::new("ip");
+    command
+        .args(proxy_args)
+        .args(extra)
+        .env("RUST_LOG", "info")
+        .stderr(log.reopen().unwrap());
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    Running {
+        process: Process(command.spawn().unwrap()),
+        dir,
+        log,
+    }
+}
 
-    // Wait for the listeners, then spread connections over 20 node-like sources.
-    let node_sources: Vec<String> = (10..30).map(|i| format!("192.168.1.{i}")).collect();
+/// Waits for the listeners to answer through the ClusterIP of `web`.
+fn wait_for_listeners(topology: &Topology, net: &Net) {
+    let source = &net.node_sources(1);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while topology
-        .node(&["python3", "-c", CLIENT, WEB_IP, "80", "1", &node_sources[0]])
-        .is_err()
-    {
+    while try_connect(topology, net.web_ip, 80, 1, source).is_err() {
         assert!(Instant::now() < deadline, "the listeners never answered");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let mut flows = connect(&topology, WEB_IP, 80, 50, &node_sources);
-    let mut counts = per_endpoint(&flows);
-    // χ² with 2 degrees of freedom: 9.21 is the 1 % level; one retry before failing.
-    if chi_square(&counts, 3) > 9.21 {
-        flows = connect(&topology, WEB_IP, 80, 50, &node_sources);
-        counts = per_endpoint(&flows);
-    }
-    assert_eq!(counts.len(), 3, "{counts:?}");
-    assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
-    // Node-like sources reaching a ClusterIP are masqueraded to the node's veth address.
-    assert!(
-        flows.iter().all(|(_, _, peer)| peer == NODE_VETH_IP),
-        "{flows:?}"
-    );
+}
 
-    // Pod-like sources (inside --cluster-cidr) keep their address.
-    let pod_sources: Vec<String> = (10..14).map(|i| format!("10.0.0.{i}")).collect();
-    for (source, _, peer) in connect(&topology, WEB_IP, 80, 5, &pod_sources) {
-        assert_eq!(source, peer, "pod traffic must not be masqueraded");
-    }
-
-    // NodePort and ExternalIP: external destinations, always masqueraded (eTP Cluster).
-    for (ip, port) in [(NODE_IP, NODE_PORT), (EXTERNAL_IP, 80)] {
-        let flows = connect(&topology, ip, port, 10, &pod_sources);
-        assert_eq!(per_endpoint(&flows).len(), 3, "{ip}:{port} {flows:?}");
-        assert!(
-            flows.iter().all(|(_, _, peer)| peer == NODE_VETH_IP),
-            "{flows:?}"
-        );
-    }
-
-    // ClientIP affinity: each source always lands on one endpoint.
-    let sticky = connect(&topology, STICKY_IP, 80, 10, &node_sources[..6]);
-    let mut pinned: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (source, endpoint, _) in &sticky {
-        pinned.entry(source).or_default().insert(endpoint);
-    }
-    assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
-
-    // An endpoint goes away: applied by a partial sync.
-    write_manifests(dir.path(), &ENDPOINTS[..2]);
-    wait_for(&topology, &save, "the web endpoint removal", |nat| {
-        nat.lines()
-            .filter(|l| l.contains("--to-destination") && l.contains(ENDPOINTS[2]))
-            .count()
-            == 1 // only sticky's
-    });
-    let counts = per_endpoint(&connect(&topology, WEB_IP, 80, 10, &node_sources[..10]));
-    assert_eq!(
-        counts.keys().collect::<Vec<_>>(),
-        [ENDPOINTS[0], ENDPOINTS[1]]
-    );
-    let mut text = String::new();
-    log.reopen().unwrap().read_to_string(&mut text).unwrap();
-    assert!(
-        text.contains("full=false"),
-        "no partial sync logged:\n{text}"
-    );
-
-    // --cleanup leaves the tables as they were.
-    drop(proxy);
+/// `--cleanup` in the node namespace, which must leave `before`.
+fn clean_up(topology: &Topology, net: &Net, variant: &str, before: &BTreeSet<String>) {
     let cleanup = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &topology.node,
-            binary,
-            "--manifests",
-            manifests,
-        ])
-        .args(["--cleanup", "--iptables-variant", variant])
+        .args(["netns", "exec", &topology.node])
+        .arg(env!("CARGO_BIN_EXE_service-proxy"))
+        .args(["--cleanup", "--ip-families", net.family])
+        .args(["--iptables-variant", variant])
         .output()
         .unwrap();
     assert!(
@@ -435,7 +502,302 @@ fn end_to_end(variant: &str) {
         "{}",
         String::from_utf8_lossy(&cleanup.stderr)
     );
-    assert_eq!(rules(&topology, &save), before);
+    assert_eq!(rules(topology, &net.tool(variant, "-save")), *before);
+}
+
+fn read_log(log: &tempfile::NamedTempFile) -> String {
+    let mut text = String::new();
+    log.reopen().unwrap().read_to_string(&mut text).unwrap();
+    text
+}
+
+/// Every flow came masqueraded to the node's veth address.
+fn assert_masqueraded(net: &Net, flows: &Flows) {
+    assert!(
+        flows.iter().all(|(_, _, peer)| peer == net.node_veth_ip),
+        "{flows:?}"
+    );
+}
+
+/// Pod-like sources (inside --cluster-cidr) keep their address on the ClusterIP (`count`
+/// connections each); NodePort and ExternalIP are external destinations, always masqueraded
+/// (eTP Cluster), that reach every endpoint.
+fn check_pod_and_external_traffic(
+    topology: &Topology,
+    net: &Net,
+    pod_sources: &[String],
+    count: usize,
+) {
+    for (source, _, peer) in connect(topology, net.web_ip, 80, count, pod_sources) {
+        assert_eq!(source, peer, "pod traffic must not be masqueraded");
+    }
+    for (ip, port) in [(net.node_ip, NODE_PORT), (net.external_ip, 80)] {
+        let flows = connect(topology, ip, port, 10, pod_sources);
+        assert_eq!(per_endpoint(&flows).len(), 3, "{ip} {port} {flows:?}");
+        assert_masqueraded(net, &flows);
+    }
+}
+
+fn end_to_end(variant: &str) {
+    let net = &V4;
+    let Some((topology, _server)) = set_up(variant, net, variant) else {
+        return;
+    };
+    let save = net.tool(variant, "-save");
+    let before = rules(&topology, &save);
+    let proxy = start_proxy(&topology, net, variant, &[], None);
+    wait_for(&topology, &save, "the first sync", |nat| {
+        nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
+    });
+
+    // Wait for the listeners, then spread connections over 20 node-like sources.
+    wait_for_listeners(&topology, net);
+    let node_sources = net.node_sources(20);
+    let mut flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
+    let mut counts = per_endpoint(&flows);
+    // χ² with 2 degrees of freedom: 9.21 is the 1 % level; one retry before failing.
+    if chi_square(&counts, 3) > 9.21 {
+        flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
+        counts = per_endpoint(&flows);
+    }
+    assert_eq!(counts.len(), 3, "{counts:?}");
+    assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
+    // Node-like sources reaching a ClusterIP are masqueraded to the node's veth address.
+    assert_masqueraded(net, &flows);
+    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 5);
+
+    // ClientIP affinity: each source always lands on one endpoint.
+    let sticky = connect(&topology, net.sticky_ip, 80, 10, &node_sources[..6]);
+    let mut pinned: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (source, endpoint, _) in &sticky {
+        pinned.entry(source).or_default().insert(endpoint);
+    }
+    assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
+
+    // An endpoint goes away: applied by a partial sync.
+    write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
+    wait_for(&topology, &save, "the web endpoint removal", |nat| {
+        nat.lines()
+            .filter(|l| l.contains("--to-destination") && l.contains(net.endpoints[2]))
+            .count()
+            == 1 // only sticky's
+    });
+    let counts = per_endpoint(&connect(&topology, net.web_ip, 80, 10, &node_sources[..10]));
+    assert_eq!(
+        counts.keys().collect::<Vec<_>>(),
+        [net.endpoints[0], net.endpoints[1]]
+    );
+    let text = read_log(&proxy.log);
+    assert!(
+        text.contains("full=false"),
+        "no partial sync logged:\n{text}"
+    );
+
+    // The rule counts in /metrics, replayed from the full and the partial restore inputs,
+    // are what the kernel holds in the proxy's chains.
+    for table in ["filter", "nat"] {
+        let saved = topology.node(&[&save, "-t", table]).unwrap();
+        let name = format!("kubeproxy_sync_proxy_rules_iptables_total{{table=\"{table}\"}}");
+        poll(
+            &format!("{name} = {}", own_rules(&saved)),
+            || metrics(&topology),
+            |text| metric(text, &name) == Some(own_rules(&saved) as f64),
+        );
+    }
+
+    // --cleanup leaves the tables as they were.
+    drop(proxy.process);
+    clean_up(&topology, net, variant, &before);
+}
+
+/// IPv6 with `--nodeport-addresses`: ClusterIP and NodePort reach the endpoints through
+/// `ip6tables`; NodePorts answer on the node IP only, as kube-proxy's `-d IP -j KUBE-NODEPORTS`
+/// rules say; `--cleanup` leaves no ip6tables rule.
+fn ipv6_end_to_end(variant: &str) {
+    let net = &V6;
+    let Some((topology, _server)) = set_up(&format!("6{variant}"), net, variant) else {
+        return;
+    };
+    let save = net.tool(variant, "-save");
+    let before = rules(&topology, &save);
+    let nodeport_addresses = ["--nodeport-addresses", "fd00:192::/64"];
+    let proxy = start_proxy(&topology, net, variant, &nodeport_addresses, None);
+    let node_port_rule = format!("-A KUBE-SERVICES -d {}/128", net.node_ip);
+    wait_for(&topology, &save, "the first sync", |nat| {
+        nat.contains("demo/web:http cluster IP") && nat.contains(&node_port_rule)
+    });
+    let nat = topology.node(&[&save, "-t", "nat"]).unwrap();
+    assert!(!nat.contains("addrtype"), "{nat}");
+
+    wait_for_listeners(&topology, net);
+    let node_sources = net.node_sources(4);
+    let flows = connect(&topology, net.web_ip, 80, 10, &node_sources);
+    assert_eq!(per_endpoint(&flows).len(), 3, "{flows:?}");
+    assert_masqueraded(net, &flows);
+    let pod_sources = net.pod_sources(4);
+    check_pod_and_external_traffic(&topology, net, &pod_sources, 3);
+    // The veth's address is local but outside --nodeport-addresses: nothing listens there.
+    let outside = try_connect(&topology, net.node_veth_ip, NODE_PORT, 1, &pod_sources[..1]);
+    assert!(outside.is_err(), "{outside:?}");
+
+    drop(proxy.process);
+    clean_up(&topology, net, variant, &before);
+}
+
+/// Runs `restore` of the variant unless the file `fail` exists; each call appends `ok` or
+/// `fail` to the file `attempts`.
+fn restore_wrapper(real: &str, dir: &Path) -> String {
+    let (fail, attempts) = (dir.join("fail"), dir.join("attempts"));
+    format!(
+        "#!/bin/sh\nif [ -e '{}' ]; then\n  cat >/dev/null\n  echo fail >> '{}'\n  echo 'injected failure' >&2\n  exit 1\nfi\necho ok >> '{}'\nexec '{real}' \"$@\"\n",
+        fail.display(),
+        attempts.display(),
+        attempts.display()
+    )
+}
+
+/// The value of the sample `name` (with its labels) in a metrics text.
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// The proxy's `/metrics`, fetched in the node namespace.
+fn metrics(topology: &Topology) -> String {
+    let script = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:10249/metrics').read().decode())";
+    topology
+        .node(&["python3", "-c", script])
+        .unwrap_or_default()
+}
+
+/// kube-proxy's recovery: a restore that fails leaves the kernel's previous rules in place,
+/// is counted, and is retried as a full resync once restores work again; a canary chain
+/// deleted behind the proxy's back (someone flushed the tables) brings a full resync too.
+#[test]
+fn failed_restores_and_lost_canaries_bring_full_resyncs() {
+    let (net, variant) = (&V4, "legacy");
+    let Some((topology, _server)) = set_up("f", net, variant) else {
+        return;
+    };
+    let save = net.tool(variant, "-save");
+    // `iptables-legacy-restore`, first in the PATH, fails while `fail` exists.
+    let real = run(&[
+        "sh",
+        "-c",
+        &format!("command -v {}", net.tool(variant, "-restore")),
+    ])
+    .unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let wrapper = bin.path().join(net.tool(variant, "-restore"));
+    std::fs::write(&wrapper, restore_wrapper(real.trim(), bin.path())).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let attempts = |outcome: &str| {
+        std::fs::read_to_string(bin.path().join("attempts"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == outcome)
+            .count()
+    };
+
+    // The namespace is the proxy's own: the default metrics address (127.0.0.1:10249) is free.
+    let extra = ["--iptables-sync-period", "1s"];
+    let proxy = start_proxy(&topology, net, variant, &extra, Some(&path));
+    wait_for(&topology, &save, "the first sync", |nat| {
+        nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
+    });
+    assert_eq!(attempts("fail"), 0);
+
+    // Restores fail: the endpoint removal is not applied, and the kernel keeps every rule.
+    let nat_before = topology.node(&[&save, "-t", "nat"]).unwrap();
+    std::fs::write(bin.path().join("fail"), "").unwrap();
+    write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
+    poll(
+        "two failed restores",
+        || attempts("fail").to_string(),
+        |n| n.parse::<usize>().unwrap_or(0) >= 2,
+    );
+    let nat_now = topology.node(&[&save, "-t", "nat"]).unwrap();
+    assert_eq!(
+        rules_of(&nat_now),
+        rules_of(&nat_before),
+        "a failed restore changed the rules"
+    );
+    // The first failed sync was partial, the retries full.
+    poll(
+        "the failure metrics",
+        || metrics(&topology),
+        |text| {
+            metric(
+                text,
+                "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total",
+            ) == Some(1.0)
+                && metric(
+                    text,
+                    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+                )
+                .is_some_and(|n| n >= 2.0)
+        },
+    );
+
+    // Restores work again: the retry is a full resync and applies the change.
+    std::fs::remove_file(bin.path().join("fail")).unwrap();
+    wait_for(&topology, &save, "the web endpoint removal", |nat| {
+        nat.lines()
+            .filter(|l| l.contains("--to-destination") && l.contains(net.endpoints[2]))
+            .count()
+            == 1 // only sticky's
+    });
+    let resync = |log: &str| {
+        let (_, after_failure) = log.rsplit_once("restore failed")?;
+        let line = after_failure.lines().find(|l| l.contains("rules synced"))?;
+        Some(line.to_owned())
+    };
+    poll(
+        "the resync's log line",
+        || read_log(&proxy.log),
+        |text| resync(text).is_some(),
+    );
+    let line = resync(&read_log(&proxy.log)).unwrap_or_default();
+    assert!(line.contains("full=true"), "{line}");
+
+    // Someone deletes the mangle canary (and flushes KUBE-SERVICES): a full resync restores
+    // both within a sync period.
+    let iptables = net.tool(variant, "");
+    topology
+        .node(&[&iptables, "-t", "mangle", "-X", "KUBE-PROXY-CANARY"])
+        .unwrap();
+    topology
+        .node(&[&iptables, "-t", "nat", "-F", "KUBE-SERVICES"])
+        .unwrap();
+    wait_for_table(&topology, &save, "mangle", "the canary", |mangle| {
+        mangle.contains(":KUBE-PROXY-CANARY")
+    });
+    wait_for(&topology, &save, "KUBE-SERVICES refilled", |nat| {
+        nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
+    });
+    let text = read_log(&proxy.log);
+    assert!(text.contains("canary chain gone: full resync"), "{text}");
+}
+
+/// The rules of a saved table in chains other than the built-in ones and the (empty) canary:
+/// those the restores write.
+fn own_rules(saved: &str) -> usize {
+    const BUILT_IN: [&str; 5] = ["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"];
+    saved
+        .lines()
+        .filter_map(|l| l.strip_prefix("-A ")?.split(' ').next())
+        .filter(|chain| !BUILT_IN.contains(chain))
+        .count()
+}
+
+/// The rules (`-A` lines) of a saved table.
+fn rules_of(saved: &str) -> BTreeSet<&str> {
+    saved.lines().filter(|l| l.starts_with("-A")).collect()
 }
 
 #[test]
@@ -446,4 +808,14 @@ fn services_work_end_to_end_on_iptables_legacy() {
 #[test]
 fn services_work_end_to_end_on_iptables_nft() {
     end_to_end("nft");
+}
+
+#[test]
+fn ipv6_services_work_end_to_end_on_ip6tables_legacy() {
+    ipv6_end_to_end("legacy");
+}
+
+#[test]
+fn ipv6_services_work_end_to_end_on_ip6tables_nft() {
+    ipv6_end_to_end("nft");
 }

@@ -4,6 +4,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::net::IpAddr;
 
 use super::fixed;
 use super::generate::{Generated, Prepared, WriteMode, delete_stale, prepare};
@@ -143,6 +144,19 @@ impl Proxier {
     /// The options.
     pub const fn options(&self) -> &ProxyOptions {
         &self.options
+    }
+
+    /// Sets the node's interface addresses, which `--nodeport-addresses` is matched against
+    /// (kube-proxy reads them at every sync). Returns whether the NodePort rules depend on the
+    /// change, in which case the next sync is full (partial syncs do not rewrite them).
+    pub fn set_interface_addresses(&mut self, addresses: Vec<IpAddr>) -> bool {
+        if self.options.interface_addresses == addresses {
+            return false;
+        }
+        self.options.interface_addresses = addresses;
+        let matters = self.options.node_port_addresses.is_some();
+        self.full_next |= matters;
+        matters
     }
 
     /// Makes the next sync a full one (node labels changed, canary gone, periodic resync).
@@ -695,5 +709,36 @@ mod tests {
         assert!(!text.contains("ns/svc0:http cluster IP"));
         proxier.restored();
         assert!(!proxier.needs_sync());
+    }
+
+    /// kube-proxy's `NodePortAddresses.GetNodeIPs` runs at every sync: a new matching
+    /// interface address needs the `-d IP -j KUBE-NODEPORTS` tail, which only full syncs write.
+    #[test]
+    fn new_interface_addresses_resync_in_full_only_with_nodeport_addresses() {
+        let (services, slices) = cluster([0, 0, 0, 0]);
+        let mut all = Proxier::new(options());
+        all.sync(&services, &slices);
+        all.restored();
+        assert!(!all.set_interface_addresses(vec!["192.168.0.3".parse().unwrap()]));
+        assert!(!all.needs_sync());
+
+        let mut opts = options();
+        opts.node_port_addresses = Some(vec!["192.168.0.0/24".parse().unwrap()]);
+        let mut some = Proxier::new(opts);
+        some.sync(&services, &slices);
+        some.restored();
+        let addresses = vec![
+            "192.168.0.2".parse().unwrap(),
+            "192.168.0.3".parse().unwrap(),
+        ];
+        assert!(some.set_interface_addresses(addresses.clone()));
+        assert!(!some.set_interface_addresses(addresses));
+        let generated = some.sync_changes();
+        assert!(generated.full);
+        assert!(
+            generated.text.contains("-d 192.168.0.3 -j KUBE-NODEPORTS"),
+            "{}",
+            generated.text
+        );
     }
 }
