@@ -223,7 +223,17 @@ pub fn parse_only<'i>(
     filename: &str,
     order: &PluginOrder<'_>,
 ) -> Result<Vec<BlockView<'i>>, ParseError> {
-    let blocks = parser::parse(
+    let blocks = parse_any_directive(input, filename)?;
+    Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
+}
+
+/// The server blocks of `input` as caddy parses them with no directive list, no environment
+/// and no files.
+pub(crate) fn parse_any_directive<'i>(
+    input: &'i [u8],
+    filename: &str,
+) -> Result<Vec<ServerBlock<'i>>, ParseError> {
+    parser::parse(
         input,
         ParseOptions {
             filename,
@@ -231,29 +241,26 @@ pub fn parse_only<'i>(
             env: &NoEnv,
             resolver: &mut NoFiles,
         },
-    )?;
-    Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
+    )
 }
 
 /// Whether two parses mean the same to CoreDNS: the same keys, and per directive the same
 /// token texts, whatever the line numbers and files.
-pub fn same_meaning(a: &[BlockView<'_>], b: &[BlockView<'_>]) -> bool {
-    let same_directive = |x: &DirectiveView<'_>, y: &DirectiveView<'_>| {
-        x.name == y.name
-            && x.tokens.len() == y.tokens.len()
-            && x.tokens
-                .iter()
-                .zip(&y.tokens)
-                .all(|(s, t)| s.text == t.text)
+///
+/// Directive order does not matter: a block's names are distinct, so the execution order
+/// [`block_view`] gives them depends only on which names there are.
+pub fn same_meaning(a: &[ServerBlock<'_>], b: &[ServerBlock<'_>]) -> bool {
+    let same_texts = |x: &[Token<'_>], y: &[Token<'_>]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(s, t)| s.text == t.text)
     };
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
-            x.raw_keys == y.raw_keys
+            x.keys == y.keys
                 && x.directives.len() == y.directives.len()
-                && x.directives
-                    .iter()
-                    .zip(&y.directives)
-                    .all(|(d, e)| same_directive(d, e))
+                && x.directives.iter().all(|d| {
+                    y.directive(&d.name)
+                        .is_some_and(|e| same_texts(&d.tokens, &e.tokens))
+                })
         })
 }
 
