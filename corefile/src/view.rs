@@ -8,6 +8,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 use core::net::IpAddr;
 
 use crate::env::{Env, NoEnv};
@@ -267,19 +268,22 @@ pub fn same_meaning(a: &[ServerBlock<'_>], b: &[ServerBlock<'_>]) -> bool {
 /// A block's view without normalization: directives in execution order, lines and `bind`
 /// addresses computed, no zones.
 pub fn block_view<'a>(block: ServerBlock<'a>, order: &PluginOrder<'_>) -> BlockView<'a> {
-    let mut directives: Vec<Directive<'a>> = block.directives;
-    // Stable: names outside the order keep their source order here, then sort by name.
-    directives.sort_by_cached_key(|d| order.position(&d.name).unwrap_or(usize::MAX));
-    let known = directives
-        .iter()
-        .take_while(|d| order.contains(&d.name))
-        .count();
-    if let Some(unknown) = directives.get_mut(known..) {
-        unknown.sort_by(|a, b| a.name.cmp(&b.name));
-    }
-    let directives: Vec<DirectiveView<'a>> = directives
+    // Names are distinct within a block, so this is a total order: known directives by
+    // position, then the others by name (CoreDNS sorts the unknown ones alphabetically).
+    let mut ordered: Vec<(Option<usize>, Directive<'a>)> = block
+        .directives
         .into_iter()
-        .map(|d| DirectiveView {
+        .map(|d| (order.position(&d.name), d))
+        .collect();
+    ordered.sort_unstable_by(|(p, a), (q, b)| match (p, q) {
+        (Some(p), Some(q)) => p.cmp(q),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.name.cmp(&b.name),
+    });
+    let directives: Vec<DirectiveView<'a>> = ordered
+        .into_iter()
+        .map(|(_, d)| DirectiveView {
             lines: lines(&d.tokens),
             name: d.name,
             tokens: d.tokens,
