@@ -656,6 +656,10 @@ impl<'i> Parser<'_, 'i> {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
         if let Some((directive, _)) = directives.get_mut(slot) {
+            if directive.tokens.is_empty() {
+                // The first occurrence: one allocation of the final size.
+                directive.tokens = Vec::with_capacity(tokens.len());
+            }
             directive.tokens.append(&mut tokens);
         }
         self.scratch_tokens = tokens;
