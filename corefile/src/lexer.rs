@@ -261,7 +261,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token, comments skipped, with what the parser needs to know about it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_token(&mut self) -> Option<Scanned<'a>> {
         loop {
             self.skip_whitespace();
