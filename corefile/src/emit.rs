@@ -114,15 +114,14 @@ impl core::error::Error for FormatError {}
 /// form cannot express, such as a key `import` on the line of the previous block's `}`), the
 /// result is [`FormatError::NotPreserved`] rather than altered text.
 pub fn format(input: &[u8]) -> Result<String, FormatError> {
-    let order = crate::plugin_order::PluginOrder::default();
-    let before = view::parse_only(input, "Corefile", &order).map_err(FormatError::Parse)?;
+    let before = view::parse_any_directive(input, "Corefile").map_err(FormatError::Parse)?;
     let tree = syntax::parse_tree(input).map_err(FormatError::Syntax)?;
     let options = EmitOptions {
         allow_env_references: true,
         ..EmitOptions::default()
     };
     let text = emit(&tree, &options).map_err(FormatError::Emit)?;
-    match view::parse_only(text.as_bytes(), "Corefile", &order) {
+    match view::parse_any_directive(text.as_bytes(), "Corefile") {
         Ok(after) if view::same_meaning(&before, &after) => Ok(text),
         _ => Err(FormatError::NotPreserved),
     }

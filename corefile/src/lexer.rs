@@ -261,7 +261,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token, comments skipped, with what the parser needs to know about it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_token(&mut self) -> Option<Scanned<'a>> {
         loop {
             self.skip_whitespace();
@@ -279,6 +279,10 @@ impl<'a> Lexer<'a> {
     #[inline(always)]
     fn skip_whitespace(&mut self) {
         let bytes = self.src.as_bytes();
+        // Most tokens follow the single space or newline that ended the previous one.
+        if bytes.get(self.pos).is_some_and(|&b| class::of(b) == 0) {
+            return;
+        }
         loop {
             let rest = bytes.get(self.pos..).unwrap_or_default();
             self.pos += swar::spaces(rest);
@@ -379,7 +383,26 @@ impl<'a> Lexer<'a> {
     fn word(&mut self, keep_comment: bool) -> Scanned<'a> {
         let line = self.line;
         let start = self.pos;
-        let scan = self.scan_word(start, true);
+        let bytes = self.src.as_bytes();
+        let plain = start + swar::ordinary(bytes.get(start..).unwrap_or_default());
+        // The common word: ordinary bytes, then the space or newline that ends it.
+        if let Some(&stop @ (b' ' | b'\n')) = bytes.get(plain) {
+            self.pos = plain + 1;
+            if stop == b'\n' {
+                self.line = self.line.saturating_add(1);
+            }
+            return Scanned {
+                token: RawToken {
+                    text: Cow::Borrowed(self.slice(start, plain)),
+                    line,
+                    quoted: false,
+                },
+                end_line: line,
+                brace: false,
+            };
+        }
+        // The bytes before `plain` are ordinary: no CR, no brace, no stop.
+        let scan = self.scan_word(plain, true);
         let text = without_cr(self.slice(start, scan.end), scan.cr);
         let (stop, stop_at) = match scan.stop {
             Stop::Comment => {

@@ -656,6 +656,10 @@ impl<'i> Parser<'_, 'i> {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
         if let Some((directive, _)) = directives.get_mut(slot) {
+            if directive.tokens.is_empty() {
+                // The first occurrence: one allocation of the final size.
+                directive.tokens = Vec::with_capacity(tokens.len());
+            }
             directive.tokens.append(&mut tokens);
         }
         self.scratch_tokens = tokens;
@@ -683,14 +687,14 @@ impl<'i> Parser<'_, 'i> {
         if !self.next_arg() {
             return Err(self.err(ParseErrorKind::ImportArgMissing(String::from(self.val()))));
         }
-        let pattern = self.substituted_val()?.into_owned();
+        let pattern = self.substituted_val()?;
         if pattern.is_empty() {
             return Err(self.err(ParseErrorKind::ImportEmptyPath));
         }
         if self.next_arg() {
             return Err(self.err(ParseErrorKind::ImportTooManyArgs));
         }
-        let frame = match self.snippet_names.get(&pattern) {
+        let frame = match self.snippet_names.get(&*pattern) {
             Some(&id) => {
                 if self.snippet_expansions >= MAX_SNIPPET_EXPANSIONS {
                     return Err(self.err(ParseErrorKind::SnippetDepth));

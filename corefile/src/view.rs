@@ -8,6 +8,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 use core::net::IpAddr;
 
 use crate::env::{Env, NoEnv};
@@ -223,7 +224,17 @@ pub fn parse_only<'i>(
     filename: &str,
     order: &PluginOrder<'_>,
 ) -> Result<Vec<BlockView<'i>>, ParseError> {
-    let blocks = parser::parse(
+    let blocks = parse_any_directive(input, filename)?;
+    Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
+}
+
+/// The server blocks of `input` as caddy parses them with no directive list, no environment
+/// and no files.
+pub(crate) fn parse_any_directive<'i>(
+    input: &'i [u8],
+    filename: &str,
+) -> Result<Vec<ServerBlock<'i>>, ParseError> {
+    parser::parse(
         input,
         ParseOptions {
             filename,
@@ -231,48 +242,48 @@ pub fn parse_only<'i>(
             env: &NoEnv,
             resolver: &mut NoFiles,
         },
-    )?;
-    Ok(blocks.into_iter().map(|b| block_view(b, order)).collect())
+    )
 }
 
 /// Whether two parses mean the same to CoreDNS: the same keys, and per directive the same
 /// token texts, whatever the line numbers and files.
-pub fn same_meaning(a: &[BlockView<'_>], b: &[BlockView<'_>]) -> bool {
-    let same_directive = |x: &DirectiveView<'_>, y: &DirectiveView<'_>| {
-        x.name == y.name
-            && x.tokens.len() == y.tokens.len()
-            && x.tokens
-                .iter()
-                .zip(&y.tokens)
-                .all(|(s, t)| s.text == t.text)
+///
+/// Directive order does not matter: a block's names are distinct, so the execution order
+/// [`block_view`] gives them depends only on which names there are.
+pub fn same_meaning(a: &[ServerBlock<'_>], b: &[ServerBlock<'_>]) -> bool {
+    let same_texts = |x: &[Token<'_>], y: &[Token<'_>]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(s, t)| s.text == t.text)
     };
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
-            x.raw_keys == y.raw_keys
+            x.keys == y.keys
                 && x.directives.len() == y.directives.len()
-                && x.directives
-                    .iter()
-                    .zip(&y.directives)
-                    .all(|(d, e)| same_directive(d, e))
+                && x.directives.iter().all(|d| {
+                    y.directive(&d.name)
+                        .is_some_and(|e| same_texts(&d.tokens, &e.tokens))
+                })
         })
 }
 
 /// A block's view without normalization: directives in execution order, lines and `bind`
 /// addresses computed, no zones.
 pub fn block_view<'a>(block: ServerBlock<'a>, order: &PluginOrder<'_>) -> BlockView<'a> {
-    let mut directives: Vec<Directive<'a>> = block.directives;
-    // Stable: names outside the order keep their source order here, then sort by name.
-    directives.sort_by_cached_key(|d| order.position(&d.name).unwrap_or(usize::MAX));
-    let known = directives
-        .iter()
-        .take_while(|d| order.contains(&d.name))
-        .count();
-    if let Some(unknown) = directives.get_mut(known..) {
-        unknown.sort_by(|a, b| a.name.cmp(&b.name));
-    }
-    let directives: Vec<DirectiveView<'a>> = directives
+    // Names are distinct within a block, so this is a total order: known directives by
+    // position, then the others by name (CoreDNS sorts the unknown ones alphabetically).
+    let mut ordered: Vec<(Option<usize>, Directive<'a>)> = block
+        .directives
         .into_iter()
-        .map(|d| DirectiveView {
+        .map(|d| (order.position(&d.name), d))
+        .collect();
+    ordered.sort_unstable_by(|(p, a), (q, b)| match (p, q) {
+        (Some(p), Some(q)) => p.cmp(q),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.name.cmp(&b.name),
+    });
+    let directives: Vec<DirectiveView<'a>> = ordered
+        .into_iter()
+        .map(|(_, d)| DirectiveView {
             lines: lines(&d.tokens),
             name: d.name,
             tokens: d.tokens,

@@ -1,7 +1,6 @@
 //! Server block keys to zone addresses (spec section 4.3): scheme, port and default port,
 //! CIDR to reverse zones, FQDN and Go-style lower-casing, with CoreDNS's error texts.
 
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
@@ -160,15 +159,18 @@ impl fmt::Display for GoQuoted<'_> {
 pub fn normalize_key(key: &str, dns_port: &str) -> Result<Vec<ZoneAddr>, ZoneError> {
     let (transport, rest) = Transport::split(key);
     let (hosts, port) = split_host_port(rest)?;
+    let mut names = Vec::with_capacity(hosts.len());
     for host in &hosts {
-        split_host_port(&fqdn(host))?;
+        let name = fqdn(host);
+        split_host_port(&name)?;
+        names.push(name);
     }
     let port = port.unwrap_or_else(|| transport.default_port(dns_port).to_string());
-    Ok(hosts
-        .iter()
-        .map(|host| ZoneAddr {
+    Ok(names
+        .into_iter()
+        .map(|name| ZoneAddr {
             transport,
-            zone: go_lowercase(&fqdn(host)),
+            zone: into_go_lowercase(name),
             port: port.clone(),
         })
         .collect())
@@ -225,11 +227,12 @@ pub fn is_fqdn(s: &str) -> bool {
 
 /// miekg/dns `Fqdn`: `s` with a trailing dot added unless it is already fully qualified.
 pub fn fqdn(s: &str) -> String {
-    if is_fqdn(s) {
-        s.to_string()
-    } else {
-        format!("{s}.")
+    let mut name = String::with_capacity(s.len() + 1);
+    name.push_str(s);
+    if !is_fqdn(s) {
+        name.push('.');
     }
+    name
 }
 
 /// miekg/dns `IsDomainName`: label lengths, total wire length, dots and escapes, on bytes.
@@ -237,20 +240,23 @@ pub fn is_domain_name(s: &str) -> bool {
     if s.is_empty() {
         return false;
     }
-    let name = fqdn(s);
-    let bytes = name.as_bytes();
+    // The checks run on `Fqdn(s)`: `s` and, unless it is fully qualified, one more dot.
+    let dot = !is_fqdn(s);
+    let len = s.len() + usize::from(dot);
+    let byte_at = |i: usize| match s.as_bytes().get(i) {
+        Some(&b) => Some(b),
+        None => (dot && i == s.len()).then_some(b'.'),
+    };
     let (mut off, mut begin, mut was_dot, mut escape) = (0usize, 0usize, false, false);
     let mut i = 0usize;
-    while let Some(&b) = bytes.get(i) {
+    while let Some(b) = byte_at(i) {
         match b {
             b'\\' => {
                 escape = !escape;
                 if off + 1 > 256 {
                     return false;
                 }
-                let ddd = bytes
-                    .get(i + 1..i + 4)
-                    .is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+                let ddd = (i + 1..i + 4).all(|j| byte_at(j).is_some_and(|d| d.is_ascii_digit()));
                 let skip = if ddd { 3 } else { 1 };
                 i += skip;
                 begin += skip;
@@ -258,7 +264,7 @@ pub fn is_domain_name(s: &str) -> bool {
             }
             b'.' => {
                 escape = false;
-                if i == 0 && bytes.len() > 1 {
+                if i == 0 && len > 1 {
                     return false;
                 }
                 if was_dot {
@@ -284,12 +290,36 @@ pub fn is_domain_name(s: &str) -> bool {
 
 /// Go's `strings.ToLower`: simple per-character case mapping (`İ` → `i`, `Σ` → `σ`).
 pub fn go_lowercase(s: &str) -> String {
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
     s.chars()
         .map(|c| match c {
             '\u{130}' => 'i',
             c => c.to_lowercase().next().unwrap_or(c),
         })
         .collect()
+}
+
+/// [`go_lowercase`] of an owned string, in place when it is ASCII.
+fn into_go_lowercase(mut s: String) -> String {
+    if s.is_ascii() {
+        s.make_ascii_lowercase();
+        s
+    } else {
+        go_lowercase(&s)
+    }
+}
+
+/// Appends the decimal digits of `n`.
+fn push_decimal(out: &mut String, n: u8) {
+    if n >= 100 {
+        out.push(char::from(b'0' + n / 100));
+    }
+    if n >= 10 {
+        out.push(char::from(b'0' + n / 10 % 10));
+    }
+    out.push(char::from(b'0' + n % 10));
 }
 
 /// A network parsed like Go's `net.ParseCIDR` (host bits cleared).
@@ -333,9 +363,9 @@ impl Cidr {
                     .map(|k| {
                         let base = net | k.checked_shl(32 - prefix).unwrap_or(0);
                         let octets = base.to_be_bytes();
-                        let mut zone = String::new();
-                        for octet in octets.iter().take((prefix / 8) as usize).rev() {
-                            zone.push_str(&octet.to_string());
+                        let mut zone = String::with_capacity(29);
+                        for &octet in octets.iter().take((prefix / 8) as usize).rev() {
+                            push_decimal(&mut zone, octet);
                             zone.push('.');
                         }
                         zone.push_str("in-addr.arpa.");
@@ -349,7 +379,7 @@ impl Cidr {
                 (0..count)
                     .map(|k| {
                         let base = net | u128::from(k).checked_shl(128 - prefix).unwrap_or(0);
-                        let mut zone = String::new();
+                        let mut zone = String::with_capacity(2 * (prefix / 4) as usize + 9);
                         for n in (0..prefix / 4).rev() {
                             let nibble = (base >> (124 - 4 * n)) & 0xF;
                             zone.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
@@ -367,6 +397,7 @@ impl Cidr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     fn zones(key: &str) -> Vec<String> {
         normalize_key(key, "53")
