@@ -307,6 +307,9 @@ impl<'a> TreeBuilder<'a> {
         // Each frame: the entries of an open block and, for nested ones, the line it belongs to.
         let mut frames: Vec<(Vec<Entry>, Option<Line>)> = alloc::vec![(Vec::new(), None)];
         let mut line: Option<Line> = None;
+        // Whether the body (the outermost frame) holds a directive line yet: kept as a flag so
+        // that a body of many comments stays linear.
+        let mut has_directive = false;
         while let Some(lexeme) = self.peek() {
             let starts_line = match (lexeme, &line) {
                 (_, None) => true,
@@ -314,6 +317,7 @@ impl<'a> TreeBuilder<'a> {
                 (Lex::Comment(_, l), Some(_)) => *l > self.last_line,
             };
             if starts_line && let Some(done) = line.take() {
+                has_directive |= frames.len() == 1;
                 push_entry(&mut frames, Entry::Line(done));
             }
             if starts_line && self.blank_before() {
@@ -330,11 +334,7 @@ impl<'a> TreeBuilder<'a> {
                 break;
             };
             // At the start of a body, before any directive, `{` is a directive name.
-            let directive_name = frames.len() == 1
-                && line.is_none()
-                && !frames.first().is_some_and(|(entries, _)| {
-                    entries.iter().any(|e| matches!(e, Entry::Line(_)))
-                });
+            let directive_name = frames.len() == 1 && line.is_none() && !has_directive;
             match &*token.text {
                 "{" if !directive_name => {
                     if frames.len() > MAX_DEPTH {
