@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use cluster_state::ObjectRef;
+use cluster_state::{EventError, ObjectRef};
 use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 use tracing::{error, info, warn};
@@ -262,6 +262,8 @@ impl Loop {
                 Ok(()) => {
                     self.shared.metrics.events.inc();
                 }
+                // Only in manifests: an Ingress no event can name; its problem is logged.
+                Err(EventError::InvalidName { .. }) => {}
                 Err(e) => {
                     warn!("{e}; retried at the next change");
                     self.reporter.failed(&report);
@@ -322,7 +324,10 @@ impl Loop {
     /// when `start`). `nginx -t` checks `model` rendered for its private prefix.
     async fn load(&mut self, model: &model::Model, config: String, start: bool) {
         let metrics = &self.shared.metrics;
-        let private = (self.settings.options).with_prefix(self.nginx.validation_prefix());
+        let private = self
+            .settings
+            .options
+            .with_prefix(self.nginx.validation_prefix());
         let result = async {
             let candidate = render::render(model, &private).map_err(NginxError::Render)?;
             self.nginx.validate(&candidate).await?;
