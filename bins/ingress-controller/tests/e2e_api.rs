@@ -145,7 +145,11 @@ async fn two_replicas_on_the_api_elect_on_a_lease_and_only_the_leader_writes() {
     } else {
         (&two, &one)
     };
-    assert!(leader.metric(WRITES).await >= 1.0);
+    // The server sees a request before the replica counts its answer.
+    eventually("the leader's counts", || async {
+        leader.metric(WRITES).await >= 1.0 && leader.metric(EVENTS_RECORDED).await >= 1.0
+    })
+    .await;
     assert_eq!(leader.metric(EVENTS_RECORDED).await, 1.0);
     assert_eq!(follower.metric(WRITES).await, 0.0);
     assert_eq!(follower.metric(EVENTS_RECORDED).await, 0.0);

@@ -9,16 +9,20 @@ use std::path::Path;
 
 use support::{Backends, CLASS, Controller, eventually, ingress, service};
 
-/// The event files of namespace `ns`, as text.
+/// The event files of namespace `ns`, as text (a file being written is a `.yaml.tmp`, then
+/// renamed: skipped, as is one renamed away while it is read).
 fn events(manifests: &Path, ns: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(manifests.join(".status/events").join(ns)) else {
         return Vec::new();
     };
-    let mut files: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = entries
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
     files.sort();
     files
         .iter()
-        .map(|path| std::fs::read_to_string(path).unwrap())
+        .filter_map(|path| std::fs::read_to_string(path).ok())
         .collect()
 }
 
