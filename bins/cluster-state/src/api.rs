@@ -1,11 +1,14 @@
 //! The API source: the same snapshots from a live API server, through kube-rs watchers.
 
 mod config;
+mod events;
 mod lease;
 mod mirror;
 mod source;
 
 pub use config::api_client;
+pub use events::EVENT_API_CALLS;
+pub(crate) use events::record as record_event;
 pub use lease::{LeaseClient, LeaseError};
 pub(crate) use source::ApiSource;
 pub use source::api_calls;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{Kind, Source, SourceError};
+use crate::{Filter, Kind, Source, SourceError};
 
 /// How long the manifest folder must be quiet before changes are read: one editor save or one
 /// folder sync is one reload.
@@ -28,20 +28,30 @@ impl SourceArgs {
     /// Starts the chosen source for the objects of `kinds` (watch only what the binary uses:
     /// the API source needs list and watch permissions on each).
     pub async fn start(&self, kinds: &[Kind]) -> Result<Source, SourceError> {
+        self.start_filtered(kinds, Filter::default()).await
+    }
+
+    /// As [`SourceArgs::start`], keeping only the objects `filter` keeps (the API source asks
+    /// the server for those alone).
+    pub async fn start_filtered(
+        &self,
+        kinds: &[Kind],
+        filter: Filter,
+    ) -> Result<Source, SourceError> {
         if let Some(dir) = &self.manifests {
-            return Source::manifests(dir, kinds, MANIFEST_DEBOUNCE).await;
+            return Source::manifests_filtered(dir, kinds, filter, MANIFEST_DEBOUNCE).await;
         }
-        self.start_api(kinds).await
+        self.start_api(kinds, filter).await
     }
 
     #[cfg(feature = "kube-api")]
-    async fn start_api(&self, kinds: &[Kind]) -> Result<Source, SourceError> {
+    async fn start_api(&self, kinds: &[Kind], filter: Filter) -> Result<Source, SourceError> {
         let client = crate::api_client(self.kubeconfig.as_deref()).await?;
-        Ok(Source::api(client, kinds))
+        Ok(Source::api_filtered(client, kinds, filter))
     }
 
     #[cfg(not(feature = "kube-api"))]
-    async fn start_api(&self, _kinds: &[Kind]) -> Result<Source, SourceError> {
+    async fn start_api(&self, _kinds: &[Kind], _filter: Filter) -> Result<Source, SourceError> {
         Err(SourceError::NoSource)
     }
 }

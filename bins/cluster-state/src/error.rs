@@ -1,4 +1,4 @@
-//! Why a source could not start, and why a status could not be written.
+//! Why a source could not start, and why a status or an event could not be written.
 
 use std::path::PathBuf;
 
@@ -61,6 +61,35 @@ pub enum StatusError {
         /// Its kind.
         kind: Kind,
         /// Its key.
+        key: ObjectRef,
+        /// The API error.
+        source: kube::Error,
+    },
+}
+
+/// An event that could not be recorded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventError {
+    /// The event's namespace or name is not a DNS name (it would not be a safe path).
+    #[error("event {key:?}: its namespace and name must be lowercase DNS names")]
+    InvalidName {
+        /// The event's namespace and name.
+        key: ObjectRef,
+    },
+    /// The event file could not be written.
+    #[error("cannot write the event {key}: {source}")]
+    Write {
+        /// The event.
+        key: ObjectRef,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The API server refused or failed the request.
+    #[cfg(feature = "kube-api")]
+    #[error("cannot record the event {key}: {source}")]
+    Api {
+        /// The event.
         key: ObjectRef,
         /// The API error.
         source: kube::Error,

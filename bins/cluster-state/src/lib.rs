@@ -5,8 +5,10 @@ mod api;
 mod api_call;
 mod args;
 mod error;
+mod events;
 #[cfg(feature = "fake-api")]
 pub mod fake_api;
+mod filter;
 mod kind;
 mod manifest;
 mod metrics;
@@ -15,10 +17,11 @@ mod snapshot;
 mod source;
 
 #[cfg(feature = "kube-api")]
-pub use api::{LeaseClient, LeaseError, api_calls, api_client};
+pub use api::{EVENT_API_CALLS, LeaseClient, LeaseError, api_calls, api_client};
 pub use api_call::ApiCall;
 pub use args::SourceArgs;
-pub use error::{SourceError, StatusError};
+pub use error::{EventError, SourceError, StatusError};
+pub use filter::Filter;
 pub use k8s_openapi as k8s;
 pub use kind::{Kind, Object};
 /// The Kubernetes client (feature `kube-api`), re-exported so that users share its version.

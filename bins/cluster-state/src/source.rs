@@ -4,13 +4,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 use tokio::sync::watch;
 
 #[cfg(feature = "kube-api")]
 use crate::api::ApiSource;
 use crate::manifest::ManifestSource;
-use crate::{Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
+use crate::{EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
 
 /// A source of snapshots; dropping it stops it (the receivers keep the last snapshot).
 pub struct Source {
@@ -34,12 +35,23 @@ impl Source {
         kinds: &[Kind],
         debounce: Duration,
     ) -> Result<Source, SourceError> {
+        Source::manifests_filtered(dir, kinds, Filter::default(), debounce).await
+    }
+
+    /// As [`Source::manifests`], keeping only the objects `filter` keeps.
+    pub async fn manifests_filtered(
+        dir: &Path,
+        kinds: &[Kind],
+        filter: Filter,
+        debounce: Duration,
+    ) -> Result<Source, SourceError> {
         let (sender, snapshots) = watch::channel(Arc::new(Snapshot::default()));
         let metrics = Metrics::default();
         let owned_dir = dir.to_owned();
         let kinds = kinds.to_vec();
         let recorded = metrics.clone();
-        let start = move || ManifestSource::start(&owned_dir, kinds, debounce, sender, recorded);
+        let start =
+            move || ManifestSource::start(&owned_dir, kinds, filter, debounce, sender, recorded);
         let started = tokio::task::spawn_blocking(start).await.map_err(|error| {
             SourceError::Manifests {
                 path: dir.to_owned(),
@@ -57,9 +69,16 @@ impl Source {
     /// first snapshot (`revision` 1) is published once every kind has been listed.
     #[cfg(feature = "kube-api")]
     pub fn api(client: kube::Client, kinds: &[Kind]) -> Source {
+        Source::api_filtered(client, kinds, Filter::default())
+    }
+
+    /// As [`Source::api`], listing and watching only the objects `filter` keeps (with a field
+    /// selector).
+    #[cfg(feature = "kube-api")]
+    pub fn api_filtered(client: kube::Client, kinds: &[Kind], filter: Filter) -> Source {
         let (sender, snapshots) = watch::channel(Arc::new(Snapshot::default()));
         let metrics = Metrics::default();
-        let api = ApiSource::start(client, kinds, sender, metrics.clone());
+        let api = ApiSource::start(client, kinds, filter, sender, metrics.clone());
         Source {
             snapshots,
             metrics,
@@ -93,6 +112,18 @@ impl Source {
             Backend::Manifests(source) => source.write_ingress_status(key, status).await,
             #[cfg(feature = "kube-api")]
             Backend::Api(source) => source.write_ingress_status(key, status).await,
+        }
+    }
+
+    /// Records `event` (`events.k8s.io/v1`) on the object it regards: a file
+    /// `DIR/.status/events/NAMESPACE/NAME.yaml` beside the manifests, or on the API server a
+    /// create, and for an event with a `series` (a repeat) a PATCH of its series (a create
+    /// again if the API server has expired it).
+    pub async fn record_event(&self, event: &Event) -> Result<(), EventError> {
+        match &self.backend {
+            Backend::Manifests(source) => source.record_event(event).await,
+            #[cfg(feature = "kube-api")]
+            Backend::Api(source) => source.record_event(event).await,
         }
     }
 }

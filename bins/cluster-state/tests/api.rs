@@ -1,5 +1,6 @@
 //! The API source against a fake API server that answers with recorded responses: the same
-//! snapshots as the manifest source, watch events, reconnects, relists, and status writes.
+//! snapshots as the manifest source, watch events, reconnects, relists, status writes, TLS
+//! Secrets only (a field selector), and events.
 #![cfg(feature = "fake-api")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -11,11 +12,17 @@ use std::time::Duration;
 
 use axum::http::Method;
 use cluster_state::fake_api::{FakeApi, Reply, Script, Seen};
+use cluster_state::k8s::api::events::v1::{Event, EventSeries};
 use cluster_state::k8s::api::networking::v1::{
     IngressLoadBalancerIngress, IngressLoadBalancerStatus,
 };
+use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use cluster_state::k8s::apimachinery::pkg::util::intstr::IntOrString;
-use cluster_state::{ApiCall, Kind, ObjectRef, Snapshot, Source, StatusError, api_calls};
+use cluster_state::k8s::jiff::Timestamp;
+use cluster_state::{
+    ApiCall, EVENT_API_CALLS, EventError, Filter, Kind, ObjectRef, Snapshot, Source, StatusError,
+    api_calls,
+};
 use tokio::sync::watch;
 
 /// Liveness only: how long the source may take (a retry waits up to ~1.6 s of backoff).
@@ -333,4 +340,143 @@ async fn a_lease_is_a_compare_and_swap_register_on_its_resource_version() {
         .unwrap();
     assert_eq!(put.path, format!("{leases}/ingress"));
     assert_eq!(rbac_calls(&api.seen()), declared(LeaseClient::API_CALLS));
+}
+
+#[tokio::test]
+async fn tls_secrets_only_are_listed_and_watched_with_a_field_selector() {
+    // The manifest source drops the other Secrets.
+    let dir = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cluster");
+    let tls = examples.join("ingress/shop-tls-secret.yaml");
+    std::fs::copy(tls, dir.path().join("tls.yaml")).unwrap();
+    let opaque = "apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: shop}\n\
+                  type: Opaque\ndata: {token: c2VjcmV0}\n";
+    std::fs::write(dir.path().join("opaque.yaml"), opaque).unwrap();
+    let everything = Source::manifests(dir.path(), &[Kind::Secret], Duration::from_millis(50));
+    assert_eq!(everything.await.unwrap().current().secrets.len(), 2);
+    let manifests = Source::manifests_filtered(
+        dir.path(),
+        &[Kind::Secret],
+        Filter::TLS_SECRETS,
+        Duration::from_millis(50),
+    );
+    let expected = manifests.await.unwrap().current();
+    let names: Vec<_> = expected.secrets.keys().map(ToString::to_string).collect();
+    assert_eq!(names, ["shop/shop-tls"]);
+
+    // The API source asks the server for them alone, in its list and its watch.
+    let items: Vec<_> = expected.objects(Kind::Secret).collect();
+    let list = serde_json::json!({
+        "apiVersion": "v1", "kind": "SecretList",
+        "metadata": {"resourceVersion": "3"}, "items": items,
+    });
+    let mut script = Script::default();
+    script.list(&collection(Kind::Secret), Reply::ok(list.to_string()));
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api_filtered(api.client().unwrap(), &[Kind::Secret], Filter::TLS_SECRETS);
+    let mut snapshots = source.snapshots();
+    let snapshot = wait_for(&mut snapshots, |s| s.revision > 0).await;
+    assert!(snapshot.same_objects(&expected));
+    let seen = api
+        .wait_for_requests(PATIENCE, |seen| watches(seen).count() > 0)
+        .await
+        .unwrap();
+    let (lists, watched): (Vec<_>, Vec<_>) = seen.iter().partition(|r| !r.is_watch());
+    assert!(!lists.is_empty());
+    for request in lists.iter().chain(&watched) {
+        assert_eq!(
+            request.param("fieldSelector"),
+            Some("type%3Dkubernetes.io%2Ftls"),
+            "{request:?}"
+        );
+    }
+}
+
+fn event(name: &str, count: Option<i32>) -> Event {
+    let time = MicroTime(Timestamp::from_second(1_796_032_800).unwrap());
+    Event {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("shop".into()),
+            ..ObjectMeta::default()
+        },
+        event_time: Some(time.clone()),
+        series: count.map(|count| EventSeries {
+            count,
+            last_observed_time: time,
+        }),
+        type_: Some("Warning".into()),
+        reason: Some("InvalidAnnotation".into()),
+        note: Some("annotation limit-rps: not a number".into()),
+        ..Event::default()
+    }
+}
+
+#[tokio::test]
+async fn events_are_created_and_their_repeats_patch_the_series() {
+    let events = "/apis/events.k8s.io/v1/namespaces/shop/events";
+    let mut script = Script::default();
+    script.store(events);
+    script.write(
+        Method::PATCH,
+        &format!("{events}/web.1"),
+        Reply::ok(serde_json::to_string(&event("web.1", Some(2))).unwrap()),
+    );
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api(api.client().unwrap(), &[]);
+
+    source.record_event(&event("web.1", None)).await.unwrap();
+    let created = api.object(&format!("{events}/web.1")).unwrap();
+    assert_eq!(created["reason"], "InvalidAnnotation");
+    assert_eq!(created["regarding"], serde_json::Value::Null);
+
+    // A repeat patches the series alone.
+    source.record_event(&event("web.1", Some(2))).await.unwrap();
+    let seen = api.seen();
+    let patch = seen.iter().find(|r| r.method == Method::PATCH).unwrap();
+    assert_eq!(patch.path, format!("{events}/web.1"));
+    assert_eq!(patch.content_type, "application/merge-patch+json");
+    let body: serde_json::Value = serde_json::from_str(&patch.body).unwrap();
+    assert_eq!(body["series"]["count"], 2);
+    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+
+    // A repeat of an event the server no longer has (404) creates it again.
+    source.record_event(&event("web.2", Some(3))).await.unwrap();
+    let recreated = api.object(&format!("{events}/web.2")).unwrap();
+    assert_eq!(recreated["series"]["count"], 3);
+
+    let invalid = source.record_event(&event("../web", None)).await;
+    assert!(
+        matches!(invalid, Err(EventError::InvalidName { .. })),
+        "{invalid:?}"
+    );
+    assert_eq!(rbac_calls(&api.seen()), declared(EVENT_API_CALLS));
+}
+
+#[tokio::test]
+async fn events_are_files_beside_the_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Source::manifests(dir.path(), &[], Duration::from_millis(50));
+    let source = source.await.unwrap();
+    source.record_event(&event("web.1", None)).await.unwrap();
+    source.record_event(&event("web.1", Some(2))).await.unwrap();
+    let path = dir.path().join(".status/events/shop/web.1.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let parsed = cluster_state::parse_manifest(&path, &text);
+    assert!(parsed.is_ok(), "{parsed:?}");
+    for expected in [
+        "kind: Event",
+        "apiVersion: events.k8s.io/v1",
+        "count: 2",
+        "InvalidAnnotation",
+    ] {
+        assert!(text.contains(expected), "{expected} in {text}");
+    }
+    let entries = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+    assert_eq!(entries, 1, "no temporary file left");
+    let invalid = source.record_event(&event("../web", None)).await;
+    assert!(
+        matches!(invalid, Err(EventError::InvalidName { .. })),
+        "{invalid:?}"
+    );
 }

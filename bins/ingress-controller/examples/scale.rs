@@ -112,8 +112,10 @@ async fn main() -> anyhow::Result<()> {
         std::fs::write(path, &text)?;
     }
     let mut nginx = Nginx::new("nginx".into(), dir.path().to_owned())?;
+    // `nginx -t` runs on the same model rendered for its private prefix.
+    let private = options.with_prefix(nginx.validation_prefix());
     let t = Instant::now();
-    nginx.validate(&text).await?;
+    nginx.validate(&render::render(&built, &private)?).await?;
     let validate_time = t.elapsed();
     println!("ingresses          {count}");
     println!("nginx locations    {paths}");
@@ -125,7 +127,7 @@ async fn main() -> anyhow::Result<()> {
     println!("model              {model_time:?}");
     println!("render             {render_time:?}");
     println!("nginx -t           {validate_time:?}");
-    nginx.install().await?;
+    nginx.install(&text).await?;
     let t = Instant::now();
     nginx.start(&options.control_socket()).await?;
     println!("nginx start        {:?}", t.elapsed());
@@ -138,9 +140,10 @@ async fn main() -> anyhow::Result<()> {
                  {name: svc0, port: {number: 80}}}}]}\n";
     let changed = cluster(count, extra).map_err(anyhow::Error::msg)?;
     let t = Instant::now();
-    let new_text = render::render(&model::build(&changed, &selection), &options)?;
-    nginx.validate(&new_text).await?;
-    nginx.install().await?;
+    let changed = model::build(&changed, &selection);
+    let new_text = render::render(&changed, &options)?;
+    nginx.validate(&render::render(&changed, &private)?).await?;
+    nginx.install(&new_text).await?;
     nginx.reload().await?;
     let mut served = None;
     while t.elapsed() < Duration::from_secs(60) {

@@ -150,6 +150,14 @@ pub struct StatusArgs {
 }
 
 impl StatusArgs {
+    /// This replica's identity: `--election-id`, else HOSTNAME, else the pid. It names the
+    /// replica in the election and in the events it records.
+    pub fn identity(&self) -> String {
+        self.election_id.clone().unwrap_or_else(|| {
+            std::env::var("HOSTNAME").unwrap_or_else(|_| format!("pid-{}", std::process::id()))
+        })
+    }
+
     /// The status settings, or `None` when no status address is given.
     ///
     /// `kubeconfig` is the object source's, for a `--kubernetes-lease`.
@@ -173,9 +181,7 @@ impl StatusArgs {
             }),
             (None, None) => kubernetes,
         };
-        let id = self.election_id.clone().unwrap_or_else(|| {
-            std::env::var("HOSTNAME").unwrap_or_else(|_| format!("pid-{}", std::process::id()))
-        });
+        let id = self.identity();
         Some(controller::StatusSettings {
             addresses: self.publish_status_address.clone(),
             election: store.map(|store| election::Election {

@@ -2,6 +2,7 @@
 //! endpoint-only changes to the balancer without a reload, validates every new configuration
 //! before nginx sees it, keeps the last good one, and restarts nginx if it dies.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,6 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use cluster_state::{EventError, ObjectRef};
+use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 use tracing::{error, info, warn};
 
@@ -18,6 +21,7 @@ use crate::model::{self, Problem};
 use crate::nginx::{Nginx, NginxError};
 use crate::objects::Objects;
 use crate::reconcile::{Reconciler, config_hash};
+use crate::reports::{self, Reporter};
 use crate::serve::Shared;
 use crate::{backends, certs, control, metrics, render, serve};
 
@@ -40,6 +44,8 @@ pub struct Settings {
     pub metrics_address: SocketAddr,
     /// Ingress status publication, if any.
     pub status: Option<StatusSettings>,
+    /// This replica's name in the events it records (`reportingInstance`).
+    pub instance: String,
 }
 
 /// What Ingress status to publish, where, and who may.
@@ -80,6 +86,9 @@ struct Loop {
     shared: Arc<Shared>,
     table: String,
     problems: Vec<Problem>,
+    /// What was reported of the problems as events, and the UIDs of the Ingresses they regard.
+    reporter: Reporter,
+    ingress_uids: BTreeMap<ObjectRef, Option<String>>,
     /// The Ingresses served, and whether their status was published for that list.
     served: Vec<String>,
     published: bool,
@@ -113,7 +122,7 @@ pub async fn run(
     info!(%address, "serving /healthz and /metrics");
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
-    let source = settings.source.start(&crate::objects::KINDS).await?;
+    let source = crate::objects::start(&settings.source).await?;
     let mut snapshots = source.snapshots();
     snapshots.mark_changed();
     let (stop_election, election_stopped) = tokio::sync::watch::channel(false);
@@ -129,6 +138,8 @@ pub async fn run(
         shared,
         table: String::new(),
         problems: Vec::new(),
+        reporter: Reporter::default(),
+        ingress_uids: BTreeMap::new(),
         served: Vec::new(),
         published: false,
         leader,
@@ -145,6 +156,7 @@ pub async fn run(
             () = leadership_changed(&mut state.leader) => {
                 state.published = false;
                 state.publish_status().await;
+                state.report_problems().await;
             }
             changed = snapshots.changed() => {
                 if changed.is_err() {
@@ -198,17 +210,20 @@ async fn leadership_changed(
 }
 
 impl Loop {
+    /// Whether this replica writes status and events: it leads, or there is no election.
+    fn leading(&self) -> bool {
+        self.leader
+            .as_ref()
+            .is_none_or(|l| l.borrow().is_leading(Instant::now()))
+    }
+
     /// Writes the served Ingresses' status if this replica leads and has not yet written it
     /// for the current list.
     async fn publish_status(&mut self) {
         let Some(settings) = &self.settings.status else {
             return;
         };
-        let leading = self
-            .leader
-            .as_ref()
-            .is_none_or(|l| l.borrow().is_leading(Instant::now()));
-        if !leading || self.published {
+        if !self.leading() || self.published {
             return;
         }
         let status = crate::status::load_balancer(&settings.addresses);
@@ -229,6 +244,34 @@ impl Loop {
         self.published = !failed;
     }
 
+    /// Records the problems that appeared since the last report as events on their
+    /// Ingresses, if this replica leads (a new leader reports every current problem once).
+    async fn report_problems(&mut self) {
+        if !self.leading() {
+            return;
+        }
+        let now = Timestamp::now();
+        let uids = &self.ingress_uids;
+        let reports = self
+            .reporter
+            .update(&self.problems, |key| uids.contains_key(key), now);
+        for report in reports {
+            let uid = uids.get(&report.ingress).cloned().flatten();
+            let event = reports::event(&report, uid.as_deref(), &self.settings.instance, now);
+            match self.source.record_event(&event).await {
+                Ok(()) => {
+                    self.shared.metrics.events.inc();
+                }
+                // Only in manifests: an Ingress no event can name; its problem is logged.
+                Err(EventError::InvalidName { .. }) => {}
+                Err(e) => {
+                    warn!("{e}; retried at the next change");
+                    self.reporter.failed(&report);
+                }
+            }
+        }
+    }
+
     async fn apply(&mut self, objects: &Objects) {
         let model = model::build(objects, &self.settings.selection);
         if model.ingresses != self.served {
@@ -242,6 +285,12 @@ impl Loop {
             }
             self.problems.clone_from(&model.problems);
         }
+        self.ingress_uids = objects
+            .ingresses
+            .iter()
+            .map(|i| (ObjectRef::from_meta(&i.metadata), i.metadata.uid.clone()))
+            .collect();
+        self.report_problems().await;
         let metrics = &self.shared.metrics;
         metrics
             .problems
@@ -264,19 +313,25 @@ impl Loop {
                 self.send_table().await;
             }
             if let Some(config) = plan.config {
-                self.load(config, false).await;
+                self.load(&model, config, false).await;
             }
         } else if let Some(config) = plan.config {
-            self.load(config, true).await;
+            self.load(&model, config, true).await;
         }
     }
 
-    /// Validates `config` and makes nginx run it (starting nginx when `start`).
-    async fn load(&mut self, config: String, start: bool) {
+    /// Validates `config`, the rendering of `model`, and makes nginx run it (starting nginx
+    /// when `start`). `nginx -t` checks `model` rendered for its private prefix.
+    async fn load(&mut self, model: &model::Model, config: String, start: bool) {
         let metrics = &self.shared.metrics;
+        let private = self
+            .settings
+            .options
+            .with_prefix(self.nginx.validation_prefix());
         let result = async {
-            self.nginx.validate(&config).await?;
-            self.nginx.install().await?;
+            let candidate = render::render(model, &private).map_err(NginxError::Render)?;
+            self.nginx.validate(&candidate).await?;
+            self.nginx.install(&config).await?;
             if start {
                 self.nginx
                     .start(&self.settings.options.control_socket())

@@ -63,6 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } = *args;
             let settings = controller::Settings {
                 status: status.settings(source.kubeconfig.as_deref()),
+                instance: status.identity(),
                 nginx: nginx_binary,
                 options: nginx.options(),
                 selection: selection.selection(),
@@ -80,7 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// The objects once the source has read everything (the first complete snapshot).
 async fn snapshot(source: &SourceArgs) -> anyhow::Result<Objects> {
-    let source = source.start(&ingress_controller::objects::KINDS).await?;
+    let source = ingress_controller::objects::start(source).await?;
     let mut snapshots = source.snapshots();
     let snapshot = snapshots
         .wait_for(|s| s.revision > 0)

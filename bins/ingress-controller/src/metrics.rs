@@ -39,6 +39,8 @@ pub struct Metrics {
     pub problems: Gauge,
     /// Ingress statuses written (by this replica, as leader).
     pub status_writes: Counter,
+    /// Events recorded on Ingresses (by this replica, as leader).
+    pub events: Counter,
     /// Requests served by nginx, by backend and status (since nginx started).
     pub requests: Family<RequestLabels, Counter>,
 }
@@ -81,6 +83,11 @@ impl Metrics {
             "status_writes",
             "Ingress statuses written by this replica as leader",
             self.status_writes.clone(),
+        );
+        registry.register(
+            "events",
+            "Events recorded on Ingresses by this replica as leader",
+            self.events.clone(),
         );
         registry.register(
             "requests",

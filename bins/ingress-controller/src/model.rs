@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use cluster_state::ObjectRef;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::networking::v1::{Ingress, IngressBackend};
 
@@ -107,18 +108,45 @@ impl std::fmt::Debug for Certificate {
     }
 }
 
-/// Something in an object that was refused (and ignored), for the operator.
+/// Something in an Ingress that was refused (and ignored), for the operator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
-    /// The object, `Kind namespace/name`.
-    pub object: String,
+    /// The Ingress.
+    pub ingress: ObjectRef,
+    /// What kind of problem (the reason of its Kubernetes event).
+    pub reason: Reason,
     /// What was refused and why.
     pub message: String,
 }
 
 impl std::fmt::Display for Problem {
+    /// `Ingress "namespace/name": message` (the key quoted: it may be an invalid name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.object, self.message)
+        write!(
+            f,
+            "Ingress {:?}: {}",
+            self.ingress.to_string(),
+            self.message
+        )
+    }
+}
+
+/// What kind of problem an Ingress has, as the reason of its event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// An annotation was refused (unknown, or an invalid value).
+    InvalidAnnotation,
+    /// A field of the Ingress was refused, or lost a conflict to an older Ingress.
+    InvalidIngress,
+}
+
+impl Reason {
+    /// The event reason: `InvalidAnnotation`, `InvalidIngress`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::InvalidAnnotation => "InvalidAnnotation",
+            Reason::InvalidIngress => "InvalidIngress",
+        }
     }
 }
 
@@ -166,7 +194,8 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
             .all(|n| n.as_deref().is_some_and(crate::hosts::is_dns_name));
         if !valid {
             builder.model.problems.push(Problem {
-                object: format!("Ingress {:?}", key(meta)),
+                ingress: ObjectRef::from_meta(meta),
+                reason: Reason::InvalidIngress,
                 message: "namespace and name must be DNS names; Ingress ignored".into(),
             });
         }
@@ -179,7 +208,7 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
             let raw = ingress.metadata.annotations.as_ref().unwrap_or(&empty);
             let (annotations, errors) = annotations::parse(raw);
             for error in errors {
-                builder.problem(ingress, error.to_string());
+                builder.report(ingress, Reason::InvalidAnnotation, error.to_string());
             }
             (ingress, Arc::new(annotations))
         })
@@ -247,8 +276,13 @@ fn shield_auto_redirects(draft: &mut Draft) {
 
 impl Builder<'_> {
     fn problem(&mut self, ingress: &Ingress, message: String) {
+        self.report(ingress, Reason::InvalidIngress, message);
+    }
+
+    fn report(&mut self, ingress: &Ingress, reason: Reason, message: String) {
         self.model.problems.push(Problem {
-            object: format!("Ingress {}", key(&ingress.metadata)),
+            ingress: ObjectRef::from_meta(&ingress.metadata),
+            reason,
             message,
         });
     }

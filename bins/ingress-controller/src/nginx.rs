@@ -1,5 +1,14 @@
-//! The nginx child process: configuration files in its prefix, `nginx -t` on a candidate file
-//! before it replaces the running one, start, reload (`-s reload`), stop, and exit detection.
+//! The nginx child process: configuration files in its prefix, `nginx -t` on a candidate in a
+//! private prefix before it replaces the running one, start, reload (`-s reload`), stop, and
+//! exit detection.
+//!
+//! `nginx -t` reads the whole configuration as a start would: it opens (creates) the pid file
+//! and the log files, creates the temp directories, binds the listening sockets (a TCP address
+//! in use is ignored in test mode; a Unix socket it binds is removed afterwards) and runs
+//! `init_by_lua`. So the candidate is checked as the same model rendered for the private
+//! prefix `PREFIX/validate/` (its own pid file, logs, temp directories and control socket;
+//! `certs` there links to the running certificates, which it only reads): a validation never
+//! touches a file the running nginx uses.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -18,6 +27,9 @@ pub enum NginxError {
         /// The error.
         source: std::io::Error,
     },
+    /// The candidate could not be rendered for the validation prefix.
+    #[error("cannot render the configuration to validate: {0}")]
+    Render(#[from] crate::render::RenderError),
     /// `nginx -t` refused the configuration; the running one is kept.
     #[error("nginx -t refused the new configuration (the last good one keeps running): {0}")]
     Invalid(String),
@@ -47,15 +59,27 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> NginxError {
 }
 
 impl Nginx {
-    /// nginx `binary` working in `prefix` (created with `logs/`, `tmp/` and `certs/`).
+    /// nginx `binary` working in `prefix` (created with `logs/`, `tmp/` and `certs/`, and the
+    /// private prefix of `nginx -t`, [`Nginx::validation_prefix`]).
     ///
     /// # Errors
     ///
     /// [`NginxError::Io`] if the directories cannot be created.
     pub fn new(binary: PathBuf, prefix: PathBuf) -> Result<Self, NginxError> {
-        for dir in ["logs", "tmp", "certs"] {
-            let path = prefix.join(dir);
-            std::fs::create_dir_all(&path).map_err(io(format!("create {}", path.display())))?;
+        let private = validation_prefix(&prefix);
+        for dir in [&prefix, &private] {
+            for sub in ["logs", "tmp"] {
+                let path = dir.join(sub);
+                std::fs::create_dir_all(&path).map_err(io(format!("create {}", path.display())))?;
+            }
+        }
+        let certs = prefix.join("certs");
+        std::fs::create_dir_all(&certs).map_err(io(format!("create {}", certs.display())))?;
+        let link = private.join("certs");
+        if std::fs::read_link(&link).ok().as_deref() != Some(certs.as_path()) {
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&certs, &link)
+                .map_err(io(format!("link {}", link.display())))?;
         }
         Ok(Self {
             binary,
@@ -70,19 +94,22 @@ impl Nginx {
         self.prefix.join("nginx.conf")
     }
 
-    fn candidate_path(&self) -> PathBuf {
-        self.prefix.join("nginx.conf.candidate")
+    /// The private prefix `nginx -t` runs in: render the candidate for it (see the module
+    /// documentation).
+    pub fn validation_prefix(&self) -> PathBuf {
+        validation_prefix(&self.prefix)
     }
 
-    fn command(&self, config: &Path, error_log: &str) -> Command {
+    /// A command of nginx in `prefix`, on `prefix/nginx.conf`, logging to `prefix/logs/`.
+    fn command(&self, prefix: &Path) -> Command {
         let mut command = Command::new(&self.binary);
         command
             .arg("-p")
-            .arg(&self.prefix)
+            .arg(prefix)
             .arg("-c")
-            .arg(config)
+            .arg(prefix.join("nginx.conf"))
             .arg("-e")
-            .arg(self.prefix.join("logs").join(error_log))
+            .arg(prefix.join("logs/error.log"))
             .stdin(Stdio::null());
         command
     }
@@ -105,18 +132,19 @@ impl Nginx {
         }
     }
 
-    /// Writes `text` as the candidate configuration and checks it with `nginx -t`, apart from
-    /// the running file and its error log.
+    /// Checks `private_text`, a candidate rendered for the [validation
+    /// prefix](Nginx::validation_prefix), with `nginx -t` in that prefix.
     ///
     /// # Errors
     ///
     /// [`NginxError::Invalid`] with nginx's message, or [`NginxError::Io`].
-    pub async fn validate(&self, text: &str) -> Result<(), NginxError> {
-        let candidate = self.candidate_path();
-        tokio::fs::write(&candidate, text)
+    pub async fn validate(&self, private_text: &str) -> Result<(), NginxError> {
+        let private = self.validation_prefix();
+        let candidate = private.join("nginx.conf");
+        tokio::fs::write(&candidate, private_text)
             .await
             .map_err(io(format!("write {}", candidate.display())))?;
-        let mut command = self.command(&candidate, "validate.log");
+        let mut command = self.command(&private);
         command.args(["-t", "-q"]);
         match self.run(command, "nginx -t").await {
             Err(NginxError::Failed { output, .. }) => Err(NginxError::Invalid(output)),
@@ -124,13 +152,18 @@ impl Nginx {
         }
     }
 
-    /// Makes the validated candidate the running configuration file (an atomic rename).
+    /// Makes `text` (the validated model, rendered for the real prefix) the running
+    /// configuration file: written beside it, then renamed over it.
     ///
     /// # Errors
     ///
     /// [`NginxError::Io`].
-    pub async fn install(&self) -> Result<(), NginxError> {
-        tokio::fs::rename(self.candidate_path(), self.config_path())
+    pub async fn install(&self, text: &str) -> Result<(), NginxError> {
+        let candidate = self.prefix.join("nginx.conf.candidate");
+        tokio::fs::write(&candidate, text)
+            .await
+            .map_err(io(format!("write {}", candidate.display())))?;
+        tokio::fs::rename(&candidate, self.config_path())
             .await
             .map_err(io("install the new nginx.conf"))
     }
@@ -150,7 +183,7 @@ impl Nginx {
     /// [`NginxError`] if it cannot start or exits at once.
     pub async fn start(&mut self, control_socket: &Path) -> Result<(), NginxError> {
         let _ = std::fs::remove_file(control_socket);
-        let mut command = self.command(&self.config_path(), "error.log");
+        let mut command = self.command(&self.prefix);
         let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -190,7 +223,7 @@ impl Nginx {
     ///
     /// [`NginxError`] if the signal cannot be sent.
     pub async fn reload(&self) -> Result<(), NginxError> {
-        let mut command = self.command(&self.config_path(), "error.log");
+        let mut command = self.command(&self.prefix);
         command.args(["-s", "reload"]);
         self.run(command, "nginx -s reload").await
     }
@@ -214,7 +247,7 @@ impl Nginx {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        let mut command = self.command(&self.config_path(), "error.log");
+        let mut command = self.command(&self.prefix);
         command.args(["-s", "quit"]);
         let quit = self.run(command, "nginx -s quit").await.is_ok()
             && tokio::time::timeout(Duration::from_secs(10), child.wait())
@@ -237,4 +270,9 @@ impl Nginx {
                 .await;
         }
     }
+}
+
+/// `PREFIX/validate`: see [`Nginx::validation_prefix`].
+fn validation_prefix(prefix: &Path) -> PathBuf {
+    prefix.join("validate")
 }

@@ -1,6 +1,6 @@
 //! The Kubernetes objects the controller reads, as one value.
 
-use cluster_state::{Kind, Object};
+use cluster_state::{Filter, Kind, Object, Source, SourceArgs, SourceError};
 use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -67,6 +67,17 @@ pub const KINDS: [Kind; 5] = [
     Kind::EndpointSlice,
     Kind::Secret,
 ];
+
+/// Starts the object source of `args` for what the controller reads: the [`KINDS`], and of the
+/// Secrets only those of type `kubernetes.io/tls` (the API source lists and watches them with
+/// the field selector `type=kubernetes.io/tls`).
+///
+/// # Errors
+///
+/// The source's, when it cannot start.
+pub async fn start(args: &SourceArgs) -> Result<Source, SourceError> {
+    args.start_filtered(&KINDS, Filter::TLS_SECRETS).await
+}
 
 /// `namespace/name` of an object (just `name` when cluster-scoped).
 pub fn key(meta: &ObjectMeta) -> String {

@@ -30,6 +30,14 @@ pub struct Options {
 }
 
 impl Options {
+    /// The same options in another prefix (the private prefix of `nginx -t`).
+    pub fn with_prefix(&self, prefix: PathBuf) -> Options {
+        Options {
+            prefix,
+            ..self.clone()
+        }
+    }
+
     /// The control socket nginx listens on for backend tables.
     pub fn control_socket(&self) -> PathBuf {
         self.prefix.join("control.sock")

@@ -168,8 +168,10 @@ async fn refused_configuration_keeps_the_last_good_one_and_dead_nginx_restarts()
         .args(["-s", "KILL", pid.trim()])
         .status()
         .unwrap();
+    // At least once: on a loaded machine the first start may find the killed workers'
+    // ports not yet released, and the controller starts nginx again until it serves.
     eventually("nginx restarted", || async {
-        c.metric("ingress_controller_nginx_restarts_total").await == 1.0
+        c.metric("ingress_controller_nginx_restarts_total").await >= 1.0
             && support::get(c.http, "load.example.com", "/", &[])
                 .await
                 .is_some_and(|r| r.backend() == "a")

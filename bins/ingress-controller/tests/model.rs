@@ -137,7 +137,7 @@ fn several_ingresses_on_one_host_merge_and_the_oldest_wins() {
     let conflict = model
         .problems
         .iter()
-        .find(|p| p.object == "Ingress ns/young")
+        .find(|p| p.ingress == cluster_state::ObjectRef::new("ns", "young"))
         .unwrap();
     assert!(
         conflict

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use clap::Parser as _;
-use cluster_state::{ApiCall, Kind, api_calls};
+use cluster_state::{ApiCall, EVENT_API_CALLS, Kind, api_calls};
 use deploy_check::{Manifest, deploy_dir, kustomization_resources, read_all};
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, RoleRef, Subject};
@@ -221,7 +221,10 @@ fn rbac_grants_exactly_the_calls_the_code_makes() {
     assert!(proxy.namespaced.is_empty(), "{proxy:?}");
 
     let ingress = grants_of("ingress-nginx/ingress-controller");
-    assert_eq!(ingress.cluster, named(api_calls(INGRESS_KINDS, true)));
+    let ingress_calls = api_calls(INGRESS_KINDS, true)
+        .into_iter()
+        .chain(EVENT_API_CALLS);
+    assert_eq!(ingress.cluster, named(ingress_calls));
     assert_eq!(ingress.namespaced, named(KubernetesStore::API_CALLS));
 
     let dns = grants_of("kube-system/dns-cache");

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use super::mirror::{Mirror, Update};
 use crate::kind::with_kinds;
 use crate::snapshot::publish;
-use crate::{ApiCall, Kind, Metrics, Object, ObjectRef, Snapshot, StatusError};
+use crate::{ApiCall, EventError, Filter, Kind, Metrics, Object, ObjectRef, Snapshot, StatusError};
 
 /// The requests the API source makes, in every namespace: `list` and `watch` on each of
 /// `kinds` (see [`ApiSource::start`]), and with `ingress_status`, the `patch` of
@@ -58,12 +58,13 @@ impl ApiSource {
     pub(crate) fn start(
         client: Client,
         kinds: &[Kind],
+        filter: Filter,
         snapshots: watch::Sender<Arc<Snapshot>>,
         metrics: Metrics,
     ) -> Self {
         let streams: SelectAll<_> = kinds
             .iter()
-            .map(|kind| watch_kind(*kind, &client))
+            .map(|kind| watch_kind(*kind, &client, filter.field_selector(*kind)))
             .collect();
         let task = tokio::spawn(mirror(streams, Mirror::new(kinds), snapshots, metrics));
         Self { client, task }
@@ -92,6 +93,16 @@ impl ApiSource {
                 source,
             }),
         }
+    }
+}
+
+impl ApiSource {
+    /// Records `event` on the API server (see [`super::record_event`]).
+    pub(crate) async fn record_event(
+        &self,
+        event: &k8s_openapi::api::events::v1::Event,
+    ) -> Result<(), EventError> {
+        super::record_event(&self.client, event).await
     }
 }
 
@@ -129,10 +140,10 @@ async fn mirror(
 
 macro_rules! define_watch_kind {
     ($($variant:ident($ty:ty) $field:ident, $scope:ident;)*) => {
-        /// The updates of the watcher of `kind`.
-        fn watch_kind(kind: Kind, client: &Client) -> Updates {
+        /// The updates of the watcher of `kind`, narrowed by `fields` (a field selector).
+        fn watch_kind(kind: Kind, client: &Client, fields: Option<String>) -> Updates {
             match kind {
-                $(Kind::$variant => watch::<$ty>(kind, client),)*
+                $(Kind::$variant => watch::<$ty>(kind, client, fields),)*
             }
         }
     };
@@ -140,13 +151,18 @@ macro_rules! define_watch_kind {
 
 with_kinds!(define_watch_kind);
 
-fn watch<K>(kind: Kind, client: &Client) -> Updates
+fn watch<K>(kind: Kind, client: &Client, fields: Option<String>) -> Updates
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     Object: From<K>,
 {
     let api = Api::<K>::all(client.clone());
-    watcher::watcher(api, watcher::Config::default())
+    let config = watcher::Config::default();
+    let config = match &fields {
+        Some(fields) => config.fields(fields),
+        None => config,
+    };
+    watcher::watcher(api, config)
         .default_backoff()
         .map_ok(move |event| match event {
             Event::Init => Update::Relisting(kind),

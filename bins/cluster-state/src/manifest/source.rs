@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache};
@@ -12,8 +13,9 @@ use tokio::sync::watch;
 use super::ManifestError;
 use super::folder::Folder;
 use super::status::{STATUS_DIR, StatusFiles};
+use crate::events::event_key;
 use crate::snapshot::publish;
-use crate::{Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
+use crate::{EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
 
 /// A folder of manifests, watched; dropping it stops the watch.
 pub(crate) struct ManifestSource {
@@ -26,6 +28,8 @@ struct State {
     folder: Folder,
     /// The kinds to publish; the others are left out of the snapshots.
     kinds: Vec<Kind>,
+    /// Which objects of those kinds to publish.
+    filter: Filter,
     statuses: StatusFiles,
     snapshots: watch::Sender<Arc<Snapshot>>,
     metrics: Metrics,
@@ -33,11 +37,12 @@ struct State {
 
 impl ManifestSource {
     /// Starts watching `dir` (changes are read once they have been quiet for `debounce`), then
-    /// reads it and publishes the first snapshot of the objects of `kinds` on `snapshots`,
-    /// recording into `metrics`.
+    /// reads it and publishes the first snapshot of the objects of `kinds` that `filter` keeps
+    /// on `snapshots`, recording into `metrics`.
     pub(crate) fn start(
         dir: &Path,
         kinds: Vec<Kind>,
+        filter: Filter,
         debounce: Duration,
         snapshots: watch::Sender<Arc<Snapshot>>,
         metrics: Metrics,
@@ -56,6 +61,7 @@ impl ManifestSource {
         let state = Arc::new(Mutex::new(State {
             folder: Folder::new(root.clone()),
             kinds,
+            filter,
             statuses,
             snapshots,
             metrics,
@@ -109,6 +115,19 @@ impl ManifestSource {
             })
         })
     }
+
+    /// Writes `event` to its file beside the statuses.
+    pub(crate) async fn record_event(&self, event: &Event) -> Result<(), EventError> {
+        let key = event_key(event)?;
+        let state = Arc::clone(&self.state);
+        let (owned_key, event) = (key.clone(), event.clone());
+        let write = move || lock(&state).statuses.write_event(&owned_key, &event);
+        let joined = tokio::task::spawn_blocking(write).await;
+        let written = joined.unwrap_or_else(|error| Err(std::io::Error::other(error)));
+        written
+            .map(drop)
+            .map_err(|source| EventError::Write { key, source })
+    }
 }
 
 impl State {
@@ -150,6 +169,7 @@ impl State {
         for kind in Kind::ALL.iter().filter(|kind| !self.kinds.contains(kind)) {
             snapshot.clear(*kind);
         }
+        self.filter.retain(&mut snapshot);
         self.statuses.apply(&mut snapshot);
         publish(&self.snapshots, snapshot, "manifests", &self.metrics);
     }

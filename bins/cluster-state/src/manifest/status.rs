@@ -5,12 +5,16 @@
 //! manifest scan skips it and the watcher ignores its events: writing a status never triggers
 //! a reload. The statuses are laid over the objects of every snapshot, as an API server returns
 //! an object with the status last written.
+//!
+//! Events (`events.k8s.io/v1`) go to `.status/events/NAMESPACE/NAME.yaml`, one file per event,
+//! rewritten whole when its `series` grows; they are written, never read back.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus, IngressStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -84,6 +88,16 @@ impl StatusFiles {
         let text = serde_saphyr::to_string(&ingress).map_err(io::Error::other)?;
         write_atomically(&path, text.as_bytes())?;
         self.ingresses.insert(key.clone(), status);
+        Ok(path)
+    }
+
+    /// Writes `event`, whose namespace and name are `key` (checked safe as file names), to
+    /// its file (atomically).
+    pub(crate) fn write_event(&self, key: &ObjectRef, event: &Event) -> io::Result<PathBuf> {
+        let file = format!("{}.yaml", key.name);
+        let path = self.dir.join("events").join(&key.namespace).join(file);
+        let text = serde_saphyr::to_string(event).map_err(io::Error::other)?;
+        write_atomically(&path, text.as_bytes())?;
         Ok(path)
     }
 

@@ -138,6 +138,7 @@ pub struct Controller {
 }
 
 impl Controller {
+    /// The manifests directory (empty for a controller on an API server).
     pub fn manifests_dir(&self) -> PathBuf {
         self.manifests.clone()
     }
@@ -165,12 +166,29 @@ impl Controller {
         Self::launch(tempfile::tempdir().unwrap(), &other.manifests_dir(), extra).await
     }
 
+    /// A controller reading the API server of `kubeconfig` (no manifests), with extra
+    /// command-line arguments.
+    pub async fn start_api(kubeconfig: &Path, extra: &[String]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let source = ["--kubeconfig".to_owned(), kubeconfig.display().to_string()];
+        Self::launch_on(dir, &source, PathBuf::new(), extra).await
+    }
+
     async fn launch(dir: tempfile::TempDir, manifests: &Path, extra: &[String]) -> Self {
+        let source = ["--manifests".to_owned(), manifests.display().to_string()];
+        Self::launch_on(dir, &source, manifests.to_owned(), extra).await
+    }
+
+    async fn launch_on(
+        dir: tempfile::TempDir,
+        source: &[String],
+        manifests: PathBuf,
+        extra: &[String],
+    ) -> Self {
         let (http, https, metrics) = (free_port(), free_port(), free_port());
         let child = Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
             .arg("run")
-            .arg("--manifests")
-            .arg(manifests)
+            .args(source)
             .arg("--prefix")
             .arg(dir.path().join("nginx"))
             .args(["--listen-address", "127.0.0.1", "--workers", "2"])
@@ -186,7 +204,7 @@ impl Controller {
         let controller = Self {
             child,
             dir,
-            manifests: manifests.to_owned(),
+            manifests,
             http,
             https,
             metrics,
