@@ -24,39 +24,37 @@ pub struct Styled<'a, T>(pub &'a T, pub Style);
 
 /// Whether `text` must be double-quoted to stay one word of the restore format.
 pub(crate) fn needs_quotes(text: &str) -> bool {
-    /// The bytes that end or escape an unquoted word.
-    #[allow(clippy::indexing_slicing)] // evaluated at compile time: an error fails the build
-    const SPECIAL: [bool; 256] = {
-        let mut table = [false; 256];
-        let mut i = 0;
-        let bytes = b" \t\"\\'\n\r";
-        while i < bytes.len() {
-            table[bytes[i] as usize] = true;
-            i += 1;
-        }
-        table
-    };
-    text.is_empty()
-        || text
-            .bytes()
-            .any(|b| SPECIAL.get(usize::from(b)) == Some(&true))
+    text.is_empty() || has_special(text)
 }
 
-/// `text` double-quoted, with `"` and `\` escaped.
-pub(crate) fn write_quoted(f: &mut dyn Write, text: &str) -> fmt::Result {
+/// Whether `text` has a byte that ends or escapes an unquoted word.
+pub(crate) fn has_special(text: &str) -> bool {
+    /// The bytes that end or escape an unquoted word.
+    const SPECIAL: [bool; 256] = super::byte_set(b" \t\"\\'\n\r");
+    text.bytes()
+        .any(|b| SPECIAL.get(usize::from(b)) == Some(&true))
+}
+
+/// `parts` joined and double-quoted, with `"` and `\` escaped.
+pub(crate) fn write_quoted(f: &mut dyn Write, parts: &[&str]) -> fmt::Result {
     f.write_char('"')?;
-    for c in text.chars() {
-        if c == '"' || c == '\\' {
+    for part in parts {
+        let mut rest = *part;
+        // Both escaped bytes are ASCII: the slices around them are on character boundaries.
+        while let Some(i) = rest.bytes().position(|b| b == b'"' || b == b'\\') {
+            f.write_str(rest.get(..i).unwrap_or_default())?;
             f.write_char('\\')?;
+            f.write_str(rest.get(i..=i).unwrap_or_default())?;
+            rest = rest.get(i + 1..).unwrap_or_default();
         }
-        f.write_char(c)?;
+        f.write_str(rest)?;
     }
     f.write_char('"')
 }
 
 fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
     if force_quotes || needs_quotes(text) {
-        write_quoted(f, text)
+        write_quoted(f, &[text])
     } else {
         f.write_str(text)
     }

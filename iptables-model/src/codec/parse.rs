@@ -3,6 +3,7 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use super::byte_set;
 use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
@@ -114,17 +115,18 @@ pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
 }
 
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
+    /// ASCII bytes a chain name may not contain: whitespace, quotes and backslashes.
+    const BAD: [bool; 256] = byte_set(b" \t\n\x0b\x0c\r\"\\'");
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
-    let bad_char = |c: char| c.is_whitespace() || matches!(c, '"' | '\\' | '\'');
     // ASCII names (all real ones) are checked byte by byte; others char by char.
     let bad = if name.is_ascii() {
-        name.len() > 28
-            || name
-                .bytes()
-                .any(|b| b.is_ascii_whitespace() || b == 0x0b || matches!(b, b'"' | b'\\' | b'\''))
+        name.len() > 28 || name.bytes().any(|b| BAD.get(usize::from(b)) == Some(&true))
     } else {
-        name.chars().count() > 28 || name.chars().any(bad_char)
+        name.chars().count() > 28
+            || name
+                .chars()
+                .any(|c| c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
     };
     if name.is_empty() || bad || name.starts_with(['-', '!', '[', ':', '*', '#']) {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));

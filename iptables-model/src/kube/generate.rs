@@ -121,6 +121,11 @@ impl Prepared<'_> {
         self.ports.iter().map(|(_, eps)| eps.len()).sum()
     }
 
+    /// Its ports.
+    pub(crate) const fn ports(&self) -> usize {
+        self.ports.len()
+    }
+
     /// Writes every port: shared lines into `shared` (and `out` when `mode.copy_shared`), own
     /// chains into `out` when `mode.write_own`; the nat chains used are added to `chains`.
     pub(crate) fn write(
@@ -186,10 +191,11 @@ pub fn generate(
     prepared.sort_by(|a, b| {
         (&a.service.namespace, &a.service.name).cmp(&(&b.service.namespace, &b.service.name))
     });
-    let large =
-        prepared.iter().map(Prepared::endpoints).sum::<usize>() > options.large_cluster_endpoints;
+    let endpoints = prepared.iter().map(Prepared::endpoints).sum::<usize>();
+    let large = endpoints > options.large_cluster_endpoints;
 
-    let mut out = Output::default();
+    let ports = prepared.iter().map(Prepared::ports).sum();
+    let mut out = Output::with_room_for(ports, endpoints);
     let mut probabilities = Probabilities::default();
     fixed::head(options, &mut out);
     // The chains in use are only needed to find stale ones.

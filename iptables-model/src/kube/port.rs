@@ -21,6 +21,17 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// An output with room for a full sync of `ports` service ports with `endpoints`
+    /// endpoints in all (about 300 bytes of rules per port and 400 per endpoint, with
+    /// comments, and one 35-byte declaration each), so the text is not copied as it grows.
+    pub(crate) fn with_room_for(ports: usize, endpoints: usize) -> Self {
+        Self {
+            nat_chains: String::with_capacity(35 * (ports + endpoints)),
+            nat_rules: String::with_capacity(300 * ports + 400 * endpoints),
+            ..Self::default()
+        }
+    }
+
     /// The restore text: filter, then nat.
     pub(crate) fn finish(self) -> String {
         let mut text = String::with_capacity(

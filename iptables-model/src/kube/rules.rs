@@ -11,7 +11,7 @@ use core::net::IpAddr;
 
 use super::input::Protocol;
 use crate::addr::Cidr;
-use crate::codec::{needs_quotes, write_quoted};
+use crate::codec::{has_special, write_quoted};
 use crate::model::CtState;
 
 /// One rule being written at the end of a restore text; a target method ends the line.
@@ -34,36 +34,74 @@ pub(crate) fn delete_chain(out: &mut String, chain: &str) {
     out.push('\n');
 }
 
+/// A short ASCII text (a number, an address) assembled on the stack, then appended with one
+/// copy instead of a push per character.
+struct Ascii<const N: usize> {
+    bytes: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Ascii<N> {
+    const fn new() -> Self {
+        Self {
+            bytes: [0; N],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, byte: u8) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
+            *slot = byte;
+            self.len += 1;
+        }
+    }
+
+    fn push_u32(&mut self, n: u32) {
+        let mut digits = [0u8; 10];
+        let mut start = digits.len();
+        let mut rest = n;
+        while let Some(slot) = start.checked_sub(1).and_then(|i| digits.get_mut(i)) {
+            *slot = b'0' + (rest % 10) as u8;
+            start -= 1;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        digits
+            .iter()
+            .skip(start)
+            .for_each(|&digit| self.push(digit));
+    }
+
+    /// The text (only ASCII digits and punctuation were pushed).
+    fn as_str(&self) -> &str {
+        self.bytes
+            .get(..self.len)
+            .and_then(|bytes| core::str::from_utf8(bytes).ok())
+            .unwrap_or_default()
+    }
+}
+
 /// Appends the decimal digits of `n`.
 pub(crate) fn push_u32(out: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut len = 0;
-    let mut rest = n;
-    loop {
-        if let Some(slot) = digits.get_mut(len) {
-            *slot = b'0' + (rest % 10) as u8;
-        }
-        len += 1;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    for digit in digits.iter().take(len).rev() {
-        out.push(char::from(*digit));
-    }
+    let mut text = Ascii::<10>::new();
+    text.push_u32(n);
+    out.push_str(text.as_str());
 }
 
 /// Appends `ip` as Rust (and Go) print it: dotted quad, or RFC 5952 for IPv6.
 pub(crate) fn push_ip(out: &mut String, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {
+            let mut text = Ascii::<15>::new();
             for (i, octet) in v4.octets().into_iter().enumerate() {
                 if i > 0 {
-                    out.push('.');
+                    text.push(b'.');
                 }
-                push_u32(out, u32::from(octet));
+                text.push_u32(u32::from(octet));
             }
+            out.push_str(text.as_str());
         }
         // Rare: the formatter's RFC 5952 compression is worth its cost.
         IpAddr::V6(v6) => {
@@ -77,14 +115,6 @@ fn push_cidr(out: &mut String, cidr: Cidr) {
     if let Some(prefix) = cidr.prefix {
         out.push('/');
         push_u32(out, u32::from(prefix));
-    }
-}
-
-/// Re-quotes the word written since `start` if it needs quotes.
-fn quote_tail(out: &mut String, start: usize) {
-    if out.get(start..).is_some_and(needs_quotes) {
-        let word = out.split_off(start);
-        let _ = write_quoted(out, &word);
     }
 }
 
@@ -109,9 +139,11 @@ impl<'a> RuleText<'a> {
     /// `-m comment --comment TEXT`, `TEXT` being `parts` joined, quoted only when needed.
     pub(crate) fn comment(self, parts: &[&str]) -> Self {
         self.out.push_str(" -m comment --comment ");
-        let start = self.out.len();
-        parts.iter().for_each(|p| self.out.push_str(p));
-        quote_tail(self.out, start);
+        if parts.iter().all(|p| p.is_empty()) || parts.iter().any(|p| has_special(p)) {
+            let _ = write_quoted(self.out, parts);
+        } else {
+            parts.iter().for_each(|p| self.out.push_str(p));
+        }
         self
     }
 
