@@ -9,6 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::byte_set;
+use super::scan::{below, equal, find};
 use crate::error::ParseErrorKind;
 
 /// A word of a line and its 1-based column.
@@ -23,13 +24,20 @@ const STOP: [bool; 256] = byte_set(b" \t\"\\");
 /// The bytes that end a quoted run: the closing quote and escapes.
 const QUOTED_STOP: [bool; 256] = byte_set(b"\"\\");
 
-/// The index of the first byte at or after `from` that is in `set` (or the length).
-fn scan(bytes: &[u8], from: usize, set: &[bool; 256]) -> usize {
-    bytes.get(from..).map_or(bytes.len(), |rest| {
-        rest.iter()
-            .position(|&b| set.get(usize::from(b)).copied().unwrap_or(true))
-            .map_or(bytes.len(), |n| from + n)
-    })
+/// The end of a plain run starting at `from`: the first blank, quote or backslash.
+fn plain_end(bytes: &[u8], from: usize) -> usize {
+    // Blanks and `"` are below `#`; the table drops the other bytes below it (`!`, controls).
+    find(bytes, from, |c| below(c, b'#') | equal(c, b'\\'), &STOP)
+}
+
+/// The end of a quoted run starting at `from`: the first quote or backslash.
+fn quoted_end(bytes: &[u8], from: usize) -> usize {
+    find(
+        bytes,
+        from,
+        |c| equal(c, b'"') | equal(c, b'\\'),
+        &QUOTED_STOP,
+    )
 }
 
 fn is_blank(b: Option<&u8>) -> bool {
@@ -54,7 +62,7 @@ pub(crate) fn words<'a>(
         let (end, text) = match b {
             // `"…"` with no escape, followed by a blank: the inside, borrowed.
             b'"' => {
-                let close = scan(bytes, start + 1, &QUOTED_STOP);
+                let close = quoted_end(bytes, start + 1);
                 match bytes.get(close) {
                     Some(b'"') if is_blank(bytes.get(close + 1)) => (
                         close + 1,
@@ -64,7 +72,7 @@ pub(crate) fn words<'a>(
                 }
             }
             _ => {
-                let stop = scan(bytes, start, &STOP);
+                let stop = plain_end(bytes, start);
                 if is_blank(bytes.get(stop)) {
                     (
                         stop,

@@ -5,6 +5,7 @@ mod emit;
 mod lex;
 mod options;
 mod parse;
+mod scan;
 
 pub use emit::{Style, Styled};
 pub(crate) use emit::{has_special, write_quoted};

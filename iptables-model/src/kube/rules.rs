@@ -34,74 +34,47 @@ pub(crate) fn delete_chain(out: &mut String, chain: &str) {
     out.push('\n');
 }
 
-/// A short ASCII text (a number, an address) assembled on the stack, then appended with one
-/// copy instead of a push per character.
-struct Ascii<const N: usize> {
-    bytes: [u8; N],
-    len: usize,
-}
-
-impl<const N: usize> Ascii<N> {
-    const fn new() -> Self {
-        Self {
-            bytes: [0; N],
-            len: 0,
-        }
-    }
-
-    fn push(&mut self, byte: u8) {
-        if let Some(slot) = self.bytes.get_mut(self.len) {
-            *slot = byte;
-            self.len += 1;
-        }
-    }
-
-    fn push_u32(&mut self, n: u32) {
-        let mut digits = [0u8; 10];
-        let mut start = digits.len();
-        let mut rest = n;
-        while let Some(slot) = start.checked_sub(1).and_then(|i| digits.get_mut(i)) {
-            *slot = b'0' + (rest % 10) as u8;
-            start -= 1;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        digits
-            .iter()
-            .skip(start)
-            .for_each(|&digit| self.push(digit));
-    }
-
-    /// The text (only ASCII digits and punctuation were pushed).
-    fn as_str(&self) -> &str {
-        self.bytes
-            .get(..self.len)
-            .and_then(|bytes| core::str::from_utf8(bytes).ok())
-            .unwrap_or_default()
-    }
-}
-
 /// Appends the decimal digits of `n`.
 pub(crate) fn push_u32(out: &mut String, n: u32) {
-    let mut text = Ascii::<10>::new();
-    text.push_u32(n);
-    out.push_str(text.as_str());
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        if let Some(slot) = digits.get_mut(len) {
+            *slot = b'0' + (rest % 10) as u8;
+        }
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for digit in digits.iter().take(len).rev() {
+        out.push(char::from(*digit));
+    }
+}
+
+/// Appends the one to three decimal digits of `n`.
+fn push_u8(out: &mut String, n: u8) {
+    if n >= 100 {
+        out.push(char::from(b'0' + n / 100));
+    }
+    if n >= 10 {
+        out.push(char::from(b'0' + n / 10 % 10));
+    }
+    out.push(char::from(b'0' + n % 10));
 }
 
 /// Appends `ip` as Rust (and Go) print it: dotted quad, or RFC 5952 for IPv6.
 pub(crate) fn push_ip(out: &mut String, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {
-            let mut text = Ascii::<15>::new();
-            for (i, octet) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    text.push(b'.');
-                }
-                text.push_u32(u32::from(octet));
+            let [a, b, c, d] = v4.octets();
+            push_u8(out, a);
+            for octet in [b, c, d] {
+                out.push('.');
+                push_u8(out, octet);
             }
-            out.push_str(text.as_str());
         }
         // Rare: the formatter's RFC 5952 compression is worth its cost.
         IpAddr::V6(v6) => {
