@@ -7,7 +7,7 @@ use core::net::{IpAddr, Ipv4Addr};
 use super::endpoints::{Ep, categorize};
 use super::input::{Protocol, ProxyOptions, Service, ServicePort, ServiceType, TrafficPolicy};
 use super::naming::{ServiceChains, endpoint_chain, service_port_name};
-use super::rules::{RuleText, declare};
+use super::rules::{Quoting, RuleText, declare};
 use crate::addr::{Cidr, parse_ip_lenient};
 use crate::probability::compute_probability;
 
@@ -116,6 +116,10 @@ impl PortContext<'_> {
     pub(crate) fn emit(&self, eps: &[Ep], sink: Sink<'_>, probabilities: &mut Probabilities) {
         let (options, service, port) = (self.options, self.service, self.port);
         let spn = service_port_name(&service.namespace, &service.name, &port.name);
+        let named = Named {
+            spn: &spn,
+            quoting: Quoting::of(&[&spn]),
+        };
         let chains = ServiceChains::new(&spn, port.protocol);
         let proto = port.protocol;
         let lb = service.service_type == ServiceType::LoadBalancer;
@@ -386,10 +390,11 @@ impl PortContext<'_> {
                 .end();
         }
         // 9. SVC / SVL → SEP.
+        // The lists borrow from one de-duplicated slice: the same endpoint is the same address.
         let sep_of = |ep: &Ep| {
             cat.all
                 .iter()
-                .position(|e| e.host_port == ep.host_port)
+                .position(|e| core::ptr::eq(*e, ep))
                 .and_then(|i| sep_chains.get(i))
         };
         for (wanted, chain, list) in [
@@ -403,7 +408,7 @@ impl PortContext<'_> {
             if let Some(timeout) = service.client_ip_affinity {
                 for ep in list {
                     let Some(sep) = sep_of(ep) else { continue };
-                    self.endpoint_rule(rules, chain, &spn, ep)
+                    self.endpoint_rule(rules, chain, &named, ep)
                         .recent_check(sep, timeout)
                         .jump(sep);
                 }
@@ -411,7 +416,7 @@ impl PortContext<'_> {
             let n = list.len();
             for (i, ep) in list.iter().enumerate() {
                 let Some(sep) = sep_of(ep) else { continue };
-                let rule = self.endpoint_rule(rules, chain, &spn, ep);
+                let rule = self.endpoint_rule(rules, chain, &named, ep);
                 let rule = if i + 1 < n {
                     rule.random(probabilities.get(n - i))
                 } else {
@@ -423,10 +428,10 @@ impl PortContext<'_> {
         // 10. SEP chains.
         for (ep, sep) in cat.all.iter().zip(&sep_chains) {
             declare(&mut out.nat_chains, sep);
-            self.spn_rule(rules, sep, &spn)
+            self.spn_rule(rules, sep, &named)
                 .source(false, Cidr::host(ep.ip))
                 .jump("KUBE-MARK-MASQ");
-            let dnat = self.spn_rule(rules, sep, &spn);
+            let dnat = self.spn_rule(rules, sep, &named);
             let dnat = if service.client_ip_affinity.is_some() {
                 dnat.recent_set(sep)
             } else {
@@ -441,24 +446,34 @@ impl PortContext<'_> {
         &self,
         out: &'o mut String,
         chain: &str,
-        spn: &str,
+        named: &Named<'_>,
         ep: &Ep,
     ) -> RuleText<'o> {
         let rule = RuleText::append(out, chain);
         if self.large {
             rule
         } else {
-            rule.comment(&[spn, " -> ", &ep.host_port])
+            // `ip:port` has nothing to quote or escape.
+            rule.comment_as(
+                &[named.spn, " -> ", &ep.host_port],
+                named.quoting.with_blanks(),
+            )
         }
     }
 
     /// `-A CHAIN -m comment --comment spn`, without the comment in large-cluster mode.
-    fn spn_rule<'o>(&self, out: &'o mut String, chain: &str, spn: &str) -> RuleText<'o> {
+    fn spn_rule<'o>(&self, out: &'o mut String, chain: &str, named: &Named<'_>) -> RuleText<'o> {
         let rule = RuleText::append(out, chain);
         if self.large {
             rule
         } else {
-            rule.comment(&[spn])
+            rule.comment_as(&[named.spn], named.quoting)
         }
     }
+}
+
+/// A service port's name and how it is quoted, worked out once for all its endpoints' rules.
+struct Named<'a> {
+    spn: &'a str,
+    quoting: Quoting,
 }
