@@ -95,6 +95,10 @@ impl Cidr {
 
 /// Parses an address leniently (see [`Cidr::parse_lenient`]), without a prefix.
 pub fn parse_ip_lenient(text: &str) -> Option<IpAddr> {
+    // The strict spelling (nearly every API address) reads the same either way, faster.
+    if let Ok(ip) = IpAddr::from_str(text) {
+        return Some(ip);
+    }
     let text = text.trim();
     if text.contains(':') {
         return Ipv6Addr::from_str(text).ok().map(IpAddr::V6);

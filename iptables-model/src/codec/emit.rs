@@ -2,6 +2,8 @@
 
 use core::fmt::{self, Display, Formatter, Write};
 
+use super::scan;
+
 use crate::model::{
     ChainLine, Command, Line, MarkAction, MatchOption, Policy, RecentOption, RestoreFile, Rule,
     Spec, TableSection, Target,
@@ -24,39 +26,44 @@ pub struct Styled<'a, T>(pub &'a T, pub Style);
 
 /// Whether `text` must be double-quoted to stay one word of the restore format.
 pub(crate) fn needs_quotes(text: &str) -> bool {
-    /// The bytes that end or escape an unquoted word.
-    #[allow(clippy::indexing_slicing)] // evaluated at compile time: an error fails the build
-    const SPECIAL: [bool; 256] = {
-        let mut table = [false; 256];
-        let mut i = 0;
-        let bytes = b" \t\"\\'\n\r";
-        while i < bytes.len() {
-            table[bytes[i] as usize] = true;
-            i += 1;
-        }
-        table
-    };
-    text.is_empty()
-        || text
-            .bytes()
-            .any(|b| SPECIAL.get(usize::from(b)) == Some(&true))
+    text.is_empty() || has_special(text)
 }
 
-/// `text` double-quoted, with `"` and `\` escaped.
-pub(crate) fn write_quoted(f: &mut dyn Write, text: &str) -> fmt::Result {
+/// Whether `text` has a byte that ends or escapes an unquoted word.
+pub(crate) fn has_special(text: &str) -> bool {
+    /// The bytes that end or escape an unquoted word.
+    const SPECIAL: [bool; 256] = super::byte_set(b" \t\"\\'\n\r");
+    // All but the backslash are below `(`.
+    let candidates = |c| scan::below(c, b'(') | scan::equal(c, b'\\');
+    scan::find(text.as_bytes(), 0, candidates, &SPECIAL) < text.len()
+}
+
+/// `parts` joined and double-quoted, with `"` and `\` escaped.
+pub(crate) fn write_quoted(f: &mut dyn Write, parts: &[&str]) -> fmt::Result {
+    const ESCAPED: [bool; 256] = super::byte_set(b"\"\\");
+    let candidates = |c| scan::equal(c, b'"') | scan::equal(c, b'\\');
     f.write_char('"')?;
-    for c in text.chars() {
-        if c == '"' || c == '\\' {
+    for part in parts {
+        let bytes = part.as_bytes();
+        let mut start = 0;
+        loop {
+            let i = scan::find(bytes, start, candidates, &ESCAPED);
+            // Both escaped bytes are ASCII: the slices around them are on character boundaries.
+            f.write_str(part.get(start..i).unwrap_or_default())?;
+            let Some(escaped) = part.get(i..=i) else {
+                break;
+            };
             f.write_char('\\')?;
+            f.write_str(escaped)?;
+            start = i + 1;
         }
-        f.write_char(c)?;
     }
     f.write_char('"')
 }
 
 fn word(f: &mut dyn Write, text: &str, force_quotes: bool) -> fmt::Result {
     if force_quotes || needs_quotes(text) {
-        write_quoted(f, text)
+        write_quoted(f, &[text])
     } else {
         f.write_str(text)
     }
@@ -423,7 +430,25 @@ impl Display for RestoreFile {
 
 #[cfg(test)]
 mod tests {
+    use alloc::string::String;
+
+    use super::{has_special, needs_quotes, write_quoted};
     use crate::parse_rule;
+
+    #[test]
+    fn quoting_finds_every_special_byte_and_escapes_quotes_and_backslashes() {
+        for special in [" ", "\t", "\"", "\\", "'", "\n", "\r"] {
+            for at in [0, 5, 11] {
+                let text = alloc::format!("{}{special}{}", &"abcdefghijk"[..at], "é");
+                assert!(has_special(&text), "{text:?}");
+            }
+        }
+        assert!(!has_special("ns1/svc1:p80!#$%&()é"));
+        assert!(needs_quotes(""));
+        let mut out = String::new();
+        write_quoted(&mut out, &["say \"hi\" ", "to C:\\", ""]).unwrap();
+        assert_eq!(out, r#""say \"hi\" to C:\\""#);
+    }
 
     #[test]
     fn args_are_the_words_unquoted() {

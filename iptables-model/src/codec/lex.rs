@@ -1,9 +1,15 @@
 //! Splitting a line into words the way iptables-restore does.
+//!
+//! Almost every word of a real ruleset is either plain (`-A`, `KUBE-SVC-…`) or one double-quoted
+//! run without escapes (`"ns1/svc1:p80 cluster IP"`): both are borrowed from the line after one
+//! byte scan. Only words that mix quotes and text, or carry backslashes, are rebuilt.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::byte_set;
+use super::scan::{below, equal, find};
 use crate::error::ParseErrorKind;
 
 /// A word of a line and its 1-based column.
@@ -14,15 +20,29 @@ pub(crate) struct Word<'a> {
 }
 
 /// The bytes that end a plain run: blanks, quotes and escapes.
-#[allow(clippy::indexing_slicing)] // evaluated at compile time: an error fails the build
-const STOP: [bool; 256] = {
-    let mut table = [false; 256];
-    table[b' ' as usize] = true;
-    table[b'\t' as usize] = true;
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
+const STOP: [bool; 256] = byte_set(b" \t\"\\");
+/// The bytes that end a quoted run: the closing quote and escapes.
+const QUOTED_STOP: [bool; 256] = byte_set(b"\"\\");
+
+/// The end of a plain run starting at `from`: the first blank, quote or backslash.
+fn plain_end(bytes: &[u8], from: usize) -> usize {
+    // Blanks and `"` are below `#`; the table drops the other bytes below it (`!`, controls).
+    find(bytes, from, |c| below(c, b'#') | equal(c, b'\\'), &STOP)
+}
+
+/// The end of a quoted run starting at `from`: the first quote or backslash.
+fn quoted_end(bytes: &[u8], from: usize) -> usize {
+    find(
+        bytes,
+        from,
+        |c| equal(c, b'"') | equal(c, b'\\'),
+        &QUOTED_STOP,
+    )
+}
+
+fn is_blank(b: Option<&u8>) -> bool {
+    matches!(b, None | Some(b' ' | b'\t'))
+}
 
 /// Splits `line` at spaces and tabs. A double quote opens or closes a quoted run (which may
 /// contain blanks); a backslash takes the next character literally.
@@ -31,57 +51,73 @@ pub(crate) fn words<'a>(
     out: &mut Vec<Word<'a>>,
 ) -> Result<(), (usize, ParseErrorKind)> {
     out.clear();
-    // Words without quotes or escapes are borrowed; only the others are rebuilt.
     let bytes = line.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        if let Some(b' ' | b'\t') = bytes.get(i) {
+    while let Some(&b) = bytes.get(i) {
+        if b == b' ' || b == b'\t' {
             i += 1;
             continue;
         }
         let start = i;
-        // Most words have no quote or escape: skip to the first byte that matters.
-        while bytes
-            .get(i)
-            .is_some_and(|b| !STOP.get(usize::from(*b)).copied().unwrap_or(true))
-        {
-            i += 1;
-        }
-        let mut quoted = false;
-        let mut plain = true;
-        while let Some(&b) = bytes.get(i) {
-            match b {
-                b'\\' => {
-                    plain = false;
-                    let escaped = line.get(i + 1..).and_then(|rest| rest.chars().next());
-                    let escaped = escaped.ok_or((i + 1, ParseErrorKind::DanglingEscape))?;
-                    i += 1 + escaped.len_utf8();
-                    continue;
+        let (end, text) = match b {
+            // `"…"` with no escape, followed by a blank: the inside, borrowed.
+            b'"' => {
+                let close = quoted_end(bytes, start + 1);
+                match bytes.get(close) {
+                    Some(b'"') if is_blank(bytes.get(close + 1)) => (
+                        close + 1,
+                        Cow::Borrowed(line.get(start + 1..close).unwrap_or_default()),
+                    ),
+                    _ => general(line, start)?,
                 }
-                b'"' => {
-                    plain = false;
-                    quoted = !quoted;
-                }
-                b' ' | b'\t' if !quoted => break,
-                _ => {}
             }
-            i += 1;
-        }
-        if quoted {
-            return Err((line.len(), ParseErrorKind::UnterminatedQuote));
-        }
-        let raw = line.get(start..i).unwrap_or_default();
-        let text = if plain {
-            Cow::Borrowed(raw)
-        } else {
-            Cow::Owned(unquote(raw))
+            _ => {
+                let stop = plain_end(bytes, start);
+                if is_blank(bytes.get(stop)) {
+                    (
+                        stop,
+                        Cow::Borrowed(line.get(start..stop).unwrap_or_default()),
+                    )
+                } else {
+                    general(line, start)?
+                }
+            }
         };
         out.push(Word {
             text,
             column: start + 1,
         });
+        i = end;
     }
     Ok(())
+}
+
+/// The word starting at `start` with quotes and escapes anywhere: its end and its text.
+fn general(line: &str, start: usize) -> Result<(usize, Cow<'_, str>), (usize, ParseErrorKind)> {
+    let bytes = line.as_bytes();
+    let mut i = start;
+    let mut quoted = false;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' => {
+                let escaped = line.get(i + 1..).and_then(|rest| rest.chars().next());
+                let escaped = escaped.ok_or((i + 1, ParseErrorKind::DanglingEscape))?;
+                i += 1 + escaped.len_utf8();
+                continue;
+            }
+            b'"' => quoted = !quoted,
+            b' ' | b'\t' if !quoted => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    if quoted {
+        return Err((line.len(), ParseErrorKind::UnterminatedQuote));
+    }
+    Ok((
+        i,
+        Cow::Owned(unquote(line.get(start..i).unwrap_or_default())),
+    ))
 }
 
 /// Removes quotes and escapes from one word (already checked to be well formed).
@@ -100,6 +136,8 @@ fn unquote(raw: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn split(line: &str) -> Vec<(String, usize)> {
@@ -108,6 +146,23 @@ mod tests {
         out.into_iter()
             .map(|w| (w.text.into_owned(), w.column))
             .collect()
+    }
+
+    /// Every word through the general path only (the reference for the borrowed fast paths).
+    fn split_general(line: &str) -> Result<Vec<(String, usize)>, (usize, ParseErrorKind)> {
+        let bytes = line.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while let Some(&b) = bytes.get(i) {
+            if b == b' ' || b == b'\t' {
+                i += 1;
+                continue;
+            }
+            let (end, text) = general(line, i)?;
+            out.push((text.into_owned(), i + 1));
+            i = end;
+        }
+        Ok(out)
     }
 
     #[test]
@@ -131,6 +186,8 @@ mod tests {
         );
         assert_eq!(split(r#"--comment "say \"hi\"""#)[1].0, r#"say "hi""#);
         assert_eq!(split(r#"--comment """#)[1].0, "");
+        assert_eq!(split(r#"a"b c"d e"#)[0].0, "ab cd");
+        assert_eq!(split(r#""a b"c"#)[0].0, "a bc");
         assert_eq!(split("a\\é b")[0].0, "aé");
         let mut out = Vec::new();
         assert!(matches!(
@@ -141,5 +198,26 @@ mod tests {
             words("a\\", &mut out),
             Err((_, ParseErrorKind::DanglingEscape))
         ));
+    }
+
+    #[test]
+    fn plain_and_simply_quoted_words_are_borrowed() {
+        let mut out = Vec::new();
+        words(r#"-A KUBE-SVC-X --comment "ns/a cluster IP" -j"#, &mut out).unwrap();
+        assert!(out.iter().all(|w| matches!(w.text, Cow::Borrowed(_))));
+        assert_eq!(out[3].text, "ns/a cluster IP");
+    }
+
+    proptest! {
+        /// The borrowed fast paths split exactly as the general path does, errors included.
+        #[test]
+        fn fast_paths_agree_with_the_general_path(
+            line in proptest::string::string_regex(r#"[ a\t"\\é-]{0,24}"#).unwrap()
+        ) {
+            let mut out = Vec::new();
+            let fast = words(&line, &mut out)
+                .map(|()| out.iter().map(|w| (String::from(&*w.text), w.column)).collect::<Vec<_>>());
+            prop_assert_eq!(fast, split_general(&line));
+        }
     }
 }

@@ -3,10 +3,12 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use super::byte_set;
 use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
 };
+use super::scan::lines;
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -43,8 +45,9 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile, Pars
     let mut file = RestoreFile::default();
     let mut open: Option<(TableSection, usize)> = None;
     let mut buffer = Vec::new();
+    let mut specs = Vec::new();
     let mut line_no = 0;
-    for raw in text.split('\n') {
+    for raw in lines(text) {
         line_no += 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let at = |(column, kind): Failure| ParseError {
@@ -54,8 +57,12 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile, Pars
             },
             kind,
         };
-        let trimmed = line.trim_start_matches([' ', '\t']);
-        let indent = line.len() - trimmed.len();
+        let indent = line
+            .bytes()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        // Blanks are ASCII: `indent` is a character boundary.
+        let trimmed = line.get(indent..).unwrap_or_default();
         if trimmed.trim_end().is_empty() || trimmed.starts_with('#') {
             continue;
         }
@@ -82,7 +89,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile, Pars
             continue;
         }
         words(line, &mut buffer).map_err(at)?;
-        let line = parse_line(&buffer, options).map_err(at)?;
+        let line = parse_line(&buffer, &mut specs, options).map_err(at)?;
         section.lines.push(line);
     }
     match open {
@@ -110,23 +117,43 @@ pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
         words: &buffer,
         pos: 0,
     };
-    rule(&mut cur, None, ParseOptions::default()).map_err(at)
+    rule(&mut cur, &mut Vec::new(), None, ParseOptions::default()).map_err(at)
 }
 
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
+    /// ASCII bytes a chain name may not contain (whitespace, quotes, backslashes), and every
+    /// non-ASCII byte, which sends the name to the character-wise check.
+    const BAD_OR_WIDE: [bool; 256] = {
+        let mut table = byte_set(b" \t\n\x0b\x0c\r\"\\'");
+        let mut b = 0x80;
+        while b < 256 {
+            #[allow(clippy::indexing_slicing)] // evaluated at compile time
+            {
+                table[b] = true;
+            }
+            b += 1;
+        }
+        table
+    };
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
-    let bad_char = |c: char| c.is_whitespace() || matches!(c, '"' | '\\' | '\'');
-    // ASCII names (all real ones) are checked byte by byte; others char by char.
-    let bad = if name.is_ascii() {
-        name.len() > 28
+    let flagged = name
+        .bytes()
+        .any(|b| BAD_OR_WIDE.get(usize::from(b)) == Some(&true));
+    // ASCII names (all real ones) are checked in that one pass; others char by char.
+    let bad = if flagged && !name.is_ascii() {
+        name.chars().count() > 28
             || name
-                .bytes()
-                .any(|b| b.is_ascii_whitespace() || b == 0x0b || matches!(b, b'"' | b'\\' | b'\''))
+                .chars()
+                .any(|c| c.is_whitespace() || matches!(c, '"' | '\\' | '\''))
     } else {
-        name.chars().count() > 28 || name.chars().any(bad_char)
+        flagged || name.len() > 28
     };
-    if name.is_empty() || bad || name.starts_with(['-', '!', '[', ':', '*', '#']) {
+    let bad_start = matches!(
+        name.as_bytes().first(),
+        None | Some(b'-' | b'!' | b'[' | b':' | b'*' | b'#')
+    );
+    if bad || bad_start {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
     }
     Ok(name.into())
@@ -145,7 +172,12 @@ fn counters(text: &str) -> Option<Counters> {
     })
 }
 
-fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failure> {
+/// Parses one line of a table section; `specs` is scratch space for rules' criteria.
+fn parse_line(
+    buffer: &[Word<'_>],
+    specs: &mut Vec<Spec>,
+    options: ParseOptions,
+) -> Result<Line, Failure> {
     let mut cur = Cursor {
         words: buffer,
         pos: 0,
@@ -212,7 +244,7 @@ fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failur
     let command = match &*command.text {
         "-A" | "--append" => Command::Append {
             chain: chain_name(cur.next(), column)?,
-            rule: rule(&mut cur, prefix, options)?,
+            rule: rule(&mut cur, specs, prefix, options)?,
         },
         "-I" | "--insert" => {
             let chain = chain_name(cur.next(), column)?;
@@ -228,7 +260,7 @@ fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failur
             Command::Insert {
                 chain,
                 position,
-                rule: rule(&mut cur, prefix, options)?,
+                rule: rule(&mut cur, specs, prefix, options)?,
             }
         }
         "-D" | "--delete" => {
@@ -249,7 +281,7 @@ fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failur
                 }
                 _ => Command::Delete {
                     chain,
-                    rule: rule(&mut cur, prefix, options)?,
+                    rule: rule(&mut cur, specs, prefix, options)?,
                 },
             }
         }
@@ -275,16 +307,32 @@ fn parse_line(buffer: &[Word<'_>], options: ParseOptions) -> Result<Line, Failur
     Ok(Line::Command(command))
 }
 
-/// Parses rule words up to the end of the line.
+/// Parses rule words up to the end of the line. The criteria are gathered in `scratch` (kept
+/// for the next rule) and copied into a vector of their exact size.
 fn rule(
     cur: &mut Cursor<'_, '_>,
+    scratch: &mut Vec<Spec>,
     counters: Option<Counters>,
     options: ParseOptions,
 ) -> Result<Rule, Failure> {
+    scratch.clear();
     let mut rule = Rule {
         counters,
-        ..Rule::new()
+        specs: core::mem::take(scratch),
+        target: None,
     };
+    let parsed = criteria(cur, &mut rule, options);
+    let specs = rule.specs.drain(..).collect();
+    *scratch = core::mem::replace(&mut rule.specs, specs);
+    parsed.map(|()| rule)
+}
+
+/// Parses the criteria and the target of `rule`.
+fn criteria(
+    cur: &mut Cursor<'_, '_>,
+    rule: &mut Rule,
+    options: ParseOptions,
+) -> Result<(), Failure> {
     let mut negated: Option<usize> = None;
     let mut target_needs_option = false;
     while let Some(word) = cur.next() {
@@ -445,5 +493,5 @@ fn rule(
             ParseErrorKind::MissingValue("--set-xmark".into()),
         ));
     }
-    Ok(rule)
+    Ok(())
 }

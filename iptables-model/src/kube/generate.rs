@@ -1,7 +1,7 @@
 //! kube-proxy's `syncProxyRules`: Services and EndpointSlices in, restore text out (spec §2-§3,
 //! §11 for partial syncs).
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -121,6 +121,11 @@ impl Prepared<'_> {
         self.ports.iter().map(|(_, eps)| eps.len()).sum()
     }
 
+    /// Its ports.
+    pub(crate) const fn ports(&self) -> usize {
+        self.ports.len()
+    }
+
     /// Writes every port: shared lines into `shared` (and `out` when `mode.copy_shared`), own
     /// chains into `out` when `mode.write_own`; the nat chains used are added to `chains`.
     pub(crate) fn write(
@@ -167,29 +172,36 @@ pub fn generate(
     slices: &[EndpointSlice],
     request: SyncRequest<'_>,
 ) -> Generated {
-    let mut by_service: BTreeMap<(&str, &str), Vec<&EndpointSlice>> = BTreeMap::new();
-    for slice in slices {
-        by_service
-            .entry((slice.namespace.as_str(), slice.service.as_str()))
-            .or_default()
-            .push(slice);
+    // Services and slices in (namespace, name) order, each stably (a service's slices keep
+    // their order), then walked together: no map, one comparison per step.
+    fn service_key(s: &Service) -> (&str, &str) {
+        (&s.namespace, &s.name)
     }
-    let mut prepared: Vec<Prepared<'_>> = services
-        .iter()
+    fn slice_key(e: &EndpointSlice) -> (&str, &str) {
+        (&e.namespace, &e.service)
+    }
+    let mut ordered: Vec<&Service> = services.iter().collect();
+    ordered.sort_by(|a, b| service_key(a).cmp(&service_key(b)));
+    let mut by_service: Vec<&EndpointSlice> = slices.iter().collect();
+    by_service.sort_by(|a, b| slice_key(a).cmp(&slice_key(b)));
+    let mut rest = by_service.as_slice();
+    let prepared: Vec<Prepared<'_>> = ordered
+        .into_iter()
         .filter_map(|s| {
-            let slices = by_service
-                .get(&(s.namespace.as_str(), s.name.as_str()))
-                .map_or(&[][..], Vec::as_slice);
-            prepare(options, s, slices)
+            let key = service_key(s);
+            while let Some((_, later)) = rest.split_first().filter(|(e, _)| slice_key(e) < key) {
+                rest = later;
+            }
+            // Not consumed: a service listed twice gets the same slices.
+            let own = rest.iter().take_while(|e| slice_key(e) == key).count();
+            prepare(options, s, rest.get(..own).unwrap_or_default())
         })
         .collect();
-    prepared.sort_by(|a, b| {
-        (&a.service.namespace, &a.service.name).cmp(&(&b.service.namespace, &b.service.name))
-    });
-    let large =
-        prepared.iter().map(Prepared::endpoints).sum::<usize>() > options.large_cluster_endpoints;
+    let endpoints = prepared.iter().map(Prepared::endpoints).sum::<usize>();
+    let large = endpoints > options.large_cluster_endpoints;
 
-    let mut out = Output::default();
+    let ports = prepared.iter().map(Prepared::ports).sum();
+    let mut out = Output::with_room_for(ports, endpoints);
     let mut probabilities = Probabilities::default();
     fixed::head(options, &mut out);
     // The chains in use are only needed to find stale ones.
@@ -226,5 +238,77 @@ pub fn generate(
     Generated {
         text: out.finish(),
         full: request.changed.is_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::vec;
+
+    use super::*;
+    use crate::kube::{Endpoint, EndpointPort, Protocol, Proxier};
+
+    fn service(i: u8) -> Service {
+        Service {
+            namespace: format!("ns{}", i % 2),
+            name: format!("svc{i}"),
+            cluster_ip: format!("172.30.0.{i}"),
+            ports: vec![ServicePort {
+                name: "p".into(),
+                port: 80,
+                protocol: Protocol::Tcp,
+                node_port: 0,
+            }],
+            ..Service::default()
+        }
+    }
+
+    fn slice(i: u8, endpoint: u8) -> EndpointSlice {
+        EndpointSlice {
+            namespace: format!("ns{}", i % 2),
+            service: format!("svc{i}"),
+            ports: vec![EndpointPort {
+                name: "p".into(),
+                port: 8080,
+                protocol: Protocol::Tcp,
+            }],
+            endpoints: vec![Endpoint {
+                addresses: vec![format!("10.0.{i}.{endpoint}")],
+                ..Endpoint::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn slices_in_any_order_reach_their_service() {
+        let services = [3, 0, 2, 1].map(service);
+        let slices = [
+            slice(2, 1),
+            slice(0, 1),
+            slice(9, 1),
+            slice(2, 0),
+            slice(3, 5),
+            slice(0, 2),
+        ];
+        let options = ProxyOptions::new("node-a", [192, 168, 0, 2].into());
+        let request = SyncRequest {
+            existing_chains: &BTreeSet::new(),
+            changed: None,
+        };
+        let generated = generate(&options, &services, &slices, request);
+        // The proxier groups the same inputs with a map.
+        let mut proxier = Proxier::new(options);
+        assert_eq!(generated.text, proxier.sync(&services, &slices).text);
+        for endpoint in [
+            "10.0.2.0:8080",
+            "10.0.2.1:8080",
+            "10.0.0.2:8080",
+            "10.0.3.5:8080",
+        ] {
+            assert!(generated.text.contains(endpoint), "{endpoint}");
+        }
+        assert!(!generated.text.contains("10.0.9.1"));
+        assert!(generated.text.contains("ns1/svc1:p has no endpoints"));
     }
 }

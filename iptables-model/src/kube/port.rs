@@ -7,7 +7,7 @@ use core::net::{IpAddr, Ipv4Addr};
 use super::endpoints::{Ep, categorize};
 use super::input::{Protocol, ProxyOptions, Service, ServicePort, ServiceType, TrafficPolicy};
 use super::naming::{ServiceChains, endpoint_chain, service_port_name};
-use super::rules::{RuleText, declare};
+use super::rules::{Quoting, RuleText, declare};
 use crate::addr::{Cidr, parse_ip_lenient};
 use crate::probability::compute_probability;
 
@@ -21,25 +21,39 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    /// The restore text: filter, then nat.
-    pub(crate) fn finish(self) -> String {
-        let mut text = String::with_capacity(
-            self.filter_chains.len()
-                + self.filter_rules.len()
-                + self.nat_chains.len()
-                + self.nat_rules.len()
-                + 32,
-        );
-        for (table, chains, rules) in [
-            ("*filter\n", self.filter_chains, self.filter_rules),
-            ("*nat\n", self.nat_chains, self.nat_rules),
-        ] {
-            text.push_str(table);
-            text.push_str(&chains);
-            text.push_str(&rules);
-            text.push_str("COMMIT\n");
+    /// An output with room for a full sync of `ports` service ports with `endpoints`
+    /// endpoints in all (about 300 bytes of rules per port and 400 per endpoint, with
+    /// comments, and one 35-byte declaration each), so the text is not copied as it grows;
+    /// the nat rules also have room for what [`Output::finish`] puts in front of them.
+    pub(crate) fn with_room_for(ports: usize, endpoints: usize) -> Self {
+        let declarations = 35 * (ports + endpoints);
+        Self {
+            nat_chains: String::with_capacity(declarations),
+            nat_rules: String::with_capacity(300 * ports + 400 * endpoints + declarations),
+            ..Self::default()
         }
-        text
+    }
+
+    /// The restore text: filter, then nat. The nat rules, by far the largest part, stay
+    /// where they are: everything before them is moved in front (no second full-size copy).
+    pub(crate) fn finish(self) -> String {
+        let Self {
+            filter_chains,
+            filter_rules,
+            nat_chains,
+            mut nat_rules,
+        } = self;
+        let head = [
+            "*filter\n",
+            &filter_chains,
+            &filter_rules,
+            "COMMIT\n*nat\n",
+            &nat_chains,
+        ]
+        .concat();
+        nat_rules.insert_str(0, &head);
+        nat_rules.push_str("COMMIT\n");
+        nat_rules
     }
 }
 
@@ -105,6 +119,10 @@ impl PortContext<'_> {
     pub(crate) fn emit(&self, eps: &[Ep], sink: Sink<'_>, probabilities: &mut Probabilities) {
         let (options, service, port) = (self.options, self.service, self.port);
         let spn = service_port_name(&service.namespace, &service.name, &port.name);
+        let named = Named {
+            spn: &spn,
+            quoting: Quoting::of(&[&spn]),
+        };
         let chains = ServiceChains::new(&spn, port.protocol);
         let proto = port.protocol;
         let lb = service.service_type == ServiceType::LoadBalancer;
@@ -375,10 +393,11 @@ impl PortContext<'_> {
                 .end();
         }
         // 9. SVC / SVL → SEP.
+        // The lists borrow from one de-duplicated slice: the same endpoint is the same address.
         let sep_of = |ep: &Ep| {
             cat.all
                 .iter()
-                .position(|e| e.host_port == ep.host_port)
+                .position(|e| core::ptr::eq(*e, ep))
                 .and_then(|i| sep_chains.get(i))
         };
         for (wanted, chain, list) in [
@@ -392,7 +411,7 @@ impl PortContext<'_> {
             if let Some(timeout) = service.client_ip_affinity {
                 for ep in list {
                     let Some(sep) = sep_of(ep) else { continue };
-                    self.endpoint_rule(rules, chain, &spn, ep)
+                    self.endpoint_rule(rules, chain, &named, ep)
                         .recent_check(sep, timeout)
                         .jump(sep);
                 }
@@ -400,7 +419,7 @@ impl PortContext<'_> {
             let n = list.len();
             for (i, ep) in list.iter().enumerate() {
                 let Some(sep) = sep_of(ep) else { continue };
-                let rule = self.endpoint_rule(rules, chain, &spn, ep);
+                let rule = self.endpoint_rule(rules, chain, &named, ep);
                 let rule = if i + 1 < n {
                     rule.random(probabilities.get(n - i))
                 } else {
@@ -412,10 +431,10 @@ impl PortContext<'_> {
         // 10. SEP chains.
         for (ep, sep) in cat.all.iter().zip(&sep_chains) {
             declare(&mut out.nat_chains, sep);
-            self.spn_rule(rules, sep, &spn)
+            self.spn_rule(rules, sep, &named)
                 .source(false, Cidr::host(ep.ip))
                 .jump("KUBE-MARK-MASQ");
-            let dnat = self.spn_rule(rules, sep, &spn);
+            let dnat = self.spn_rule(rules, sep, &named);
             let dnat = if service.client_ip_affinity.is_some() {
                 dnat.recent_set(sep)
             } else {
@@ -430,24 +449,34 @@ impl PortContext<'_> {
         &self,
         out: &'o mut String,
         chain: &str,
-        spn: &str,
+        named: &Named<'_>,
         ep: &Ep,
     ) -> RuleText<'o> {
         let rule = RuleText::append(out, chain);
         if self.large {
             rule
         } else {
-            rule.comment(&[spn, " -> ", &ep.host_port])
+            // `ip:port` has nothing to quote or escape.
+            rule.comment_as(
+                &[named.spn, " -> ", &ep.host_port],
+                named.quoting.with_blanks(),
+            )
         }
     }
 
     /// `-A CHAIN -m comment --comment spn`, without the comment in large-cluster mode.
-    fn spn_rule<'o>(&self, out: &'o mut String, chain: &str, spn: &str) -> RuleText<'o> {
+    fn spn_rule<'o>(&self, out: &'o mut String, chain: &str, named: &Named<'_>) -> RuleText<'o> {
         let rule = RuleText::append(out, chain);
         if self.large {
             rule
         } else {
-            rule.comment(&[spn])
+            rule.comment_as(&[named.spn], named.quoting)
         }
     }
+}
+
+/// A service port's name and how it is quoted, worked out once for all its endpoints' rules.
+struct Named<'a> {
+    spn: &'a str,
+    quoting: Quoting,
 }

@@ -11,8 +11,37 @@ use core::net::IpAddr;
 
 use super::input::Protocol;
 use crate::addr::Cidr;
-use crate::codec::{needs_quotes, write_quoted};
+use crate::codec::{has_special, write_quoted};
 use crate::model::CtState;
+
+/// How a comment must be written: worked out once for text that every endpoint's rules
+/// repeat (the service port's name), instead of scanning it in each rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Quoting {
+    /// It needs double quotes (it is empty or has a blank, quote or backslash).
+    pub(crate) quotes: bool,
+    /// It has `"` or `\` to escape inside the quotes.
+    pub(crate) escapes: bool,
+}
+
+impl Quoting {
+    /// The quoting of `parts` joined.
+    pub(crate) fn of(parts: &[&str]) -> Self {
+        let quotes = parts.iter().all(|p| p.is_empty()) || parts.iter().any(|p| has_special(p));
+        Self {
+            quotes,
+            escapes: quotes && parts.iter().any(|p| p.contains(['"', '\\'])),
+        }
+    }
+
+    /// The quoting once text with blanks but nothing to escape is added.
+    pub(crate) const fn with_blanks(self) -> Self {
+        Self {
+            quotes: true,
+            escapes: self.escapes,
+        }
+    }
+}
 
 /// One rule being written at the end of a restore text; a target method ends the line.
 #[must_use = "a rule line is only complete once a target method (or `end`) is called"]
@@ -54,15 +83,26 @@ pub(crate) fn push_u32(out: &mut String, n: u32) {
     }
 }
 
+/// Appends the one to three decimal digits of `n`.
+fn push_u8(out: &mut String, n: u8) {
+    if n >= 100 {
+        out.push(char::from(b'0' + n / 100));
+    }
+    if n >= 10 {
+        out.push(char::from(b'0' + n / 10 % 10));
+    }
+    out.push(char::from(b'0' + n % 10));
+}
+
 /// Appends `ip` as Rust (and Go) print it: dotted quad, or RFC 5952 for IPv6.
 pub(crate) fn push_ip(out: &mut String, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {
-            for (i, octet) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    out.push('.');
-                }
-                push_u32(out, u32::from(octet));
+            let [a, b, c, d] = v4.octets();
+            push_u8(out, a);
+            for octet in [b, c, d] {
+                out.push('.');
+                push_u8(out, octet);
             }
         }
         // Rare: the formatter's RFC 5952 compression is worth its cost.
@@ -77,14 +117,6 @@ fn push_cidr(out: &mut String, cidr: Cidr) {
     if let Some(prefix) = cidr.prefix {
         out.push('/');
         push_u32(out, u32::from(prefix));
-    }
-}
-
-/// Re-quotes the word written since `start` if it needs quotes.
-fn quote_tail(out: &mut String, start: usize) {
-    if out.get(start..).is_some_and(needs_quotes) {
-        let word = out.split_off(start);
-        let _ = write_quoted(out, &word);
     }
 }
 
@@ -108,10 +140,21 @@ impl<'a> RuleText<'a> {
 
     /// `-m comment --comment TEXT`, `TEXT` being `parts` joined, quoted only when needed.
     pub(crate) fn comment(self, parts: &[&str]) -> Self {
+        self.comment_as(parts, Quoting::of(parts))
+    }
+
+    /// [`RuleText::comment`] with the quoting of `parts` already known.
+    pub(crate) fn comment_as(self, parts: &[&str], quoting: Quoting) -> Self {
         self.out.push_str(" -m comment --comment ");
-        let start = self.out.len();
-        parts.iter().for_each(|p| self.out.push_str(p));
-        quote_tail(self.out, start);
+        if quoting.escapes {
+            let _ = write_quoted(self.out, parts);
+        } else if quoting.quotes {
+            self.out.push('"');
+            parts.iter().for_each(|p| self.out.push_str(p));
+            self.out.push('"');
+        } else {
+            parts.iter().for_each(|p| self.out.push_str(p));
+        }
         self
     }
 
@@ -246,6 +289,39 @@ mod tests {
 
     use super::*;
     use crate::parse_rule;
+
+    #[test]
+    fn quoting_worked_out_once_writes_what_the_general_comment_writes() {
+        for spn in [
+            "ns/svc:p80",
+            "ns/svc",
+            "ns/a b",
+            "ns/\"x\"",
+            "ns/back\\slash",
+            "",
+        ] {
+            let named = Quoting::of(&[spn]);
+            for (parts, quoting) in [
+                (&[spn][..], named),
+                (&[spn, " -> ", "10.0.0.1:80"][..], named.with_blanks()),
+            ] {
+                let (mut general, mut known) = (String::new(), String::new());
+                RuleText::append(&mut general, "C").comment(parts).end();
+                RuleText::append(&mut known, "C")
+                    .comment_as(parts, quoting)
+                    .end();
+                assert_eq!(known, general, "{parts:?}");
+            }
+        }
+        assert_eq!(
+            Quoting::of(&["a", ""]),
+            Quoting {
+                quotes: false,
+                escapes: false
+            }
+        );
+        assert!(Quoting::of(&["", ""]).quotes);
+    }
 
     #[test]
     fn words_are_spelled_as_the_codec_writes_them() {

@@ -294,12 +294,14 @@ impl Proxier {
             .iter()
             .map(|(k, d)| (k, d, d.prepare(options)))
             .collect();
-        let total: usize = prepared
+        let (ports, total) = prepared
             .iter()
-            .filter_map(|(_, _, p)| p.as_ref().map(Prepared::endpoints))
-            .sum();
+            .filter_map(|(_, _, p)| p.as_ref())
+            .fold((0, 0), |(ports, endpoints), p| {
+                (ports + p.ports(), endpoints + p.endpoints())
+            });
         let large = total > options.large_cluster_endpoints;
-        let mut out = Output::default();
+        let mut out = Output::with_room_for(ports, total);
         fixed::head(options, &mut out);
         let mut written = Vec::with_capacity(prepared.len());
         for (key, input, p) in &prepared {

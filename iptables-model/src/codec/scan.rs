@@ -1,0 +1,105 @@
+//! Byte scans eight bytes at a time: the lexer's and the line splitter's inner loops.
+//!
+//! A chunk is read as a little-endian `u64`; a mask flags the high bit of every byte that may
+//! stop the scan. Borrows only run upwards, so the lowest flag of each mask is exact and the
+//! first flagged byte is the first candidate; a [`byte_set`](super::byte_set) table then
+//! decides.
+
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// Flags the bytes of `chunk` equal to `byte`.
+pub(crate) const fn equal(chunk: u64, byte: u8) -> u64 {
+    let x = chunk ^ (ONES * byte as u64);
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// Flags the bytes of `chunk` below `bound` (at most 128).
+pub(crate) const fn below(chunk: u64, bound: u8) -> u64 {
+    chunk.wrapping_sub(ONES * bound as u64) & !chunk & HIGHS
+}
+
+/// The index of the first byte at or after `from` in `set` (or the length). `candidates`
+/// flags, in a chunk, at least every byte of `set`.
+pub(crate) fn find(
+    bytes: &[u8],
+    from: usize,
+    candidates: impl Fn(u64) -> u64,
+    set: &[bool; 256],
+) -> usize {
+    let stops = |b: u8| set.get(usize::from(b)).copied().unwrap_or(true);
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let mask = candidates(u64::from_le_bytes(*chunk));
+        if mask == 0 {
+            i += 8;
+            continue;
+        }
+        let at = i + (mask.trailing_zeros() / 8) as usize;
+        if bytes.get(at).is_some_and(|&b| stops(b)) {
+            return at;
+        }
+        i = at + 1;
+    }
+    bytes
+        .get(i..)
+        .and_then(|tail| tail.iter().position(|&b| stops(b)))
+        .map_or(bytes.len(), |n| i + n)
+}
+
+/// The lines of `text`, split at `\n` exactly as `str::split('\n')` splits them.
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
+    const NEWLINE: [bool; 256] = super::byte_set(b"\n");
+    let bytes = text.as_bytes();
+    let mut next = Some(0);
+    core::iter::from_fn(move || {
+        let start = next?;
+        let end = find(bytes, start, |c| equal(c, b'\n'), &NEWLINE);
+        next = (end < bytes.len()).then_some(end + 1);
+        // `\n` is ASCII: both ends are character boundaries.
+        text.get(start..end)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::codec::byte_set;
+
+    #[test]
+    fn lines_split_as_str_split_does() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "\n\n",
+            "ab\r\ncd\n\né",
+            "0123456789abcdef\n0123456789",
+        ] {
+            assert_eq!(
+                lines(text).collect::<Vec<_>>(),
+                text.split('\n').collect::<Vec<_>>()
+            );
+        }
+    }
+
+    proptest! {
+        /// Finds what a byte-by-byte scan finds, from any start.
+        #[test]
+        fn agrees_with_a_byte_scan(
+            bytes in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'"'), Just(b'\\'), Just(b'!'), Just(b'\t'), any::<u8>()], 0..40),
+            from in 0usize..44,
+        ) {
+            let set = byte_set(b" \t\"\\");
+            let plain = |c| below(c, 0x23) | equal(c, b'\\');
+            let expected = (from..bytes.len())
+                .find(|&i| set[usize::from(bytes[i])])
+                .unwrap_or(bytes.len());
+            prop_assert_eq!(find(&bytes, from, plain, &set), expected);
+        }
+    }
+}
