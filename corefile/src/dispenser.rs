@@ -3,6 +3,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -40,18 +41,26 @@ pub struct Dispenser<'a> {
     plugin: &'static str,
     filename: &'a str,
     tokens: &'a [Token<'a>],
+    files: &'a [Arc<str>],
     /// Go's cursor: `None` before the first token.
     cursor: Option<usize>,
     nesting: usize,
 }
 
 impl<'a> Dispenser<'a> {
-    /// A cursor before the first token; `filename` names the main input in errors.
-    pub fn new(plugin: &'static str, filename: &'a str, tokens: &'a [Token<'a>]) -> Self {
+    /// A cursor before the first token of `tokens`; `filename` names the main input in
+    /// errors and `files` (the tokens' block's file table) the imported files.
+    pub fn new(
+        plugin: &'static str,
+        filename: &'a str,
+        tokens: &'a [Token<'a>],
+        files: &'a [Arc<str>],
+    ) -> Self {
         Dispenser {
             plugin,
             filename,
             tokens,
+            files,
             cursor: None,
             nesting: 0,
         }
@@ -140,7 +149,7 @@ impl<'a> Dispenser<'a> {
     fn position(&self) -> (String, usize) {
         self.token().map_or((String::from(self.filename), 0), |t| {
             (
-                String::from(t.file.as_deref().unwrap_or(self.filename)),
+                String::from(t.file.path(self.files).unwrap_or(self.filename)),
                 t.line,
             )
         })

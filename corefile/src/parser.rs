@@ -12,6 +12,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::env::{self, Env};
 use crate::error::{ParseError, ParseErrorKind};
@@ -25,6 +26,28 @@ pub const MAX_FILE_EXPANSIONS: usize = 100_000;
 /// Tokens allowed after import expansion (a crate cap; CoreDNS has none).
 pub const MAX_TOKENS: usize = 1_000_000;
 
+/// The file a token comes from: the main input, or an imported file of its block's
+/// file table ([`ServerBlock::files`], [`crate::view::BlockView::files`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(u32);
+
+impl FileId {
+    /// The main input.
+    pub const MAIN: FileId = FileId(0);
+
+    /// The absolute path of this file in `files`, its block's file table; `None` for the main
+    /// input.
+    pub fn path(self, files: &[Arc<str>]) -> Option<&str> {
+        let at = usize::try_from(self.0.checked_sub(1)?).ok()?;
+        files.get(at).map(|path| &**path)
+    }
+
+    /// How many entries of a file table this file needs (0 for the main input).
+    fn table_len(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
+
 /// A token as the parser hands it to plugins.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Token<'a> {
@@ -33,8 +56,8 @@ pub struct Token<'a> {
     pub text: Cow<'a, str>,
     /// 1-based line of its first character in its file.
     pub line: usize,
-    /// The absolute path of the imported file it came from; `None` for the main input.
-    pub file: Option<Arc<str>>,
+    /// The file it came from; [`FileId::path`] names it.
+    pub file: FileId,
 }
 
 impl Token<'_> {
@@ -63,13 +86,20 @@ impl Token<'_> {
     }
 }
 
-/// One server block: its keys and, per directive name, every token of every occurrence.
+/// One server block: its keys, its directives and one list of all their tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerBlock<'a> {
     /// The keys (addresses) as written, environment-substituted, one trailing comma removed.
     pub keys: Vec<Cow<'a, str>>,
     /// Directives in order of first appearance; each name appears once.
     pub directives: Vec<Directive<'a>>,
+    /// The tokens of every directive, grouped by directive in the order of `directives`
+    /// (each directive's occurrences in source order); [`ServerBlock::tokens_of`] gives one
+    /// directive's.
+    pub tokens: Vec<Token<'a>>,
+    /// The paths of the imported files its tokens came from, for [`FileId::path`]; empty when
+    /// they all come from the main input.
+    pub files: Vec<Arc<str>>,
 }
 
 /// All occurrences of one directive in a block, concatenated.
@@ -77,8 +107,9 @@ pub struct ServerBlock<'a> {
 pub struct Directive<'a> {
     /// The directive name (environment-substituted).
     pub name: Cow<'a, str>,
-    /// Its tokens: each occurrence starts with its (raw) name token.
-    pub tokens: Vec<Token<'a>>,
+    /// Its tokens in its block's token list: each occurrence starts with its (raw) name
+    /// token.
+    pub tokens: Range<usize>,
 }
 
 impl ServerBlock<'_> {
@@ -93,25 +124,37 @@ impl ServerBlock<'_> {
             directives: self
                 .directives
                 .into_iter()
-                .map(Directive::into_owned)
+                .map(|d| Directive {
+                    name: Cow::Owned(d.name.into_owned()),
+                    tokens: d.tokens,
+                })
                 .collect(),
+            tokens: tokens_into_owned(self.tokens),
+            files: self.files,
         }
-    }
-
-    /// The directive called `name`, if the block has it.
-    pub fn directive(&self, name: &str) -> Option<&Directive<'_>> {
-        self.directives.iter().find(|d| d.name == name)
     }
 }
 
-impl Directive<'_> {
-    /// The same directive, owning its text.
-    pub fn into_owned(self) -> Directive<'static> {
-        Directive {
-            name: Cow::Owned(self.name.into_owned()),
-            tokens: self.tokens.into_iter().map(Token::into_owned).collect(),
-        }
+impl<'a> ServerBlock<'a> {
+    /// The directive called `name`, if the block has it.
+    pub fn directive(&self, name: &str) -> Option<&Directive<'a>> {
+        self.directives.iter().find(|d| d.name == name)
     }
+
+    /// The tokens of `directive`, one of this block's.
+    pub fn tokens_of(&self, directive: &Directive<'_>) -> &[Token<'a>] {
+        tokens_in(&self.tokens, &directive.tokens)
+    }
+}
+
+/// The tokens of `range` in a block's token list (none if it is not a range of it).
+pub(crate) fn tokens_in<'t, 'a>(tokens: &'t [Token<'a>], range: &Range<usize>) -> &'t [Token<'a>] {
+    tokens.get(range.clone()).unwrap_or_default()
+}
+
+/// A block's token list, owning its text.
+pub(crate) fn tokens_into_owned(tokens: Vec<Token<'_>>) -> Vec<Token<'static>> {
+    tokens.into_iter().map(Token::into_owned).collect()
 }
 
 /// What the parser needs from its caller.
@@ -142,7 +185,7 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         // Invalid UTF-8 decodes to a new string, so its tokens own their text.
         Err(_) => (
             Lexer::new(""),
-            alloc::vec![Frame::Tokens(lex_owned(input, MAIN_FILE).into_iter())],
+            alloc::vec![Frame::Tokens(lex_owned(input, FileId::MAIN).into_iter())],
         ),
     };
     let valid = options.directives.map(ValidNames::new);
@@ -159,7 +202,8 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         snippet_names: BTreeMap::new(),
         snippets: Vec::new(),
         scratch_tokens: Vec::new(),
-        scratch_directives: Vec::new(),
+        scratch_names: Vec::new(),
+        scratch_occurrences: Vec::new(),
         snippet_expansions: 0,
         file_expansions: 0,
         imported_tokens: 0,
@@ -167,9 +211,6 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
     };
     parser.parse_all()
 }
-
-/// The file index of the main input ([`Tok::file`]); imported files count from 1.
-const MAIN_FILE: u32 = 0;
 
 /// What the parser knows about a token's text without comparing strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,8 +244,8 @@ struct Tok<'i> {
     line: usize,
     /// The line its text ends on (a quoted token may span lines).
     end_line: usize,
-    /// [`MAIN_FILE`], or 1 + the index of its imported file in `Parser::files`.
-    file: u32,
+    /// Its file: `FileId(n)` is `Parser::files[n - 1]`.
+    file: FileId,
     kind: Kind,
     /// Whether the text may hold an environment reference (it has a `{`).
     brace: bool,
@@ -212,7 +253,7 @@ struct Tok<'i> {
 
 impl<'i> Tok<'i> {
     #[inline]
-    fn new(scanned: lexer::Scanned<'i>, file: u32) -> Self {
+    fn new(scanned: lexer::Scanned<'i>, file: FileId) -> Self {
         let kind = Kind::of(&scanned.token.text);
         Tok {
             text: scanned.token.text,
@@ -221,6 +262,16 @@ impl<'i> Tok<'i> {
             file,
             kind,
             brace: scanned.brace,
+        }
+    }
+
+    /// The token handed out for this one, with text `text`.
+    #[inline]
+    fn token(&self, text: Cow<'i, str>) -> Token<'i> {
+        Token {
+            text,
+            line: self.line,
+            file: self.file,
         }
     }
 
@@ -239,7 +290,7 @@ impl<'i> Tok<'i> {
 }
 
 /// Lexes a whole file into tokens that own their text.
-fn lex_owned(input: &[u8], file: u32) -> Vec<Tok<'static>> {
+fn lex_owned(input: &[u8], file: FileId) -> Vec<Tok<'static>> {
     let text = lexer::decode_lossy(input);
     let mut lexer = Lexer::new(&text);
     let mut tokens = Vec::new();
@@ -312,7 +363,7 @@ struct Parser<'a, 'i> {
     files: Vec<Arc<str>>,
     /// Each path's index (from 1), so tokens of one file share it however often it is
     /// imported (Go compares file names).
-    file_ids: BTreeMap<Arc<str>, u32>,
+    file_ids: BTreeMap<Arc<str>, FileId>,
     /// Snippet ids by name.
     snippet_names: BTreeMap<String, usize>,
     /// Snippet bodies, by id.
@@ -321,10 +372,12 @@ struct Parser<'a, 'i> {
     file_expansions: usize,
     imported_tokens: usize,
     eof: bool,
-    /// Reused buffers for one directive's tokens and one block's directives (with the id of
-    /// each name in `valid`), so the lists handed out are allocated once at their final size.
+    /// Reused buffers for one block's tokens, its directive names (with each one's id in
+    /// `valid`) and its occurrences (directive index and token range), in source order, so
+    /// the lists handed out are allocated once at their final size.
     scratch_tokens: Vec<Token<'i>>,
-    scratch_directives: Vec<(Directive<'i>, Option<usize>)>,
+    scratch_names: Vec<(Cow<'i, str>, Option<usize>)>,
+    scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
 type Result<T> = core::result::Result<T, ParseError>;
@@ -336,7 +389,7 @@ impl<'i> Parser<'_, 'i> {
     #[inline(always)]
     fn pull(&mut self) -> Option<Tok<'i>> {
         if self.frames.is_empty() {
-            return self.main.next_token().map(|s| Tok::new(s, MAIN_FILE));
+            return self.main.next_token().map(|s| Tok::new(s, FileId::MAIN));
         }
         self.pull_spliced()
     }
@@ -345,7 +398,7 @@ impl<'i> Parser<'_, 'i> {
     fn pull_spliced(&mut self) -> Option<Tok<'i>> {
         loop {
             let Some(frame) = self.frames.last_mut() else {
-                return self.main.next_token().map(|s| Tok::new(s, MAIN_FILE));
+                return self.main.next_token().map(|s| Tok::new(s, FileId::MAIN));
             };
             let token = match frame {
                 Frame::Tokens(tokens) => tokens.next(),
@@ -433,14 +486,8 @@ impl<'i> Parser<'_, 'i> {
         self.cur.as_ref().map(|t| t.kind)
     }
 
-    /// The path of imported file `file` (from 1).
-    fn file_path(&self, file: u32) -> Option<&Arc<str>> {
-        let at = usize::try_from(file.checked_sub(1)?).ok()?;
-        self.files.get(at)
-    }
-
-    fn file_name(&self, file: u32) -> &str {
-        self.file_path(file).map_or(self.opts.filename, |f| f)
+    fn file_name(&self, file: FileId) -> &str {
+        file.path(&self.files).unwrap_or(self.opts.filename)
     }
 
     fn err(&self, kind: ParseErrorKind) -> ParseError {
@@ -508,7 +555,7 @@ impl<'i> Parser<'_, 'i> {
     fn begin(&mut self) -> Result<ServerBlock<'i>> {
         let mut block = ServerBlock {
             keys: self.addresses()?,
-            directives: Vec::new(),
+            ..ServerBlock::default()
         };
         if self.eof {
             return Ok(block);
@@ -528,6 +575,13 @@ impl<'i> Parser<'_, 'i> {
             return Ok(block);
         }
         self.block_contents(&mut block)?;
+        if !self.files.is_empty() {
+            // File ids count up as files are first imported: the table's prefix up to the
+            // block's highest id names all of its files.
+            let needed = block.tokens.iter().map(|t| t.file).max();
+            let needed = needed.map_or(0, FileId::table_len);
+            block.files = self.files.get(..needed).unwrap_or_default().to_vec();
+        }
         Ok(block)
     }
 
@@ -581,8 +635,12 @@ impl<'i> Parser<'_, 'i> {
     }
 
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
-        let mut directives = core::mem::take(&mut self.scratch_directives);
-        directives.clear();
+        let mut tokens = core::mem::take(&mut self.scratch_tokens);
+        let mut names = core::mem::take(&mut self.scratch_names);
+        let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
+        tokens.clear();
+        names.clear();
+        occurrences.clear();
         while self.next() {
             match self.kind() {
                 Some(Kind::Close) => break,
@@ -590,17 +648,24 @@ impl<'i> Parser<'_, 'i> {
                     self.do_import()?;
                     self.back();
                 }
-                _ => self.directive(&mut directives)?,
+                _ => {
+                    let slot = self.directive_slot(&mut names)?;
+                    let start = tokens.len();
+                    self.directive_tokens(&mut tokens)?;
+                    occurrences.push((slot, start..tokens.len()));
+                }
             }
         }
-        block
-            .directives
-            .extend(directives.drain(..).map(|(directive, _)| directive));
-        self.scratch_directives = directives;
+        (block.directives, block.tokens) =
+            group_by_directive(&mut tokens, &mut names, &mut occurrences);
+        self.scratch_tokens = tokens;
+        self.scratch_names = names;
+        self.scratch_occurrences = occurrences;
         Ok(())
     }
 
-    fn directive(&mut self, directives: &mut Vec<(Directive<'i>, Option<usize>)>) -> Result<()> {
+    /// The index in `names` of the directive the cursor names, added if it is new.
+    fn directive_slot(&self, names: &mut Vec<(Cow<'i, str>, Option<usize>)>) -> Result<usize> {
         let name = self.substituted_val()?;
         let id = match &self.valid {
             Some(valid) => match valid.id(&name) {
@@ -609,26 +674,22 @@ impl<'i> Parser<'_, 'i> {
             },
             None => None,
         };
-        let slot = match directives.iter().position(|(d, known)| match (known, id) {
-            (Some(known), Some(id)) => *known == id,
-            _ => d.name == name,
-        }) {
-            Some(slot) => slot,
-            None => {
-                directives.push((
-                    Directive {
-                        name,
-                        tokens: Vec::new(),
-                    },
-                    id,
-                ));
-                directives.len().saturating_sub(1)
-            }
-        };
-        let mut tokens = core::mem::take(&mut self.scratch_tokens);
-        tokens.clear();
+        let known = names
+            .iter()
+            .position(|(known, known_id)| match (known_id, id) {
+                (Some(known_id), Some(id)) => *known_id == id,
+                _ => *known == name,
+            });
+        Ok(known.unwrap_or_else(|| {
+            names.push((name, id));
+            names.len().saturating_sub(1)
+        }))
+    }
+
+    /// Appends the tokens of the directive occurrence the cursor is on to `tokens`.
+    fn directive_tokens(&mut self, tokens: &mut Vec<Token<'i>>) -> Result<()> {
         if let Some(cur) = &self.cur {
-            tokens.push(self.token(cur, cur.text.clone()));
+            tokens.push(cur.token(cur.text.clone()));
         }
         let mut nesting = 0usize;
         while self.next() {
@@ -649,34 +710,13 @@ impl<'i> Parser<'_, 'i> {
                 _ => {}
             }
             if let Some(cur) = &self.cur {
-                tokens.push(self.token(cur, self.substituted(cur)?));
+                tokens.push(cur.token(self.substituted(cur)?));
             }
         }
         if nesting > 0 {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
-        if let Some((directive, _)) = directives.get_mut(slot) {
-            if directive.tokens.is_empty() {
-                // The first occurrence: one allocation of the final size.
-                directive.tokens = Vec::with_capacity(tokens.len());
-            }
-            directive.tokens.append(&mut tokens);
-        }
-        self.scratch_tokens = tokens;
         Ok(())
-    }
-
-    /// The token handed out for `token`, with text `text`.
-    #[inline]
-    fn token(&self, token: &Tok<'i>, text: Cow<'i, str>) -> Token<'i> {
-        Token {
-            text,
-            line: token.line,
-            file: match token.file {
-                MAIN_FILE => None,
-                file => self.file_path(file).cloned(),
-            },
-        }
     }
 
     /// Replaces `import PATTERN` (the cursor is on `import`) by the tokens it names and
@@ -729,7 +769,7 @@ impl<'i> Parser<'_, 'i> {
             return Err(self.err(ParseErrorKind::FileDepth));
         }
         self.file_expansions += 1;
-        let from = self.cur.as_ref().map_or(MAIN_FILE, |t| t.file);
+        let from = self.cur.as_ref().map_or(FileId::MAIN, |t| t.file);
         let from = String::from(self.file_name(from));
         let files = self
             .opts
@@ -742,7 +782,7 @@ impl<'i> Parser<'_, 'i> {
                 Some(&id) => id,
                 None => {
                     // At most MAX_FILE_EXPANSIONS files are ever imported.
-                    let id = u32::try_from(self.files.len() + 1).unwrap_or(u32::MAX);
+                    let id = FileId(u32::try_from(self.files.len() + 1).unwrap_or(u32::MAX));
                     let path: Arc<str> = Arc::from(file.path.as_str());
                     self.files.push(Arc::clone(&path));
                     self.file_ids.insert(path, id);
@@ -783,6 +823,49 @@ impl<'i> Parser<'_, 'i> {
         }
         Ok(tokens)
     }
+}
+
+/// The block's directives and its token list, built from `scratch` (its occurrences' tokens
+/// in source order, at the ranges of `occurrences`, whose indices point into `names`) with
+/// each directive's occurrences regrouped into one range. Both lists are allocated at their
+/// final size; tokens are reordered only when a directive occurs twice.
+fn group_by_directive<'i>(
+    scratch: &mut Vec<Token<'i>>,
+    names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
+    occurrences: &mut [(usize, Range<usize>)],
+) -> (Vec<Directive<'i>>, Vec<Token<'i>>) {
+    let mut directives: Vec<Directive<'i>> = names
+        .drain(..)
+        .map(|(name, _)| Directive { name, tokens: 0..0 })
+        .collect();
+    // New names take the next index, so without repeats occurrence `i` is directive `i`.
+    if occurrences.len() == directives.len() {
+        for (directive, (_, range)) in directives.iter_mut().zip(occurrences.iter()) {
+            directive.tokens = range.clone();
+        }
+        // Moved at once into a list of the final size; `scratch` keeps its capacity.
+        let mut tokens = Vec::with_capacity(scratch.len());
+        tokens.append(scratch);
+        return (directives, tokens);
+    }
+    occurrences.sort_by_key(|(slot, _)| *slot);
+    let mut source: Vec<Option<Token<'i>>> = scratch.drain(..).map(Some).collect();
+    let mut tokens = Vec::with_capacity(source.len());
+    for (slot, range) in occurrences.iter() {
+        let start = tokens.len();
+        let moved = source.get_mut(range.clone()).unwrap_or_default();
+        tokens.extend(moved.iter_mut().filter_map(Option::take));
+        if let Some(directive) = directives.get_mut(*slot) {
+            // Every occurrence has its name token: an empty range is a directive not seen yet.
+            let from = if directive.tokens.is_empty() {
+                start
+            } else {
+                directive.tokens.start
+            };
+            directive.tokens = from..tokens.len();
+        }
+    }
+    (directives, tokens)
 }
 
 /// `key` without its last character, a comma.

@@ -7,15 +7,19 @@ use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::net::IpAddr;
+use core::ops::Range;
 
 use crate::env::{Env, NoEnv};
 use crate::error::{Error, ParseError};
 use crate::import::{NoFiles, Resolver};
 use crate::overlap::{BlockOverlapChecker, Conflict, Listener, OverlapError, UNBOUND};
-use crate::parser::{self, Directive, ParseOptions, ServerBlock, Token};
+use crate::parser::{
+    self, Directive, ParseOptions, ServerBlock, Token, tokens_in, tokens_into_owned,
+};
 use crate::plugin_order::PluginOrder;
 use crate::zone::{self, ZoneAddr};
 
@@ -69,6 +73,11 @@ pub struct BlockView<'a> {
     pub directives: Vec<DirectiveView<'a>>,
     /// The literal IP addresses of `bind` (minus `except`), used by the overlap check.
     pub listen_hosts: Vec<String>,
+    /// The tokens of every directive, each directive's a range of them
+    /// ([`BlockView::tokens_of`]).
+    pub tokens: Vec<Token<'a>>,
+    /// The paths of the imported files its tokens came from ([`crate::parser::FileId::path`]).
+    pub files: Vec<Arc<str>>,
 }
 
 /// One directive of a block: its tokens and the Dispenser's line structure.
@@ -76,8 +85,9 @@ pub struct BlockView<'a> {
 pub struct DirectiveView<'a> {
     /// The directive name.
     pub name: Cow<'a, str>,
-    /// Every token of every occurrence, in source order.
-    pub tokens: Vec<Token<'a>>,
+    /// Every token of every occurrence, in source order: a range of its block's
+    /// [`BlockView::tokens`].
+    pub tokens: Range<usize>,
     /// The occurrences as lines: `[name, arg, ..., [nested lines], ...]`.
     pub lines: Vec<Line<'a>>,
 }
@@ -116,7 +126,21 @@ impl BlockView<'_> {
                 .map(DirectiveView::into_owned)
                 .collect(),
             listen_hosts: self.listen_hosts,
+            tokens: tokens_into_owned(self.tokens),
+            files: self.files,
         }
+    }
+}
+
+impl<'a> BlockView<'a> {
+    /// The directive called `name`, if the block has it.
+    pub fn directive(&self, name: &str) -> Option<&DirectiveView<'a>> {
+        self.directives.iter().find(|d| d.name == name)
+    }
+
+    /// The tokens of `directive`, one of this block's.
+    pub fn tokens_of(&self, directive: &DirectiveView<'_>) -> &[Token<'a>] {
+        tokens_in(&self.tokens, &directive.tokens)
     }
 }
 
@@ -125,7 +149,7 @@ impl DirectiveView<'_> {
     pub fn into_owned(self) -> DirectiveView<'static> {
         DirectiveView {
             name: owned(self.name),
-            tokens: self.tokens.into_iter().map(Token::into_owned).collect(),
+            tokens: self.tokens,
             lines: self.lines.into_iter().map(line_into_owned).collect(),
         }
     }
@@ -260,7 +284,7 @@ pub fn same_meaning(a: &[ServerBlock<'_>], b: &[ServerBlock<'_>]) -> bool {
                 && x.directives.len() == y.directives.len()
                 && x.directives.iter().all(|d| {
                     y.directive(&d.name)
-                        .is_some_and(|e| same_texts(&d.tokens, &e.tokens))
+                        .is_some_and(|e| same_texts(x.tokens_of(d), y.tokens_of(e)))
                 })
         })
 }
@@ -270,8 +294,13 @@ pub fn same_meaning(a: &[ServerBlock<'_>], b: &[ServerBlock<'_>]) -> bool {
 pub fn block_view<'a>(block: ServerBlock<'a>, order: &PluginOrder<'_>) -> BlockView<'a> {
     // Names are distinct within a block, so this is a total order: known directives by
     // position, then the others by name (CoreDNS sorts the unknown ones alphabetically).
-    let mut ordered: Vec<(Option<usize>, Directive<'a>)> = block
-        .directives
+    let ServerBlock {
+        keys,
+        directives,
+        tokens,
+        files,
+    } = block;
+    let mut ordered: Vec<(Option<usize>, Directive<'a>)> = directives
         .into_iter()
         .map(|d| (order.position(&d.name), d))
         .collect();
@@ -284,7 +313,7 @@ pub fn block_view<'a>(block: ServerBlock<'a>, order: &PluginOrder<'_>) -> BlockV
     let directives: Vec<DirectiveView<'a>> = ordered
         .into_iter()
         .map(|(_, d)| DirectiveView {
-            lines: lines(&d.tokens),
+            lines: lines(tokens_in(&tokens, &d.tokens)),
             name: d.name,
             tokens: d.tokens,
         })
@@ -295,10 +324,12 @@ pub fn block_view<'a>(block: ServerBlock<'a>, order: &PluginOrder<'_>) -> BlockV
         .map(|d| bind_addresses(&d.lines))
         .unwrap_or_default();
     BlockView {
-        raw_keys: block.keys,
+        raw_keys: keys,
         zones: Vec::new(),
         directives,
         listen_hosts,
+        tokens,
+        files,
     }
 }
 

@@ -22,15 +22,15 @@ fn semantic(input: &[u8]) -> Semantic {
         .map(|b| {
             let directives = b
                 .directives
-                .into_iter()
+                .iter()
                 .map(|d| {
                     (
-                        d.name.into_owned(),
-                        d.tokens.into_iter().map(|t| t.text.into_owned()).collect(),
+                        d.name.to_string(),
+                        b.tokens_of(d).iter().map(|t| t.text.to_string()).collect(),
                     )
                 })
                 .collect();
-            let keys = b.raw_keys.into_iter().map(|k| k.into_owned()).collect();
+            let keys = b.raw_keys.iter().map(|k| k.to_string()).collect();
             (keys, directives)
         })
         .collect()

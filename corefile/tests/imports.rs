@@ -74,14 +74,11 @@ fn file_import_tokens_carry_their_file_and_own_lines() {
         &[("/etc/coredns/extra.conf", "\n\nwhoami\n")],
     )
     .unwrap();
-    let whoami = v.blocks[0]
-        .directives
-        .iter()
-        .find(|d| d.name == "whoami")
-        .unwrap();
-    assert_eq!(whoami.tokens[0].line, 3);
+    let block = &v.blocks[0];
+    let whoami = &block.tokens_of(block.directive("whoami").unwrap())[0];
+    assert_eq!(whoami.line, 3);
     assert_eq!(
-        whoami.tokens[0].file.as_deref(),
+        whoami.file.path(&block.files),
         Some("/etc/coredns/extra.conf")
     );
 }
@@ -143,7 +140,8 @@ fn snippet_rules() {
     );
     // Snippet tokens keep their own line numbers.
     let v = load("(s) {\n    log\n}\n. {\n    import s\n}\n", &[]).unwrap();
-    assert_eq!(v.blocks[0].directives[0].tokens[0].line, 2);
+    let block = &v.blocks[0];
+    assert_eq!(block.tokens_of(&block.directives[0])[0].line, 2);
 }
 
 /// Go splices an import's tokens into its token slice and steps the cursor back; when the
@@ -207,8 +205,12 @@ fn fs_resolver_reads_globs_and_refuses_directories() {
     let v = run(". {\n    import conf.d/*.conf\n}\n").unwrap();
     let names: Vec<&str> = v.blocks[0].directives.iter().map(|d| &*d.name).collect();
     assert_eq!(names, ["errors", "log"]);
-    let log = &v.blocks[0].directives[1].tokens[0];
-    assert_eq!(log.file.as_deref(), dir.join("conf.d/a.conf").to_str());
+    let block = &v.blocks[0];
+    let log = &block.tokens_of(&block.directives[1])[0];
+    assert_eq!(
+        log.file.path(&block.files),
+        dir.join("conf.d/a.conf").to_str()
+    );
     let err = run(". {\n    import conf.d/sub\n}\n").unwrap_err();
     assert!(err.ends_with("conf.d/sub: is a directory"), "{err}");
     assert!(run(". {\n    import nothing/*.conf\n    log\n}\n").is_ok());

@@ -210,9 +210,9 @@ fn forward_upstreams_from_a_resolv_conf_file() {
 /// the whole text is the directive's tokens.
 fn setup_outcome(plugin: &str, text: &[u8]) -> Result<(), String> {
     use corefile::dispenser::Dispenser;
-    use corefile::parser::Token;
+    use corefile::parser::{FileId, Token};
     fn run<P: PluginConfig>(name: &'static str, tokens: &[Token]) -> Result<(), String> {
-        P::parse(&mut Dispenser::new(name, "Corefile", tokens))
+        P::parse(&mut Dispenser::new(name, "Corefile", tokens, &[]))
             .map(drop)
             .map_err(|e| e.to_string())
     }
@@ -221,7 +221,7 @@ fn setup_outcome(plugin: &str, text: &[u8]) -> Result<(), String> {
         .map(|t| Token {
             text: t.text,
             line: t.line,
-            file: None,
+            file: FileId::MAIN,
         })
         .collect();
     match plugin {

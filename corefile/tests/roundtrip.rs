@@ -123,15 +123,15 @@ fn actual(text: &str) -> Semantic {
         .map(|b| {
             let directives = b
                 .directives
-                .into_iter()
+                .iter()
                 .map(|d| {
                     (
-                        d.name.into_owned(),
-                        d.tokens.into_iter().map(|t| t.text.into_owned()).collect(),
+                        d.name.to_string(),
+                        b.tokens_of(d).iter().map(|t| t.text.to_string()).collect(),
                     )
                 })
                 .collect();
-            let keys = b.raw_keys.into_iter().map(|k| k.into_owned()).collect();
+            let keys = b.raw_keys.iter().map(|k| k.to_string()).collect();
             (keys, directives)
         })
         .collect()
@@ -156,7 +156,8 @@ proptest! {
             Ok(written) => {
                 let text = format!(". {{\n    log {written}\n}}\n");
                 let blocks = view::parse_only(text.as_bytes(), "Corefile", &PluginOrder::default()).unwrap();
-                prop_assert_eq!(&*blocks[0].directives[0].tokens[1].text, v.as_str());
+                let tokens = blocks[0].tokens_of(&blocks[0].directives[0]);
+                prop_assert_eq!(&*tokens[1].text, v.as_str());
             }
             Err(_) => {
                 let refusable = v == "{" || v == "}" || v.contains('\\');

@@ -190,6 +190,56 @@ fn s2_2_directive_rules() {
     // A multi-line quoted token does not end the directive.
     let v = corefile::load(b". {\n    log . \"{a}\n{b}\" x\n}\n").unwrap();
     assert_eq!(v.blocks[0].directives[0].tokens.len(), 4);
+    assert_eq!(v.blocks[0].tokens.len(), 4);
+}
+
+/// caddy's `ServerBlock.Tokens` maps a name to all its occurrences' tokens, in source order.
+#[test]
+fn s2_2_a_repeated_directive_is_one_range_of_the_block_tokens() {
+    let input = b". {\n    log a\n    errors\n    log b {\n        c\n    }\n    errors x\n}\n";
+    let blocks = view::parse_only(input, "Corefile", &PluginOrder::default()).unwrap();
+    let block = &blocks[0];
+    let texts = |name: &str| -> Vec<(String, usize)> {
+        let tokens = block.tokens_of(block.directive(name).unwrap());
+        tokens
+            .iter()
+            .map(|t| (t.text.to_string(), t.line))
+            .collect()
+    };
+    let expected = |list: &[(&str, usize)]| -> Vec<(String, usize)> {
+        list.iter().map(|&(t, l)| (t.to_string(), l)).collect()
+    };
+    assert_eq!(
+        texts("log"),
+        expected(&[
+            ("log", 2),
+            ("a", 2),
+            ("log", 4),
+            ("b", 4),
+            ("{", 4),
+            ("c", 5),
+            ("}", 6)
+        ])
+    );
+    assert_eq!(
+        texts("errors"),
+        expected(&[("errors", 3), ("errors", 7), ("x", 7)])
+    );
+    assert_eq!(block.tokens.len(), 10);
+    let parsed = corefile::parser::parse(
+        input,
+        corefile::parser::ParseOptions {
+            filename: "Corefile",
+            directives: None,
+            env: &corefile::env::NoEnv,
+            resolver: &mut corefile::import::NoFiles,
+        },
+    )
+    .unwrap();
+    let names: Vec<&str> = parsed[0].directives.iter().map(|d| &*d.name).collect();
+    assert_eq!(names, ["log", "errors"]);
+    assert_eq!(parsed[0].directives[0].tokens, 0..7);
+    assert_eq!(parsed[0].directives[1].tokens, 7..10);
 }
 
 #[test]
@@ -202,8 +252,9 @@ fn s2_3_environment_substitution() {
     let log = &v.blocks[0].directives[0];
     assert_eq!(log.name, "log");
     // Quirk 8: the directive-name token keeps its raw text.
-    assert_eq!(&*log.tokens[0].text, "{$P}");
-    assert_eq!(&*log.tokens[1].text, "log");
+    let tokens = v.blocks[0].tokens_of(log);
+    assert_eq!(&*tokens[0].text, "{$P}");
+    assert_eq!(&*tokens[1].text, "log");
     let err = load_env(". {\n    log {$SELF}\n}\n", &env).unwrap_err();
     assert!(
         err.starts_with("Corefile:2 - Error during parsing: environment variable substitution"),

@@ -87,9 +87,10 @@ fn s(text: &str) -> Json {
     Json::Str(text.to_string())
 }
 
-fn token(t: &Token) -> Json {
+/// A token of `block`.
+fn token(t: &Token, block: &BlockView) -> Json {
     let mut fields = vec![("text", s(&t.text)), ("line", Json::Num(t.line))];
-    if let Some(file) = &t.file {
+    if let Some(file) = t.file.path(&block.files) {
         fields.push(("file", s(file)));
     }
     Json::Obj(fields)
@@ -114,7 +115,10 @@ fn block(b: &BlockView, normalized: bool) -> Json {
         .map(|d| {
             Json::Obj(vec![
                 ("name", s(&d.name)),
-                ("tokens", Json::Arr(d.tokens.iter().map(token).collect())),
+                (
+                    "tokens",
+                    Json::Arr(b.tokens_of(d).iter().map(|t| token(t, b)).collect()),
+                ),
                 (
                     "lines",
                     Json::Arr(d.lines.iter().map(|l| line_items(l)).collect()),

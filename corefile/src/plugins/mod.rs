@@ -54,7 +54,7 @@ pub fn config<P: PluginConfig>(
     filename: &str,
 ) -> Option<Result<P, PluginError>> {
     let directive = block.directives.iter().find(|d| d.name == P::NAME)?;
-    let mut d = Dispenser::new(P::NAME, filename, &directive.tokens);
+    let mut d = Dispenser::new(P::NAME, filename, block.tokens_of(directive), &block.files);
     Some(P::parse(&mut d))
 }
 

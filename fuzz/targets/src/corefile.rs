@@ -63,16 +63,16 @@ fn semantic(input: &[u8]) -> Option<Semantic> {
             .map(|b| {
                 let directives = b
                     .directives
-                    .into_iter()
+                    .iter()
                     .map(|d| {
                         (
-                            d.name.into_owned(),
-                            d.tokens.into_iter().map(|t| t.text.into_owned()).collect(),
+                            d.name.to_string(),
+                            b.tokens_of(d).iter().map(|t| t.text.to_string()).collect(),
                         )
                     })
                     .collect();
                 (
-                    b.raw_keys.into_iter().map(|k| k.into_owned()).collect(),
+                    b.raw_keys.iter().map(|k| k.to_string()).collect(),
                     directives,
                 )
             })
