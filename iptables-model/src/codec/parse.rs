@@ -13,8 +13,8 @@ use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
 use crate::model::{
-    ChainLine, Command, Counters, Line, MatchOption, Module, Policy, RestoreFile, Rule, Spec,
-    Table, TableSection, Target,
+    ChainLine, ChainName, Command, Counters, Line, MatchOption, Module, Policy, RestoreFile, Rule,
+    Spec, Table, TableSection, Target,
 };
 
 /// Leniency switches; the default is strict, as `iptables-restore` is.
@@ -120,7 +120,7 @@ pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
     rule(&mut cur, &mut Vec::new(), None, ParseOptions::default()).map_err(at)
 }
 
-fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
+fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failure> {
     /// ASCII bytes a chain name may not contain (whitespace, quotes, backslashes), and every
     /// non-ASCII byte, which sends the name to the character-wise check.
     const BAD_OR_WIDE: [bool; 256] = {
@@ -156,7 +156,7 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure>
     if bad || bad_start {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
     }
-    Ok(name.into())
+    Ok(ChainName::from(name))
 }
 
 fn counters(text: &str) -> Option<Counters> {

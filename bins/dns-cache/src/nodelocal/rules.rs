@@ -139,7 +139,7 @@ pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
             .filter(|(_, n)| **n == 0)
             .map(|(placed, _)| {
                 let command = Command::Insert {
-                    chain: placed.chain.to_owned(),
+                    chain: placed.chain.into(),
                     position: Some(1),
                     rule: placed.rule.clone(),
                 };
@@ -153,7 +153,7 @@ pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
 pub fn delete_present(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
     document(wanted.iter().zip(counts).flat_map(|(placed, &n)| {
         let command = Command::Delete {
-            chain: placed.chain.to_owned(),
+            chain: placed.chain.into(),
             rule: placed.rule.clone(),
         };
         std::iter::repeat_n((placed.table, command), n)
