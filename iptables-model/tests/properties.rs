@@ -206,9 +206,9 @@ fn rule() -> impl Strategy<Value = Rule> {
     )
         .prop_map(|(protocol, blocks, target)| {
             let mut specs: Vec<Spec> = protocol
-                .map(|protocol| Spec::Protocol {
+                .map(|protocol: String| Spec::Protocol {
                     negated: false,
-                    protocol,
+                    protocol: protocol.as_str().into(),
                 })
                 .into_iter()
                 .collect();

@@ -13,8 +13,8 @@ use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
 use crate::model::{
-    ChainLine, ChainName, Command, Counters, Line, MatchOption, Module, Policy, RestoreFile, Rule,
-    Spec, Table, TableSection, Target,
+    ChainLine, ChainName, Command, Counters, IpProtocol, Line, MatchOption, Module, Policy,
+    RestoreFile, Rule, Spec, Table, TableSection, Target,
 };
 
 /// Leniency switches; the default is strict, as `iptables-restore` is.
@@ -353,7 +353,7 @@ fn criteria(
                 }
                 Spec::Protocol {
                     negated: neg,
-                    protocol: cur.value(text, column)?.text.to_ascii_lowercase(),
+                    protocol: IpProtocol::from_name(&cur.value(text, column)?.text),
                 }
             }
             "-s" | "--source" | "--src" | "-d" | "--destination" | "--dst" => {

@@ -211,7 +211,7 @@ impl Evaluator<'_> {
         for spec in &rule.specs {
             let (negated, hit) = match spec {
                 Spec::Protocol { negated, protocol } => {
-                    (*negated, protocol_matches(protocol, &p.protocol))
+                    (*negated, protocol_matches(protocol.name(), &p.protocol))
                 }
                 Spec::Source { negated, address } => (*negated, address.contains(p.source)),
                 Spec::Destination { negated, address } => {

@@ -12,5 +12,5 @@ pub use matches::{
     RecentOption, StatisticMode,
 };
 pub use name::{ChainName, INLINE_NAME_BYTES};
-pub use rule::{Rule, Spec};
+pub use rule::{IpProtocol, Rule, Spec};
 pub use target::{MarkAction, Target};

@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use iptables_model::model::PortRange;
+use iptables_model::model::{IpProtocol, PortRange};
 use iptables_model::normalize::normalize_rule;
 use iptables_model::{
     Cidr, Command, Line, MatchOption, Module, RestoreFile, Rule, Spec, Table, TableSection, Target,
@@ -100,7 +100,7 @@ fn rule(protocol: &str, ip: IpAddr, way: Way, port: u16, target: Target, comment
     Rule::new()
         .with(Spec::Protocol {
             negated: false,
-            protocol: protocol.to_owned(),
+            protocol: IpProtocol::from_name(protocol),
         })
         .module(Module::from_name(protocol))
         .with(address)
