@@ -8,7 +8,7 @@ use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::lines;
+use super::scan::{HIGHS, below, equal, find, lines};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -137,9 +137,11 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
     };
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
-    let flagged = name
-        .bytes()
-        .any(|b| BAD_OR_WIDE.get(usize::from(b)) == Some(&true));
+    // Eight bytes at a time: blanks and controls, quotes, backslashes and non-ASCII bytes are
+    // candidates, and the table decides.
+    let candidates =
+        |c| below(c, b'!') | equal(c, b'"') | equal(c, b'\\') | equal(c, b'\'') | (c & HIGHS);
+    let flagged = find(name.as_bytes(), 0, candidates, &BAD_OR_WIDE) < name.len();
     // ASCII names (all real ones) are checked in that one pass; others char by char.
     let bad = if flagged && !name.is_ascii() {
         name.chars().count() > 28
