@@ -2,12 +2,13 @@
 //! kernel's checks (what a real `iptables-restore` would refuse, [`RestoreError`] refuses too).
 
 use alloc::collections::BTreeMap;
-use alloc::string::String;
+use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use crate::error::RestoreError;
 use crate::model::{
-    ChainLine, Command, Counters, Line, Policy, RestoreFile, Rule, Table, TableSection, Target,
+    ChainLine, ChainName, Command, Counters, Line, Policy, RestoreFile, Rule, Table, TableSection,
+    Target,
 };
 use crate::normalize::normalize_rule;
 
@@ -15,7 +16,7 @@ use crate::normalize::normalize_rule;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chain {
     /// The name.
-    pub name: String,
+    pub name: ChainName,
     /// The policy of a built-in chain; `None` for user chains.
     pub policy: Option<Policy>,
     /// The chain's counters.
@@ -31,7 +32,7 @@ pub struct TableState {
     pub table: Table,
     /// The chains.
     pub chains: Vec<Chain>,
-    index: BTreeMap<String, usize>,
+    index: BTreeMap<ChainName, usize>,
 }
 
 impl TableState {
@@ -98,7 +99,7 @@ impl TableState {
         if !builtin && decl.policy.is_some() {
             return Err(RestoreError::BadPolicy {
                 line,
-                chain: decl.name.clone(),
+                chain: decl.name.to_string(),
             });
         }
         if !self.index.contains_key(&decl.name) {
@@ -158,7 +159,7 @@ impl TableState {
                 if at > rules.len() {
                     return Err(RestoreError::NoSuchRule {
                         line,
-                        chain: chain.clone(),
+                        chain: chain.to_string(),
                     });
                 }
                 rules.insert(at, rule.clone());
@@ -170,7 +171,7 @@ impl TableState {
                     .position(|r| r.specs == rule.specs && r.target == rule.target)
                     .ok_or_else(|| RestoreError::NoSuchRule {
                         line,
-                        chain: chain.clone(),
+                        chain: chain.to_string(),
                     })?;
                 rules.remove(at);
             }
@@ -181,7 +182,7 @@ impl TableState {
                     .filter(|i| *i < rules.len());
                 let at = at.ok_or_else(|| RestoreError::NoSuchRule {
                     line,
-                    chain: chain.clone(),
+                    chain: chain.to_string(),
                 })?;
                 rules.remove(at);
             }
@@ -189,7 +190,7 @@ impl TableState {
                 if self.index.contains_key(name) {
                     return Err(RestoreError::ChainExists {
                         line,
-                        chain: name.clone(),
+                        chain: name.to_string(),
                     });
                 }
                 self.declare(
@@ -203,7 +204,7 @@ impl TableState {
             }
             Command::DeleteChain(Some(name)) => self.delete_chain(line, name)?,
             Command::DeleteChain(None) => {
-                let users: Vec<String> = self
+                let users: Vec<ChainName> = self
                     .chains
                     .iter()
                     .filter(|c| c.policy.is_none())
@@ -233,7 +234,7 @@ impl TableState {
                     && !self.index.contains_key(next)
                 {
                     return Err(RestoreError::MissingJumpTarget {
-                        chain: chain.name.clone(),
+                        chain: chain.name.to_string(),
                         target: next.into(),
                     });
                 }
@@ -301,7 +302,7 @@ impl TableState {
                             let chain = self
                                 .chains
                                 .get(next)
-                                .map(|c| c.name.clone())
+                                .map(|c| c.name.to_string())
                                 .unwrap_or_default();
                             return Err(RestoreError::Loop { chain });
                         }

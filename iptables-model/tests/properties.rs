@@ -170,8 +170,8 @@ fn target() -> impl Strategy<Value = Option<Target>> {
         Just(Target::Accept),
         Just(Target::Drop),
         Just(Target::Return),
-        "KUBE-[A-Z0-9]{1,16}".prop_map(Target::Jump),
-        "[a-z]{1,8}".prop_map(Target::Goto),
+        "KUBE-[A-Z0-9]{1,16}".prop_map(|c| Target::Jump(c.into())),
+        "[a-z]{1,8}".prop_map(|c| Target::Goto(c.into())),
         proptest::option::of("icmp-[a-z-]{1,10}").prop_map(|with| Target::Reject { with }),
         (
             proptest::option::of("10\\.[0-9]{1,3}\\.0\\.1:[0-9]{2,4}"),
@@ -189,8 +189,12 @@ fn target() -> impl Strategy<Value = Option<Target>> {
         }),
         any::<u32>().prop_map(|v| Target::Mark(iptables_model::model::MarkAction::OrMark(v))),
         Just(Target::Notrack),
-        ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2))
-            .prop_map(|(name, args)| { Target::Other { name, args } }),
+        ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2)).prop_map(|(name, args)| {
+            Target::Other {
+                name: name.into(),
+                args,
+            }
+        }),
     ])
 }
 
@@ -202,9 +206,9 @@ fn rule() -> impl Strategy<Value = Rule> {
     )
         .prop_map(|(protocol, blocks, target)| {
             let mut specs: Vec<Spec> = protocol
-                .map(|protocol| Spec::Protocol {
+                .map(|protocol: String| Spec::Protocol {
                     negated: false,
-                    protocol,
+                    protocol: protocol.as_str().into(),
                 })
                 .into_iter()
                 .collect();

@@ -157,7 +157,7 @@ impl Iptables {
         for section in jump_rules().tables {
             for line in section.lines {
                 if let Line::Command(Command::Append { chain, rule }) = line {
-                    jumps.push((section.table, chain, rule.args()));
+                    jumps.push((section.table, chain.into(), rule.args()));
                 }
             }
         }

@@ -255,7 +255,7 @@ fn rule(f: &mut dyn Write, rule: &Rule, style: Style) -> fmt::Result {
             Spec::Protocol { negated, protocol } => {
                 bang(f, *negated)?;
                 f.write_str(" -p ")?;
-                word(f, protocol, false)?;
+                word(f, protocol.name(), false)?;
             }
             Spec::Source { negated, address } => {
                 bang(f, *negated)?;

@@ -8,13 +8,13 @@ use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::lines;
+use super::scan::{HIGHS, below, equal, find, lines};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
 use crate::model::{
-    ChainLine, Command, Counters, Line, MatchOption, Module, Policy, RestoreFile, Rule, Spec,
-    Table, TableSection, Target,
+    ChainLine, ChainName, Command, Counters, IpProtocol, Line, MatchOption, Module, Policy,
+    RestoreFile, Rule, Spec, Table, TableSection, Target,
 };
 
 /// Leniency switches; the default is strict, as `iptables-restore` is.
@@ -120,7 +120,7 @@ pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
     rule(&mut cur, &mut Vec::new(), None, ParseOptions::default()).map_err(at)
 }
 
-fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure> {
+fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failure> {
     /// ASCII bytes a chain name may not contain (whitespace, quotes, backslashes), and every
     /// non-ASCII byte, which sends the name to the character-wise check.
     const BAD_OR_WIDE: [bool; 256] = {
@@ -137,9 +137,11 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure>
     };
     let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
-    let flagged = name
-        .bytes()
-        .any(|b| BAD_OR_WIDE.get(usize::from(b)) == Some(&true));
+    // Eight bytes at a time: blanks and controls, quotes, backslashes and non-ASCII bytes are
+    // candidates, and the table decides.
+    let candidates =
+        |c| below(c, b'!') | equal(c, b'"') | equal(c, b'\\') | equal(c, b'\'') | (c & HIGHS);
+    let flagged = find(name.as_bytes(), 0, candidates, &BAD_OR_WIDE) < name.len();
     // ASCII names (all real ones) are checked in that one pass; others char by char.
     let bad = if flagged && !name.is_ascii() {
         name.chars().count() > 28
@@ -156,7 +158,7 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<String, Failure>
     if bad || bad_start {
         return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
     }
-    Ok(name.into())
+    Ok(ChainName::from(name))
 }
 
 fn counters(text: &str) -> Option<Counters> {
@@ -353,7 +355,7 @@ fn criteria(
                 }
                 Spec::Protocol {
                     negated: neg,
-                    protocol: cur.value(text, column)?.text.to_ascii_lowercase(),
+                    protocol: IpProtocol::from_name(&cur.value(text, column)?.text),
                 }
             }
             "-s" | "--source" | "--src" | "-d" | "--destination" | "--dst" => {

@@ -6,7 +6,8 @@
 //! decides.
 
 const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+/// The high bit of every byte of a chunk (flags the non-ASCII bytes).
+pub(crate) const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
 
 /// Flags the bytes of `chunk` equal to `byte`.
 pub(crate) const fn equal(chunk: u64, byte: u8) -> u64 {

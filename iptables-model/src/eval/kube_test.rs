@@ -60,7 +60,7 @@ impl Tracer<'_> {
             Spec::Destination { negated, address } => {
                 address.contains(self.destination) != *negated
             }
-            Spec::Protocol { negated, protocol } => (protocol == self.protocol) != *negated,
+            Spec::Protocol { negated, protocol } => (protocol.name() == self.protocol) != *negated,
             Spec::Option(MatchOption::SrcType { negated, types }) => {
                 (types.contains(&AddrType::Local) && self.is_local(self.source)) != *negated
             }

@@ -2,7 +2,7 @@
 //! with its probability both as the rules are written (decimal strings taken exactly) and as the
 //! kernel applies them (31-bit thresholds), spec §4.
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr};
 
@@ -211,7 +211,7 @@ impl Evaluator<'_> {
         for spec in &rule.specs {
             let (negated, hit) = match spec {
                 Spec::Protocol { negated, protocol } => {
-                    (*negated, protocol_matches(protocol, &p.protocol))
+                    (*negated, protocol_matches(protocol.name(), &p.protocol))
                 }
                 Spec::Source { negated, address } => (*negated, address.contains(p.source)),
                 Spec::Destination { negated, address } => {
@@ -311,7 +311,7 @@ impl Evaluator<'_> {
                     | MatchOption::LimitIfaceOut => (false, true),
                     MatchOption::Unknown { name, .. } => {
                         return Err(TraceError::Unsupported {
-                            chain: chain.name.clone(),
+                            chain: chain.name.to_string(),
                             rule: index + 1,
                             what: name.clone(),
                         });
@@ -338,7 +338,7 @@ impl Evaluator<'_> {
     ) -> Result<Vec<(State, End)>, TraceError> {
         if depth > MAX_DEPTH {
             return Err(TraceError::TooDeep {
-                chain: chain.name.clone(),
+                chain: chain.name.to_string(),
                 limit: MAX_DEPTH,
             });
         }
@@ -378,8 +378,8 @@ impl Evaluator<'_> {
                 let end = match &rule.target {
                     None => None,
                     Some(Target::Accept) => Some(End::Accept),
-                    Some(Target::Drop) => Some(End::Drop(chain.name.clone())),
-                    Some(Target::Reject { .. }) => Some(End::Reject(chain.name.clone())),
+                    Some(Target::Drop) => Some(End::Drop(chain.name.to_string())),
+                    Some(Target::Reject { .. }) => Some(End::Reject(chain.name.to_string())),
                     Some(Target::Return) => Some(End::Return),
                     Some(Target::Dnat { to, .. }) => {
                         if let Some(to) = to {
@@ -407,8 +407,8 @@ impl Evaluator<'_> {
                     Some(Target::Jump(next) | Target::Goto(next)) => {
                         let goto = matches!(rule.target, Some(Target::Goto(_)));
                         let callee = table.chain(next).ok_or_else(|| TraceError::NoSuchChain {
-                            chain: chain.name.clone(),
-                            target: next.clone(),
+                            chain: chain.name.to_string(),
+                            target: next.to_string(),
                         })?;
                         for (sub, end) in self.walk(table, callee, st, depth + 1)? {
                             match (end, goto) {
@@ -425,7 +425,7 @@ impl Evaluator<'_> {
                     }
                     Some(other) => {
                         return Err(TraceError::Unsupported {
-                            chain: chain.name.clone(),
+                            chain: chain.name.to_string(),
                             rule: index + 1,
                             what: other.name().into(),
                         });
@@ -525,7 +525,7 @@ fn run_hooks(
                         Some(Policy::Drop) => finished.push((
                             s,
                             Verdict::Drop {
-                                chain: builtin.name.clone(),
+                                chain: builtin.name.to_string(),
                             },
                         )),
                         _ => after.push(s),

@@ -1,9 +1,8 @@
 //! The iptables-restore document: tables, chain declarations and commands, in written order.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::Rule;
+use super::{ChainName, Rule};
 
 /// The tables of the kernel's IPv4/IPv6 packet filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -85,7 +84,7 @@ pub struct Counters {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ChainLine {
     /// The chain.
-    pub name: String,
+    pub name: ChainName,
     /// `ACCEPT`/`DROP`, or `None` for `-`.
     pub policy: Option<Policy>,
     /// The counters, when written.
@@ -98,14 +97,14 @@ pub enum Command {
     /// `-A CHAIN rule`.
     Append {
         /// The chain.
-        chain: String,
+        chain: ChainName,
         /// The rule.
         rule: Rule,
     },
     /// `-I CHAIN [POSITION] rule` (1-based; `None` inserts first).
     Insert {
         /// The chain.
-        chain: String,
+        chain: ChainName,
         /// The 1-based position, when written.
         position: Option<u32>,
         /// The rule.
@@ -114,23 +113,23 @@ pub enum Command {
     /// `-D CHAIN rule`: delete the first rule equal to `rule`.
     Delete {
         /// The chain.
-        chain: String,
+        chain: ChainName,
         /// The rule to delete.
         rule: Rule,
     },
     /// `-D CHAIN POSITION`.
     DeleteAt {
         /// The chain.
-        chain: String,
+        chain: ChainName,
         /// The 1-based position.
         position: u32,
     },
     /// `-N CHAIN`.
-    NewChain(String),
+    NewChain(ChainName),
     /// `-X [CHAIN]`: delete one user chain, or every user chain of the table.
-    DeleteChain(Option<String>),
+    DeleteChain(Option<ChainName>),
     /// `-F [CHAIN]`: flush one chain, or every chain of the table.
-    Flush(Option<String>),
+    Flush(Option<ChainName>),
 }
 
 /// A line inside a table section.
@@ -161,7 +160,7 @@ impl TableSection {
     }
 
     /// Declares `name` as a user chain (`:NAME - [0:0]`).
-    pub fn declare(&mut self, name: impl Into<String>) {
+    pub fn declare(&mut self, name: impl Into<ChainName>) {
         self.lines.push(Line::Chain(ChainLine {
             name: name.into(),
             policy: None,
@@ -170,7 +169,7 @@ impl TableSection {
     }
 
     /// Appends `rule` to `chain` (`-A`).
-    pub fn append(&mut self, chain: impl Into<String>, rule: Rule) {
+    pub fn append(&mut self, chain: impl Into<ChainName>, rule: Rule) {
         self.lines.push(Line::Command(Command::Append {
             chain: chain.into(),
             rule,

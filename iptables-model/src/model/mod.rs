@@ -2,6 +2,7 @@
 
 mod document;
 mod matches;
+mod name;
 mod rule;
 pub(crate) mod target;
 
@@ -10,5 +11,6 @@ pub use matches::{
     AddrType, CtState, MarkValue, MatchOption, Module, MultiportKind, PortRange, Probability,
     RecentOption, StatisticMode,
 };
-pub use rule::{Rule, Spec};
+pub use name::{ChainName, INLINE_NAME_BYTES};
+pub use rule::{IpProtocol, Rule, Spec};
 pub use target::{MarkAction, Target};

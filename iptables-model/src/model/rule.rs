@@ -6,6 +6,53 @@ use alloc::vec::Vec;
 use super::{Counters, MatchOption, Module, Target};
 use crate::addr::Cidr;
 
+/// The protocol of `-p`, in lower case: the usual ones without an allocation, any other
+/// name or number as written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IpProtocol {
+    /// `tcp`.
+    Tcp,
+    /// `udp`.
+    Udp,
+    /// `sctp`.
+    Sctp,
+    /// `icmp`.
+    Icmp,
+    /// `all`.
+    All,
+    /// Any other name or number (`icmpv6`, `6`), in lower case.
+    Other(String),
+}
+
+impl IpProtocol {
+    /// The protocol called `name`, whatever its case (`-p TCP` is `-p tcp`).
+    pub fn from_name(name: &str) -> Self {
+        let known = [Self::Tcp, Self::Udp, Self::Sctp, Self::Icmp, Self::All];
+        known
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name))
+            .unwrap_or_else(|| Self::Other(name.to_ascii_lowercase()))
+    }
+
+    /// The name written after `-p`.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Tcp => "tcp",
+            Self::Udp => "udp",
+            Self::Sctp => "sctp",
+            Self::Icmp => "icmp",
+            Self::All => "all",
+            Self::Other(name) => name,
+        }
+    }
+}
+
+impl From<&str> for IpProtocol {
+    fn from(name: &str) -> Self {
+        Self::from_name(name)
+    }
+}
+
 /// One criterion of a rule, in the order it was written.
 ///
 /// Module options are separate items because iptables lets them follow other criteria
@@ -18,7 +65,7 @@ pub enum Spec {
         /// `!`.
         negated: bool,
         /// The protocol name or number.
-        protocol: String,
+        protocol: IpProtocol,
     },
     /// `[!] -s ADDRESS[/PREFIX]`.
     Source {
@@ -132,7 +179,7 @@ impl Rule {
     /// The `-p` protocol, if any (ignoring negation).
     pub fn protocol(&self) -> Option<&str> {
         self.specs.iter().find_map(|s| match s {
-            Spec::Protocol { protocol, .. } => Some(protocol.as_str()),
+            Spec::Protocol { protocol, .. } => Some(protocol.name()),
             _ => None,
         })
     }

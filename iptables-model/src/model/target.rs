@@ -3,6 +3,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::ChainName;
+
 /// How `-j MARK` changes the packet mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MarkAction {
@@ -70,9 +72,9 @@ pub enum Target {
     /// `-j RETURN`.
     Return,
     /// `-j CHAIN`: call a user chain.
-    Jump(String),
+    Jump(ChainName),
     /// `-g CHAIN`: continue in a user chain without returning here.
-    Goto(String),
+    Goto(ChainName),
     /// `-j REJECT [--reject-with TYPE]`.
     Reject {
         /// The ICMP type, when written.
@@ -114,7 +116,7 @@ pub enum Target {
     /// Any other target extension, kept verbatim (`-j LOG --log-prefix x`).
     Other {
         /// The target name.
-        name: String,
+        name: ChainName,
         /// Its arguments.
         args: Vec<String>,
     },

@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use iptables_model::model::PortRange;
+use iptables_model::model::{IpProtocol, PortRange};
 use iptables_model::normalize::normalize_rule;
 use iptables_model::{
     Cidr, Command, Line, MatchOption, Module, RestoreFile, Rule, Spec, Table, TableSection, Target,
@@ -100,7 +100,7 @@ fn rule(protocol: &str, ip: IpAddr, way: Way, port: u16, target: Target, comment
     Rule::new()
         .with(Spec::Protocol {
             negated: false,
-            protocol: protocol.to_owned(),
+            protocol: IpProtocol::from_name(protocol),
         })
         .module(Module::from_name(protocol))
         .with(address)
@@ -139,7 +139,7 @@ pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
             .filter(|(_, n)| **n == 0)
             .map(|(placed, _)| {
                 let command = Command::Insert {
-                    chain: placed.chain.to_owned(),
+                    chain: placed.chain.into(),
                     position: Some(1),
                     rule: placed.rule.clone(),
                 };
@@ -153,7 +153,7 @@ pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
 pub fn delete_present(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
     document(wanted.iter().zip(counts).flat_map(|(placed, &n)| {
         let command = Command::Delete {
-            chain: placed.chain.to_owned(),
+            chain: placed.chain.into(),
             rule: placed.rule.clone(),
         };
         std::iter::repeat_n((placed.table, command), n)
