@@ -50,10 +50,7 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<OsString>,
     {
-        Self::parse_from(rewrite_long_flags(
-            args.into_iter().map(Into::into),
-            &LONG_FLAGS,
-        ))
+        Self::try_parse_coredns(args).unwrap_or_else(|e| e.exit())
     }
 
     /// As [`Cli::parse_coredns`], but returns clap's error instead of exiting.

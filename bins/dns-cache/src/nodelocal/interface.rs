@@ -24,6 +24,14 @@ pub struct InterfaceError {
     pub source: rtnetlink::Error,
 }
 
+impl InterfaceError {
+    /// The `map_err` adapter of a netlink request doing `action`.
+    fn doing(action: impl Into<String>) -> impl FnOnce(rtnetlink::Error) -> Self {
+        let action = action.into();
+        move |source| Self { action, source }
+    }
+}
+
 /// Where the local IPs live.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -102,10 +110,10 @@ impl Interface {
                     .add(index, ip, prefix)
                     .execute()
                     .await
-                    .map_err(|source| InterfaceError {
-                        action: format!("adding {ip}/{prefix} to {}", self.link_name()),
-                        source,
-                    })?;
+                    .map_err(InterfaceError::doing(format!(
+                        "adding {ip}/{prefix} to {}",
+                        self.link_name()
+                    )))?;
                 changed = true;
             }
         }
@@ -125,24 +133,15 @@ impl Interface {
                     .del(index)
                     .execute()
                     .await
-                    .map_err(|source| InterfaceError {
-                        action: format!("deleting link {name}"),
-                        source,
-                    })
+                    .map_err(InterfaceError::doing(format!("deleting link {name}")))
             }
             Some(Placement::Loopback) => {
                 let index = self.index(FALLBACK).await?;
                 for &ip in &self.ips {
                     if let Some(message) = self.address(index, ip).await? {
-                        self.handle
-                            .address()
-                            .del(message)
-                            .execute()
-                            .await
-                            .map_err(|source| InterfaceError {
-                                action: format!("deleting {ip} from {FALLBACK}"),
-                                source,
-                            })?;
+                        self.handle.address().del(message).execute().await.map_err(
+                            InterfaceError::doing(format!("deleting {ip} from {FALLBACK}")),
+                        )?;
                     }
                 }
                 Ok(())
@@ -165,20 +164,14 @@ impl Interface {
             .add(LinkDummy::new(&self.name).up().build())
             .execute()
             .await
-            .map_err(|source| InterfaceError {
-                action: action(),
-                source,
-            })?;
+            .map_err(InterfaceError::doing(action()))?;
         let index = self.index(&self.name).await?;
         self.handle
             .link()
             .set(LinkUnspec::new_with_index(index).up().build())
             .execute()
             .await
-            .map_err(|source| InterfaceError {
-                action: action(),
-                source,
-            })?;
+            .map_err(InterfaceError::doing(action()))?;
         Ok(index)
     }
 
@@ -217,10 +210,9 @@ impl Interface {
             .execute()
             .try_next()
             .await
-            .map_err(|source| InterfaceError {
-                action: format!("listing the addresses of link {index}"),
-                source,
-            })
+            .map_err(InterfaceError::doing(format!(
+                "listing the addresses of link {index}"
+            )))
     }
 }
 
