@@ -6,6 +6,9 @@
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use dns_wire::{Message, Rcode, Type};
 use support::{DnsCache, Unbound, eventually, free_port, http_get, query, tcp_exchange};
 
@@ -180,5 +183,51 @@ fn serve_stale_answers_when_the_upstream_is_gone() {
     drop(unbound);
     eventually("a stale answer with TTL 0", || {
         answers(&server.ask("s.test.", Type::A)) == [(vec![10, 0, 0, 5], 0)]
+    });
+}
+
+/// A fake upstream that answers every query with an empty NOERROR, except those for
+/// `name`, which it ignores and counts.
+fn silent_for(name: &'static str) -> (u16, Arc<AtomicUsize>) {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let ignored = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ignored);
+    let silent: dns_wire::Name = name.parse().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while let Ok((n, peer)) = socket.recv_from(&mut buf) {
+            let query = &mut buf[..n];
+            let for_silent = Message::parse(query)
+                .ok()
+                .and_then(|m| m.question())
+                .is_some_and(|q| q.name.eq_ignore_case(&silent.as_ref()));
+            if for_silent {
+                counter.fetch_add(1, Ordering::SeqCst);
+            } else {
+                query[2] |= 0x80; // QR
+                let _ = socket.send_to(query, peer);
+            }
+        }
+    });
+    (port, ignored)
+}
+
+#[test]
+fn a_silent_upstream_times_out_then_the_query_is_tried_again_and_fails() {
+    // The first query opens the upstream's socket; the second goes out without a task
+    // waiting for it (completed by the socket's reader). Its 2 s read timeout comes from
+    // the reader's sweep, then the second attempt (CoreDNS: 2 × the upstreams) times out
+    // too, and the client gets SERVFAIL with Go's timeout error in the log.
+    let (port, ignored) = silent_for("silent.test.");
+    let server = forwarding(port, "");
+    let first = server.ask("first.test.", Type::A);
+    assert_eq!(Message::parse(&first).unwrap().rcode(), Rcode::NOERROR);
+    let reply = server.ask("silent.test.", Type::A);
+    assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::SERVFAIL);
+    assert_eq!(ignored.load(Ordering::SeqCst), 2);
+    server.wait_line("the timeout error", |l| {
+        l.starts_with("[ERROR] plugin/errors: 2 silent.test. A: read udp 127.0.0.1:")
+            && l.ends_with(&format!("->127.0.0.1:{port}: i/o timeout"))
     });
 }

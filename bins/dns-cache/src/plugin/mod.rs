@@ -134,14 +134,31 @@ impl Chain {
         }
     }
 
-    /// The waiting part: forwards the query, caches and scrubs the reply into `out`.
+    /// The waiting part: forwards the query (or goes on with `resume`, the attempts of a
+    /// detached forward), caches and scrubs the reply into `out`.
     pub async fn resolve(
         self: &Arc<Self>,
         req: &Request<'_>,
         stale: Option<Bytes>,
+        resume: Option<forward::Attempts>,
         out: &mut Vec<u8>,
     ) -> Outcome {
-        let result = self.forwarded(req).await;
+        let result = match (resume, &self.forward) {
+            (Some(attempts), Some(forward)) => forward.resume(req, attempts).await,
+            _ => self.forwarded(req).await,
+        };
+        self.settled(req, result, stale, out)
+    }
+
+    /// Caches and scrubs a reply from below the cache into `out`; on failure, serves
+    /// `stale` when the cache allows it.
+    pub fn settled(
+        &self,
+        req: &Request<'_>,
+        result: Result<Vec<u8>, Failure>,
+        stale: Option<Bytes>,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
         match result {
             Ok(raw) => match self.settle(req, &raw, out, Instant::now()) {
                 Ok(()) => Outcome::written("forward"),

@@ -16,10 +16,12 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use dns_wire::Rcode;
-use tokio::sync::{Semaphore, watch};
+use tokio::net::UdpSocket;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use crate::config::{Route, Table};
+use crate::plugin::forward::{Attempts, Delivery, Detached, Judged};
 use crate::plugin::{Step, report};
 use crate::reply::{bad_version_reply, rcode_reply, reject_reply};
 use crate::request::{Admission, Proto, Request, admit};
@@ -48,17 +50,83 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// Resolves the query; returns the reply to send (empty if none).
+    /// Resolves the query in a task of its own; returns the reply to send (empty if none).
     pub(crate) async fn run(self) -> Vec<u8> {
+        self.run_from(None).await
+    }
+
+    async fn run_from(self, resume: Option<Attempts>) -> Vec<u8> {
         let mut out = Vec::new();
         let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
             return out;
         };
-        let outcome = self.route.chain.resolve(&req, self.stale, &mut out).await;
-        self.route
-            .chain
-            .finish(&req, &self.route.zone, outcome, &mut out, self.start);
+        let chain = &self.route.chain;
+        let outcome = chain.resolve(&req, self.stale, resume, &mut out).await;
+        chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
         out
+    }
+
+    /// Serves a UDP query: when `forward` can send it at once, no task waits for the
+    /// upstream and its reader completes the query; otherwise in a task of its own.
+    /// `permit` counts the query in flight until its reply is sent.
+    pub(crate) fn serve_udp(self, socket: Arc<UdpSocket>, permit: OwnedSemaphorePermit) {
+        let detached = match (&self.stale, &self.route.chain.forward) {
+            (None, Some(forward)) => match admit(&self.query, self.proto, self.client) {
+                Admission::Query(req) => forward.detach(&req),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(detached) = detached else {
+            return self.spawn_udp(None, socket, permit);
+        };
+        let query = self.query.clone();
+        detached.send(&query, move |detached, delivery| {
+            self.complete_udp(detached, delivery, socket, permit);
+        });
+    }
+
+    /// Finishes a detached query in the upstream's reader, or goes on in a task.
+    fn complete_udp(
+        self,
+        detached: Detached,
+        delivery: Delivery,
+        socket: Arc<UdpSocket>,
+        permit: OwnedSemaphorePermit,
+    ) {
+        let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
+            return;
+        };
+        let chain = &self.route.chain;
+        let Some(forward) = &chain.forward else {
+            return;
+        };
+        let result = match forward.judge(detached, req.bytes(), delivery) {
+            Judged::Reply(reply) => Ok(reply),
+            Judged::Failed(failure) => Err(failure),
+            Judged::Resume(attempts) => return self.spawn_udp(Some(attempts), socket, permit),
+        };
+        let mut out = Vec::new();
+        let outcome = chain.settled(&req, result, None, &mut out);
+        chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
+        let _ = socket.try_send_to(&out, self.client);
+        drop(permit);
+    }
+
+    fn spawn_udp(
+        self,
+        resume: Option<Attempts>,
+        socket: Arc<UdpSocket>,
+        permit: OwnedSemaphorePermit,
+    ) {
+        let client = self.client;
+        tokio::spawn(async move {
+            let reply = self.run_from(resume).await;
+            if !reply.is_empty() {
+                let _ = socket.send_to(&reply, client).await;
+            }
+            drop(permit);
+        });
     }
 
     /// The reply when too many queries wait already: REFUSED.

@@ -36,16 +36,7 @@ pub(super) async fn serve(
             }
             Handled::Nothing => {}
             Handled::Pending(pending) => match Arc::clone(&in_flight).try_acquire_owned() {
-                Ok(permit) => {
-                    let socket = Arc::clone(&socket);
-                    tokio::spawn(async move {
-                        let reply = pending.run().await;
-                        if !reply.is_empty() {
-                            let _ = socket.send_to(&reply, peer).await;
-                        }
-                        drop(permit);
-                    });
-                }
+                Ok(permit) => pending.serve_udp(Arc::clone(&socket), permit),
                 Err(_) => {
                     pending.refuse(&mut out);
                     let _ = socket.send_to(&out, peer).await;

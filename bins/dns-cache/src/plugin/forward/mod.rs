@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use corefile::plugins::{Forward as ForwardConfig, ForwardStanza, Policy};
 use dns_wire::{Message, Name, Rcode};
 
-pub use upstream::{ExchangeError, HealthCheck, Transport, Upstream};
+pub use upstream::{Delivery, ExchangeError, HealthCheck, OnReply, Transport, Upstream};
 
 use super::Failure;
 use crate::metrics::Metrics;
@@ -87,21 +87,25 @@ impl Forward {
         })
     }
 
-    fn stanza(&self, req: &Request<'_>) -> Option<&Stanza> {
+    /// The index of the stanza that takes `req`.
+    fn stanza_of(&self, req: &Request<'_>) -> Option<usize> {
         let name = LowerName::new(&req.question.name);
         self.stanzas
             .iter()
-            .find(|s| name.is_in(&s.from) && !in_any(&name, &s.except))
+            .position(|s| name.is_in(&s.from) && !in_any(&name, &s.except))
     }
 
     /// Whether a stanza takes `req` (its name is under FROM and not excepted).
     pub fn handles(&self, req: &Request<'_>) -> bool {
-        self.stanza(req).is_some()
+        self.stanza_of(req).is_some()
     }
 
     /// Forwards `req`; the reply carries the client's ID.
     pub async fn resolve(&self, req: &Request<'_>) -> Result<Vec<u8>, Failure> {
-        let Some(stanza) = self.stanza(req) else {
+        let Some((index, stanza)) = self
+            .stanza_of(req)
+            .and_then(|i| Some((i, self.stanzas.get(i)?)))
+        else {
             return Err(Failure::servfail("plugin/forward: no next plugin found"));
         };
         let _slot = match stanza.max_concurrent {
@@ -117,7 +121,219 @@ impl Forward {
             },
             None => None,
         };
-        stanza.resolve(req, &self.metrics).await
+        let attempts = Attempts::new(stanza, index, req);
+        stanza.attempt(req, attempts, &self.metrics).await
+    }
+
+    /// Starts `req` on its first upstream without a task waiting (see
+    /// [`Upstream::send_detached`]), when the waiting path would start the same way: over
+    /// UDP, with no `max_concurrent` limit. `None`: use [`Forward::resolve`].
+    pub fn detach(&self, req: &Request<'_>) -> Option<Detached> {
+        let index = self.stanza_of(req)?;
+        let stanza = self.stanzas.get(index)?;
+        if stanza.max_concurrent.is_some() {
+            return None;
+        }
+        let mut attempts = Attempts::new(stanza, index, req);
+        if attempts.transport != Transport::Udp {
+            return None;
+        }
+        let upstream = Arc::clone(attempts.next(stanza, &self.metrics).ok()??);
+        Some(Detached {
+            attempts,
+            upstream,
+            sent: Instant::now(),
+        })
+    }
+
+    /// Judges what became of a detached query: the reply to serve, or the attempts
+    /// to go on with on the waiting path ([`Forward::resume`]).
+    pub fn judge(&self, detached: Detached, query: &[u8], delivery: Delivery) -> Judged {
+        let Detached {
+            mut attempts,
+            upstream,
+            sent,
+        } = detached;
+        let Some(stanza) = self.stanzas.get(attempts.stanza) else {
+            return Judged::Failed(Failure::servfail("plugin/forward: no next plugin found"));
+        };
+        let result = match delivery {
+            Delivery::Reply(reply) => upstream.check(query, &reply).map(|()| reply),
+            Delivery::Failed(e) => Err(e),
+            Delivery::NotSent => {
+                attempts.undo();
+                return Judged::Resume(attempts);
+            }
+        };
+        match attempts.judge(stanza, &upstream, sent, result) {
+            Verdict::Reply(reply) => Judged::Reply(reply),
+            Verdict::Again => Judged::Resume(attempts),
+        }
+    }
+
+    /// The waiting path, going on after a detached attempt.
+    pub async fn resume(&self, req: &Request<'_>, attempts: Attempts) -> Result<Vec<u8>, Failure> {
+        match self.stanzas.get(attempts.stanza) {
+            Some(stanza) => stanza.attempt(req, attempts, &self.metrics).await,
+            None => Err(Failure::servfail("plugin/forward: no next plugin found")),
+        }
+    }
+}
+
+/// A query's first attempt, to be sent with [`Detached::send`].
+pub struct Detached {
+    attempts: Attempts,
+    upstream: Arc<Upstream>,
+    sent: Instant,
+}
+
+impl Detached {
+    /// Sends `query` to the upstream; its reader calls `on_reply` (with this attempt, for
+    /// [`Forward::judge`]) when the reply comes, the attempt fails or times out. When the
+    /// query cannot be sent at once, `on_reply` runs before this returns.
+    pub fn send(self, query: &[u8], on_reply: impl FnOnce(Self, Delivery) + Send + 'static) {
+        let upstream = Arc::clone(&self.upstream);
+        upstream.send_detached(
+            query,
+            READ_TIMEOUT,
+            Box::new(move |delivery| on_reply(self, delivery)),
+        );
+    }
+}
+
+/// What [`Forward::judge`] made of a detached query.
+pub enum Judged {
+    /// The upstream's reply, to serve.
+    Reply(Vec<u8>),
+    /// Go on with [`Forward::resume`].
+    Resume(Attempts),
+    /// The chain fails.
+    Failed(Failure),
+}
+
+/// One query's way through a stanza's upstreams: tried in policy order, skipping those
+/// down, each attempt waiting [`READ_TIMEOUT`], for at most [`QUERY_TIMEOUT`] and twice
+/// as many attempts as upstreams.
+pub struct Attempts {
+    stanza: usize,
+    list: Vec<usize>,
+    next: usize,
+    fails: usize,
+    attempts: usize,
+    start: Instant,
+    transport: Transport,
+    last_error: Option<ExchangeError>,
+}
+
+/// The verdict on one attempt.
+enum Verdict {
+    /// Serve this reply.
+    Reply(Vec<u8>),
+    /// Try again.
+    Again,
+}
+
+impl Attempts {
+    fn new(stanza: &Stanza, index: usize, req: &Request<'_>) -> Self {
+        let seed = u64::from(req.header.id) << 32 ^ u64::from(req.client.port());
+        Self {
+            stanza: index,
+            list: stanza.order(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ random_seed()),
+            next: 0,
+            fails: 0,
+            attempts: 0,
+            start: Instant::now(),
+            transport: if stanza.force_tcp {
+                Transport::Tcp
+            } else if stanza.prefer_udp || req.proto == Proto::Udp {
+                Transport::Udp
+            } else {
+                Transport::Tcp
+            },
+            last_error: None,
+        }
+    }
+
+    /// The upstream to try next; `None` when time or attempts are used up.
+    fn next<'s>(
+        &mut self,
+        stanza: &'s Stanza,
+        metrics: &Metrics,
+    ) -> Result<Option<&'s Arc<Upstream>>, Failure> {
+        let n = stanza.upstreams.len();
+        while self.start.elapsed() < QUERY_TIMEOUT && self.attempts < 2 * n {
+            if self.next >= n {
+                self.next = 0;
+                self.fails = 0;
+            }
+            let Some(mut upstream) = self
+                .list
+                .get(self.next)
+                .and_then(|&k| stanza.upstreams.get(k))
+            else {
+                break;
+            };
+            self.next += 1;
+            if upstream.is_down(stanza.max_fails) {
+                self.fails += 1;
+                if self.fails < n {
+                    continue;
+                }
+                if stanza.failfast {
+                    return Err(Failure::servfail("no healthy upstreams"));
+                }
+                metrics.forward_healthcheck_broken.inc();
+                let pick = (random_seed() % n as u64) as usize;
+                upstream = stanza.upstreams.get(pick).unwrap_or(upstream);
+            }
+            self.attempts += 1;
+            return Ok(Some(upstream));
+        }
+        Ok(None)
+    }
+
+    /// Forgets the last attempt, which never left (the upstream is tried again).
+    fn undo(&mut self) {
+        self.next = self.next.saturating_sub(1);
+        self.attempts = self.attempts.saturating_sub(1);
+    }
+
+    /// Judges one attempt's result: a truncated UDP reply with `prefer_udp` is asked
+    /// again over TCP; an error counts against the upstream.
+    fn judge(
+        &mut self,
+        stanza: &Stanza,
+        upstream: &Arc<Upstream>,
+        sent: Instant,
+        result: Result<Vec<u8>, ExchangeError>,
+    ) -> Verdict {
+        match result {
+            Ok(reply) => {
+                let (rcode, truncated) = Message::parse(&reply)
+                    .map(|m| (Some(m.rcode()), m.header().tc))
+                    .unwrap_or((None, false));
+                if self.transport == Transport::Udp && stanza.prefer_udp && truncated {
+                    self.transport = Transport::Tcp;
+                    self.undo();
+                    return Verdict::Again;
+                }
+                upstream.observe(rcode, sent.elapsed().as_secs_f64());
+                Verdict::Reply(reply)
+            }
+            Err(e) => {
+                upstream.failed(stanza.max_fails, &stanza.health);
+                self.last_error = Some(e);
+                Verdict::Again
+            }
+        }
+    }
+
+    /// The failure once nothing is left to try.
+    fn failure(self) -> Failure {
+        Failure::servfail(
+            self.last_error
+                .map_or_else(|| "no healthy proxies".to_owned(), |e| e.to_string()),
+        )
     }
 }
 
@@ -207,71 +423,23 @@ impl Stanza {
         list
     }
 
-    async fn resolve(&self, req: &Request<'_>, metrics: &Metrics) -> Result<Vec<u8>, Failure> {
-        let n = self.upstreams.len();
-        let seed = u64::from(req.header.id) << 32
-            ^ Instant::now().elapsed().as_nanos() as u64
-            ^ u64::from(req.client.port());
-        let list = self.order(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ random_seed());
-        let mut transport = if self.force_tcp {
-            Transport::Tcp
-        } else if self.prefer_udp || req.proto == Proto::Udp {
-            Transport::Udp
-        } else {
-            Transport::Tcp
-        };
-        let start = Instant::now();
-        let (mut i, mut fails, mut attempts) = (0, 0, 0);
-        let mut last_error = None;
-        while start.elapsed() < QUERY_TIMEOUT && attempts < 2 * n {
-            if i >= n {
-                i = 0;
-                fails = 0;
-            }
-            let Some(mut upstream) = list.get(i).and_then(|&k| self.upstreams.get(k)) else {
-                break;
-            };
-            i += 1;
-            if upstream.is_down(self.max_fails) {
-                fails += 1;
-                if fails < n {
-                    continue;
-                }
-                if self.failfast {
-                    return Err(Failure::servfail("no healthy upstreams"));
-                }
-                metrics.forward_healthcheck_broken.inc();
-                let pick = (random_seed() % n as u64) as usize;
-                upstream = self.upstreams.get(pick).unwrap_or(upstream);
-            }
+    /// Tries upstreams until one answers or the attempts run out.
+    async fn attempt(
+        &self,
+        req: &Request<'_>,
+        mut attempts: Attempts,
+        metrics: &Metrics,
+    ) -> Result<Vec<u8>, Failure> {
+        while let Some(upstream) = attempts.next(self, metrics)? {
             let sent = Instant::now();
-            attempts += 1;
-            match upstream
-                .exchange(req.bytes(), transport, READ_TIMEOUT)
-                .await
-            {
-                Ok(reply) => {
-                    let (rcode, truncated) = Message::parse(&reply)
-                        .map(|m| (Some(m.rcode()), m.header().tc))
-                        .unwrap_or((None, false));
-                    if transport == Transport::Udp && self.prefer_udp && truncated {
-                        transport = Transport::Tcp;
-                        i -= 1;
-                        continue;
-                    }
-                    upstream.observe(rcode, sent.elapsed().as_secs_f64());
-                    return Ok(reply);
-                }
-                Err(e) => {
-                    upstream.failed(self.max_fails, &self.health);
-                    last_error = Some(e);
-                }
+            let result = upstream
+                .exchange(req.bytes(), attempts.transport, READ_TIMEOUT)
+                .await;
+            if let Verdict::Reply(reply) = attempts.judge(self, upstream, sent, result) {
+                return Ok(reply);
             }
         }
-        Err(Failure::servfail(last_error.map_or_else(
-            || "no healthy proxies".to_owned(),
-            |e| e.to_string(),
-        )))
+        Err(attempts.failure())
     }
 }
 

@@ -4,7 +4,7 @@
 //! failures; a probe loop that marks the upstream healthy again).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -81,7 +81,58 @@ impl Drop for AbortOnDrop {
     }
 }
 
-type Pending = Arc<Mutex<HashMap<u16, oneshot::Sender<io::Result<Vec<u8>>>>>>;
+/// What became of a query sent with [`Upstream::send_detached`].
+pub enum Delivery {
+    /// The reply, with the query's ID put back; not yet checked with [`Upstream::check`].
+    Reply(Vec<u8>),
+    /// The exchange failed (socket error or timeout).
+    Failed(ExchangeError),
+    /// It could not be sent at once (no socket yet, every ID taken, the send would block):
+    /// not the upstream's failure.
+    NotSent,
+}
+
+/// What a detached query is completed with, called outside any lock.
+pub type OnReply = Box<dyn FnOnce(Delivery) + Send>;
+
+/// A query waiting for its reply on the shared socket.
+enum Waiter {
+    /// A task waits on the channel (and times itself out).
+    Task(oneshot::Sender<io::Result<Vec<u8>>>),
+    /// No task waits: the reader completes the query (see [`Upstream::send_detached`]).
+    Detached {
+        /// The client's ID, put back into the reply.
+        original_id: u16,
+        /// When the reader's sweep gives up on it.
+        deadline: Instant,
+        on_reply: OnReply,
+    },
+}
+
+/// Hashes the (random) query IDs by one multiplication.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u16(&mut self, id: u16) {
+        self.0 = u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u16, Waiter, BuildHasherDefault<IdHasher>>>>;
+
+/// How often the reader gives up on detached queries past their deadline.
+const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The shared UDP socket and its reader task.
 struct UdpMux {
@@ -106,7 +157,12 @@ impl UdpMux {
             .unwrap_or_default();
         let socket = Arc::new(socket);
         let pending: Pending = Arc::default();
-        let reader = tokio::spawn(read_replies(Arc::clone(&socket), Arc::clone(&pending)));
+        let reader = tokio::spawn(read_replies(
+            Arc::clone(&socket),
+            Arc::clone(&pending),
+            local.clone(),
+            remote,
+        ));
         Ok(Self {
             socket,
             local,
@@ -116,12 +172,22 @@ impl UdpMux {
     }
 }
 
-/// Hands each reply to the query waiting for its ID. A socket error (an ICMP port
-/// unreachable shows up as ECONNREFUSED) fails every query waiting.
-async fn read_replies(socket: Arc<UdpSocket>, pending: Pending) {
+/// Hands each reply to the query waiting for its ID, and every [`SWEEP_INTERVAL`] times out
+/// the detached queries past their deadline. A socket error (an ICMP port unreachable shows
+/// up as ECONNREFUSED) fails every query waiting.
+async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, remote: SocketAddr) {
     let mut buf = vec![0u8; 65_535];
+    let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        match socket.recv(&mut buf).await {
+        let received = tokio::select! {
+            received = socket.recv(&mut buf) => received,
+            _ = sweep.tick() => {
+                time_out_detached(&pending, &local, remote);
+                continue;
+            }
+        };
+        match received {
             Ok(n) => {
                 let Some(reply) = buf.get(..n) else { continue };
                 let Some(&[hi, lo]) = reply.first_chunk::<2>() else {
@@ -129,8 +195,20 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending) {
                 };
                 let id = u16::from_be_bytes([hi, lo]);
                 let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
-                if let Some(waiter) = waiter {
-                    let _ = waiter.send(Ok(reply.to_vec()));
+                match waiter {
+                    Some(Waiter::Task(waiter)) => {
+                        let _ = waiter.send(Ok(reply.to_vec()));
+                    }
+                    Some(Waiter::Detached {
+                        original_id,
+                        on_reply,
+                        ..
+                    }) => {
+                        let mut reply = reply.to_vec();
+                        let _ = set_id(&mut reply, original_id);
+                        on_reply(Delivery::Reply(reply));
+                    }
+                    None => {}
                 }
             }
             Err(e) => {
@@ -139,10 +217,96 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending) {
                     Err(_) => Vec::new(),
                 };
                 for waiter in waiters {
-                    let _ = waiter.send(Err(io::Error::new(e.kind(), e.to_string())));
+                    let error = io::Error::new(e.kind(), e.to_string());
+                    match waiter {
+                        Waiter::Task(waiter) => {
+                            let _ = waiter.send(Err(error));
+                        }
+                        Waiter::Detached { on_reply, .. } => {
+                            on_reply(Delivery::Failed(ExchangeError::Io {
+                                op: "read",
+                                proto: "udp",
+                                local: format!("{local}->"),
+                                remote,
+                                syscall: "read",
+                                source: error,
+                            }));
+                        }
+                    }
                 }
             }
         }
+    }
+}
+
+/// Fails the detached queries whose deadline has passed with Go's timeout error.
+fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr) {
+    let now = Instant::now();
+    let expired: Vec<OnReply> = match pending.lock() {
+        Ok(mut p) => {
+            let ids: Vec<u16> = p
+                .iter()
+                .filter(|(_, w)| matches!(w, Waiter::Detached { deadline, .. } if *deadline <= now))
+                .map(|(&id, _)| id)
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| match p.remove(&id) {
+                    Some(Waiter::Detached { on_reply, .. }) => Some(on_reply),
+                    _ => None,
+                })
+                .collect()
+        }
+        Err(_) => Vec::new(),
+    };
+    for on_reply in expired {
+        on_reply(Delivery::Failed(ExchangeError::Timeout {
+            proto: "udp",
+            local: local.to_owned(),
+            remote,
+        }));
+    }
+}
+
+/// The ID of a query (0 if it has none).
+fn original_id(query: &[u8]) -> u16 {
+    query
+        .first_chunk::<2>()
+        .map_or(0, |&[hi, lo]| u16::from_be_bytes([hi, lo]))
+}
+
+/// A query with its ID replaced, on the stack when it fits in 512 bytes.
+struct Rewritten {
+    small: [u8; 512],
+    large: Vec<u8>,
+    len: usize,
+}
+
+impl Rewritten {
+    fn new(query: &[u8], id: u16) -> Self {
+        let mut wire = Self {
+            small: [0; 512],
+            large: Vec::new(),
+            len: query.len(),
+        };
+        let bytes = match wire.small.get_mut(..query.len()) {
+            Some(small) => {
+                small.copy_from_slice(query);
+                small
+            }
+            None => {
+                wire.large = query.to_vec();
+                wire.large.as_mut_slice()
+            }
+        };
+        let _ = set_id(bytes, id);
+        wire
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.small
+            .get(..self.len)
+            .filter(|_| self.large.is_empty())
+            .unwrap_or(&self.large)
     }
 }
 
@@ -287,9 +451,7 @@ impl Upstream {
             Transport::Udp => self.exchange_udp(query, timeout).await?,
             Transport::Tcp => self.exchange_tcp(query, timeout).await?,
         };
-        if !answers(query, &reply) {
-            return Err(ExchangeError::Mismatch(self.addr));
-        }
+        self.check(query, &reply)?;
         Ok(reply)
     }
 
@@ -311,55 +473,105 @@ impl Upstream {
                 syscall: "socket",
                 source,
             })?;
-        let io = |op, source| ExchangeError::Io {
-            op,
-            proto: "udp",
-            local: format!("{}->", mux.local),
-            remote: self.addr,
-            syscall: op,
-            source,
-        };
         if fresh {
             self.conn_misses[0].inc();
         } else {
             self.conn_hits[0].inc();
         }
         let (tx, rx) = oneshot::channel();
-        let id = {
-            let mut pending = mux
-                .pending
-                .lock()
-                .map_err(|_| ExchangeError::Busy(self.addr))?;
-            if pending.len() >= MAX_PENDING {
-                return Err(ExchangeError::Busy(self.addr));
-            }
-            let mut id = self.random() as u16;
-            while pending.contains_key(&id) {
-                id = self.random() as u16;
-            }
-            pending.insert(id, tx);
-            id
-        };
+        let id = self
+            .register(mux, Waiter::Task(tx))
+            .map_err(|_| ExchangeError::Busy(self.addr))?;
         let _guard = PendingGuard {
             pending: &mux.pending,
             id,
         };
-        let mut wire = query.to_vec();
-        let original = u16::from_be_bytes([wire[0], wire[1]]);
-        let _ = set_id(&mut wire, id);
-        mux.socket.send(&wire).await.map_err(|e| io("write", e))?;
-        let timed_out = || ExchangeError::Timeout {
-            proto: "udp",
-            local: mux.local.clone(),
-            remote: self.addr,
-        };
+        mux.socket
+            .send(Rewritten::new(query, id).bytes())
+            .await
+            .map_err(|e| self.udp_error(mux, "write", e))?;
         let mut reply = match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Ok(reply))) => reply,
-            Ok(Ok(Err(e))) => return Err(io("read", e)),
-            Ok(Err(_)) | Err(_) => return Err(timed_out()),
+            Ok(Ok(Err(e))) => return Err(self.udp_error(mux, "read", e)),
+            Ok(Err(_)) | Err(_) => {
+                return Err(ExchangeError::Timeout {
+                    proto: "udp",
+                    local: mux.local.clone(),
+                    remote: self.addr,
+                });
+            }
         };
-        let _ = set_id(&mut reply, original);
+        let _ = set_id(&mut reply, original_id(query));
         Ok(reply)
+    }
+
+    /// Sends `query` over the shared UDP socket without a task waiting for it: the
+    /// socket's reader calls `on_reply` with the reply or the error, at the latest
+    /// `timeout` (plus up to one sweep interval) from now. When the query cannot be sent
+    /// at once, `on_reply` gets [`Delivery::NotSent`] before this returns.
+    pub fn send_detached(&self, query: &[u8], timeout: Duration, on_reply: OnReply) {
+        let Some(mux) = self.udp.get() else {
+            return on_reply(Delivery::NotSent);
+        };
+        let waiter = Waiter::Detached {
+            original_id: original_id(query),
+            deadline: Instant::now() + timeout,
+            on_reply,
+        };
+        let id = match self.register(mux, waiter) {
+            Ok(id) => id,
+            Err(Waiter::Detached { on_reply, .. }) => return on_reply(Delivery::NotSent),
+            Err(Waiter::Task(_)) => return,
+        };
+        if mux
+            .socket
+            .try_send(Rewritten::new(query, id).bytes())
+            .is_ok()
+        {
+            self.conn_hits[0].inc();
+            return;
+        }
+        // Still registered unless the reader failed it meanwhile (then it was called).
+        let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        if let Some(Waiter::Detached { on_reply, .. }) = waiter {
+            on_reply(Delivery::NotSent);
+        }
+    }
+
+    /// Takes a free random ID for `waiter`; gives the waiter back when every ID is in use.
+    fn register(&self, mux: &UdpMux, waiter: Waiter) -> Result<u16, Waiter> {
+        let Ok(mut pending) = mux.pending.lock() else {
+            return Err(waiter);
+        };
+        if pending.len() >= MAX_PENDING {
+            return Err(waiter);
+        }
+        let mut id = self.random() as u16;
+        while pending.contains_key(&id) {
+            id = self.random() as u16;
+        }
+        pending.insert(id, waiter);
+        Ok(id)
+    }
+
+    fn udp_error(&self, mux: &UdpMux, op: &'static str, source: io::Error) -> ExchangeError {
+        ExchangeError::Io {
+            op,
+            proto: "udp",
+            local: format!("{}->", mux.local),
+            remote: self.addr,
+            syscall: op,
+            source,
+        }
+    }
+
+    /// Whether `reply` answers `query` (CoreDNS's `state.Match`); the error names us.
+    pub fn check(&self, query: &[u8], reply: &[u8]) -> Result<(), ExchangeError> {
+        if answers(query, reply) {
+            Ok(())
+        } else {
+            Err(ExchangeError::Mismatch(self.addr))
+        }
     }
 
     async fn exchange_tcp(
