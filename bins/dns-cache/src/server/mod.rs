@@ -30,6 +30,9 @@ use crate::request::{Admission, Proto, Request, admit};
 pub const MAX_IN_FLIGHT: usize = 10_000;
 
 /// What [`handle`] did with a packet.
+// Not boxed: a pending query moves on into its upstream's reader or a task, which box it
+// once there.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Handled {
     /// The reply is in the output buffer.
     Reply,
@@ -47,6 +50,8 @@ pub(crate) struct Pending {
     client: SocketAddr,
     start: Instant,
     stale: Option<Bytes>,
+    /// The first attempt, when `forward` can make it without a task.
+    detached: Option<Detached>,
 }
 
 impl Pending {
@@ -69,15 +74,8 @@ impl Pending {
     /// Serves a UDP query: when `forward` can send it at once, no task waits for the
     /// upstream and its reader completes the query; otherwise in a task of its own.
     /// `permit` counts the query in flight until its reply is sent.
-    pub(crate) fn serve_udp(self, socket: Arc<UdpSocket>, permit: OwnedSemaphorePermit) {
-        let detached = match (&self.stale, &self.route.chain.forward) {
-            (None, Some(forward)) => match admit(&self.query, self.proto, self.client) {
-                Admission::Query(req) => forward.detach(&req),
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some(detached) = detached else {
+    pub(crate) fn serve_udp(mut self, socket: Arc<UdpSocket>, permit: OwnedSemaphorePermit) {
+        let Some(detached) = self.detached.take() else {
             return self.spawn_udp(None, socket, permit);
         };
         let query = self.query.clone();
@@ -173,6 +171,10 @@ pub(crate) fn handle(
                     Handled::Reply
                 }
                 Step::Forward { stale } => Handled::Pending(Pending {
+                    detached: match (&route.chain.forward, proto, &stale) {
+                        (Some(forward), Proto::Udp, None) => forward.detach(&req, start),
+                        _ => None,
+                    },
                     route: Arc::clone(route),
                     query: Bytes::copy_from_slice(bytes),
                     proto,

@@ -74,15 +74,27 @@ pub(crate) fn query(name: &str, qtype: Type, edns: Option<(u16, bool)>, id: u16)
     msg.to_vec().unwrap()
 }
 
-/// Sends `bytes` over UDP and waits up to `timeout` for one reply.
+/// Sends `bytes` over UDP and waits up to `timeout` for one reply. A wait interrupted by a
+/// signal (SIGCHLD when another test's child process exits) goes on waiting.
 pub(crate) fn udp_exchange(port: u16, bytes: &[u8], timeout: Duration) -> Option<Vec<u8>> {
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.set_read_timeout(Some(timeout)).unwrap();
     socket.send_to(bytes, ("127.0.0.1", port)).unwrap();
+    let deadline = Instant::now() + timeout;
     let mut buf = vec![0; 65535];
-    let (n, _) = socket.recv_from(&mut buf).ok()?;
-    buf.truncate(n);
-    Some(buf)
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        socket
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .unwrap();
+        match socket.recv_from(&mut buf) {
+            Ok((n, _)) => {
+                buf.truncate(n);
+                return Some(buf);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Sends `bytes` over TCP and reads one framed reply.

@@ -121,20 +121,20 @@ impl Forward {
             },
             None => None,
         };
-        let attempts = Attempts::new(stanza, index, req);
+        let attempts = Attempts::new(stanza, index, req, Instant::now());
         stanza.attempt(req, attempts, &self.metrics).await
     }
 
-    /// Starts `req` on its first upstream without a task waiting (see
+    /// Starts `req` (received at `now`) on its first upstream without a task waiting (see
     /// [`Upstream::send_detached`]), when the waiting path would start the same way: over
     /// UDP, with no `max_concurrent` limit. `None`: use [`Forward::resolve`].
-    pub fn detach(&self, req: &Request<'_>) -> Option<Detached> {
+    pub fn detach(&self, req: &Request<'_>, now: Instant) -> Option<Detached> {
         let index = self.stanza_of(req)?;
         let stanza = self.stanzas.get(index)?;
         if stanza.max_concurrent.is_some() {
             return None;
         }
-        let mut attempts = Attempts::new(stanza, index, req);
+        let mut attempts = Attempts::new(stanza, index, req, now);
         if attempts.transport != Transport::Udp {
             return None;
         }
@@ -142,7 +142,7 @@ impl Forward {
         Some(Detached {
             attempts,
             upstream,
-            sent: Instant::now(),
+            sent: now,
         })
     }
 
@@ -193,9 +193,10 @@ impl Detached {
     /// query cannot be sent at once, `on_reply` runs before this returns.
     pub fn send(self, query: &[u8], on_reply: impl FnOnce(Self, Delivery) + Send + 'static) {
         let upstream = Arc::clone(&self.upstream);
+        let deadline = self.sent + READ_TIMEOUT;
         upstream.send_detached(
             query,
-            READ_TIMEOUT,
+            deadline,
             Box::new(move |delivery| on_reply(self, delivery)),
         );
     }
@@ -234,7 +235,7 @@ enum Verdict {
 }
 
 impl Attempts {
-    fn new(stanza: &Stanza, index: usize, req: &Request<'_>) -> Self {
+    fn new(stanza: &Stanza, index: usize, req: &Request<'_>, start: Instant) -> Self {
         let seed = u64::from(req.header.id) << 32 ^ u64::from(req.client.port());
         Self {
             stanza: index,
@@ -242,7 +243,7 @@ impl Attempts {
             next: 0,
             fails: 0,
             attempts: 0,
-            start: Instant::now(),
+            start,
             transport: if stanza.force_tcp {
                 Transport::Tcp
             } else if stanza.prefer_udp || req.proto == Proto::Udp {
@@ -261,7 +262,8 @@ impl Attempts {
         metrics: &Metrics,
     ) -> Result<Option<&'s Arc<Upstream>>, Failure> {
         let n = stanza.upstreams.len();
-        while self.start.elapsed() < QUERY_TIMEOUT && self.attempts < 2 * n {
+        while self.attempts < 2 * n && (self.attempts == 0 || self.start.elapsed() < QUERY_TIMEOUT)
+        {
             if self.next >= n {
                 self.next = 0;
                 self.fails = 0;
@@ -309,9 +311,7 @@ impl Attempts {
     ) -> Verdict {
         match result {
             Ok(reply) => {
-                let (rcode, truncated) = Message::parse(&reply)
-                    .map(|m| (Some(m.rcode()), m.header().tc))
-                    .unwrap_or((None, false));
+                let (rcode, truncated) = rcode_and_tc(&reply);
                 if self.transport == Transport::Udp && stanza.prefer_udp && truncated {
                     self.transport = Transport::Tcp;
                     self.undo();
@@ -440,6 +440,20 @@ impl Stanza {
             }
         }
         Err(attempts.failure())
+    }
+}
+
+/// A reply's rcode (extended by its OPT record, if any) and TC bit; no rcode when it
+/// does not parse.
+fn rcode_and_tc(reply: &[u8]) -> (Option<Rcode>, bool) {
+    match dns_wire::Header::parse(reply) {
+        // Without an additional section there is no OPT to extend the rcode.
+        Ok((header, counts)) if counts.additional == 0 => {
+            (Some(Rcode(u16::from(header.rcode))), header.tc)
+        }
+        _ => Message::parse(reply)
+            .map(|m| (Some(m.rcode()), m.header().tc))
+            .unwrap_or((None, false)),
     }
 }
 

@@ -506,16 +506,16 @@ impl Upstream {
     }
 
     /// Sends `query` over the shared UDP socket without a task waiting for it: the
-    /// socket's reader calls `on_reply` with the reply or the error, at the latest
-    /// `timeout` (plus up to one sweep interval) from now. When the query cannot be sent
-    /// at once, `on_reply` gets [`Delivery::NotSent`] before this returns.
-    pub fn send_detached(&self, query: &[u8], timeout: Duration, on_reply: OnReply) {
+    /// socket's reader calls `on_reply` with the reply or the error, at the latest at
+    /// `deadline` (plus up to one sweep interval). When the query cannot be sent at once,
+    /// `on_reply` gets [`Delivery::NotSent`] before this returns.
+    pub fn send_detached(&self, query: &[u8], deadline: Instant, on_reply: OnReply) {
         let Some(mux) = self.udp.get() else {
             return on_reply(Delivery::NotSent);
         };
         let waiter = Waiter::Detached {
             original_id: original_id(query),
-            deadline: Instant::now() + timeout,
+            deadline,
             on_reply,
         };
         let id = match self.register(mux, waiter) {
@@ -747,10 +747,12 @@ async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
 
 /// Whether `reply` is a response to `query`'s question (CoreDNS `state.Match`).
 fn answers(query: &[u8], reply: &[u8]) -> bool {
-    let (Ok(q), Ok(r)) = (Message::parse(query), Message::parse(reply)) else {
+    // Only the headers and questions are read: the reply's records are validated later,
+    // where the reply is cached or scrubbed.
+    let (Ok(q), Ok(r)) = (Message::walk(query), Message::walk(reply)) else {
         return false;
     };
-    let (Some(qq), Some(rq)) = (q.question(), r.question()) else {
+    let (Some(qq), Some(rq)) = (q.questions().next(), r.questions().next()) else {
         // A reply without a question (some FORMERR) still answers.
         return r.header().qr;
     };
