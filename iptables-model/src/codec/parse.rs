@@ -135,7 +135,7 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
         }
         table
     };
-    let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
+    let word = word.ok_or_else(|| (column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
     // Eight bytes at a time: blanks and controls, quotes, backslashes and non-ASCII bytes are
     // candidates, and the table decides.
@@ -234,10 +234,12 @@ fn parse_line(
         })?;
         (
             Some(c),
-            cur.next().ok_or((
-                first.column,
-                ParseErrorKind::UnknownLine(first.text.to_string()),
-            ))?,
+            cur.next().ok_or_else(|| {
+                (
+                    first.column,
+                    ParseErrorKind::UnknownLine(first.text.to_string()),
+                )
+            })?,
         )
     } else {
         (None, first)
@@ -324,7 +326,9 @@ fn rule(
         target: None,
     };
     let parsed = criteria(cur, &mut rule, options);
-    let specs = rule.specs.drain(..).collect();
+    // `append` moves the criteria with one copy of their bytes.
+    let mut specs = Vec::with_capacity(rule.specs.len());
+    specs.append(&mut rule.specs);
     *scratch = core::mem::replace(&mut rule.specs, specs);
     parsed.map(|()| rule)
 }
@@ -401,10 +405,12 @@ fn criteria(
                 let packets = cur.value(text, column)?;
                 let bytes = cur.value(text, column)?;
                 let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
-                rule.counters = Some(self::counters(&both).ok_or((
-                    packets.column,
-                    ParseErrorKind::InvalidCounters(both.clone()),
-                ))?);
+                rule.counters = Some(self::counters(&both).ok_or_else(|| {
+                    (
+                        packets.column,
+                        ParseErrorKind::InvalidCounters(both.clone()),
+                    )
+                })?);
                 continue;
             }
             "-j" | "--jump" | "-g" | "--goto" => {
