@@ -8,7 +8,7 @@ use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::{HIGHS, below, equal, find, lines};
+use super::scan::{HIGHS, below, equal, find, lines, may_contain};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -141,7 +141,9 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
     // candidates, and the table decides.
     let candidates =
         |c| below(c, b'!') | equal(c, b'"') | equal(c, b'\\') | equal(c, b'\'') | (c & HIGHS);
-    let flagged = find(name.as_bytes(), 0, candidates, &BAD_OR_WIDE) < name.len();
+    let bytes = name.as_bytes();
+    let flagged =
+        may_contain(bytes, candidates) && find(bytes, 0, candidates, &BAD_OR_WIDE) < bytes.len();
     // ASCII names (all real ones) are checked in that one pass; others char by char.
     let bad = if flagged && !name.is_ascii() {
         name.chars().count() > 28
