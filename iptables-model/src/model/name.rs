@@ -18,7 +18,7 @@ pub const INLINE_NAME_BYTES: usize = 28;
 
 /// A chain name (or a target extension's name): inline up to [`INLINE_NAME_BYTES`] bytes,
 /// on the heap beyond. It reads as a `str` and compares, orders and hashes as one.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ChainName(ShortText);
 
 /// Text inline up to [`INLINE_NAME_BYTES`] bytes, on the heap beyond: the storage of chain
@@ -54,6 +54,18 @@ impl PartialEq for ShortText {
 }
 
 impl Eq for ShortText {}
+
+impl PartialOrd for ShortText {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ShortText {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
 
 impl Hash for ShortText {
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -124,14 +136,6 @@ impl Borrow<str> for ChainName {
     }
 }
 
-impl PartialEq for ChainName {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for ChainName {}
-
 impl PartialEq<str> for ChainName {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
@@ -156,27 +160,9 @@ impl PartialEq<ChainName> for &str {
     }
 }
 
-impl PartialOrd for ChainName {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for ChainName {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.as_str().cmp(other.as_str())
-    }
-}
-
-impl Hash for ChainName {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
-    }
-}
-
 impl fmt::Debug for ChainName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
