@@ -8,7 +8,7 @@ use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::{HIGHS, below, equal, find, lines};
+use super::scan::{HIGHS, below, equal, find, lines, may_contain};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -135,13 +135,15 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
         }
         table
     };
-    let word = word.ok_or((column, ParseErrorKind::MissingValue("chain".into())))?;
+    let word = word.ok_or_else(|| (column, ParseErrorKind::MissingValue("chain".into())))?;
     let name = &*word.text;
     // Eight bytes at a time: blanks and controls, quotes, backslashes and non-ASCII bytes are
     // candidates, and the table decides.
     let candidates =
         |c| below(c, b'!') | equal(c, b'"') | equal(c, b'\\') | equal(c, b'\'') | (c & HIGHS);
-    let flagged = find(name.as_bytes(), 0, candidates, &BAD_OR_WIDE) < name.len();
+    let bytes = name.as_bytes();
+    let flagged =
+        may_contain(bytes, candidates) && find(bytes, 0, candidates, &BAD_OR_WIDE) < bytes.len();
     // ASCII names (all real ones) are checked in that one pass; others char by char.
     let bad = if flagged && !name.is_ascii() {
         name.chars().count() > 28
@@ -234,10 +236,12 @@ fn parse_line(
         })?;
         (
             Some(c),
-            cur.next().ok_or((
-                first.column,
-                ParseErrorKind::UnknownLine(first.text.to_string()),
-            ))?,
+            cur.next().ok_or_else(|| {
+                (
+                    first.column,
+                    ParseErrorKind::UnknownLine(first.text.to_string()),
+                )
+            })?,
         )
     } else {
         (None, first)
@@ -324,7 +328,9 @@ fn rule(
         target: None,
     };
     let parsed = criteria(cur, &mut rule, options);
-    let specs = rule.specs.drain(..).collect();
+    // `append` moves the criteria with one copy of their bytes.
+    let mut specs = Vec::with_capacity(rule.specs.len());
+    specs.append(&mut rule.specs);
     *scratch = core::mem::replace(&mut rule.specs, specs);
     parsed.map(|()| rule)
 }
@@ -401,10 +407,12 @@ fn criteria(
                 let packets = cur.value(text, column)?;
                 let bytes = cur.value(text, column)?;
                 let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
-                rule.counters = Some(self::counters(&both).ok_or((
-                    packets.column,
-                    ParseErrorKind::InvalidCounters(both.clone()),
-                ))?);
+                rule.counters = Some(self::counters(&both).ok_or_else(|| {
+                    (
+                        packets.column,
+                        ParseErrorKind::InvalidCounters(both.clone()),
+                    )
+                })?);
                 continue;
             }
             "-j" | "--jump" | "-g" | "--goto" => {

@@ -48,6 +48,22 @@ pub(crate) fn find(
         .map_or(bytes.len(), |n| i + n)
 }
 
+/// Whether `candidates` flags a byte of `bytes`, for a quick "none" before an exact scan:
+/// the whole chunks, then the last eight bytes (overlapping), are tested at once. Shorter
+/// inputs answer `true`, leaving them to the exact scan.
+pub(crate) fn may_contain(bytes: &[u8], candidates: impl Fn(u64) -> u64) -> bool {
+    let Some(last) = bytes.last_chunk::<8>() else {
+        return true;
+    };
+    let (chunks, _) = bytes.as_chunks::<8>();
+    let flags = chunks
+        .iter()
+        .fold(candidates(u64::from_le_bytes(*last)), |flags, chunk| {
+            flags | candidates(u64::from_le_bytes(*chunk))
+        });
+    flags != 0
+}
+
 /// The lines of `text`, split at `\n` exactly as `str::split('\n')` splits them.
 pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
     const NEWLINE: [bool; 256] = super::byte_set(b"\n");
@@ -101,6 +117,18 @@ mod tests {
                 .find(|&i| set[usize::from(bytes[i])])
                 .unwrap_or(bytes.len());
             prop_assert_eq!(find(&bytes, from, plain, &set), expected);
+        }
+
+        /// Never answers "none" when a byte is flagged.
+        #[test]
+        fn may_contain_has_no_false_negatives(
+            bytes in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'"'), Just(b'x'), any::<u8>()], 0..40),
+        ) {
+            let set = byte_set(b" \"");
+            let plain = |c| below(c, b'!') | equal(c, b'"');
+            if bytes.iter().any(|&b| set[usize::from(b)]) {
+                prop_assert!(may_contain(&bytes, plain));
+            }
         }
     }
 }

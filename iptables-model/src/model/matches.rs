@@ -5,6 +5,8 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::net::IpAddr;
 
+use super::name::ShortText;
+
 /// A match module loaded with `-m NAME`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Module {
@@ -271,7 +273,7 @@ pub enum StatisticMode {
 /// use both the decimal value and the kernel's 31-bit threshold
 /// ([`crate::probability::kernel_threshold`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Probability(String);
+pub struct Probability(ShortText);
 
 impl Probability {
     /// Validates `text`: a decimal number between 0 and 1 (`1`, `0.5`, `.25`, `0.3333333333`).
@@ -285,12 +287,12 @@ impl Probability {
         let int_value = int.trim_start_matches('0');
         let in_range =
             int_value.is_empty() || (int_value == "1" && frac.bytes().all(|b| b == b'0'));
-        (well_formed && in_range).then(|| Self(text.into()))
+        (well_formed && in_range).then(|| Self(ShortText::new(text)))
     }
 
     /// The text as written.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 

@@ -18,31 +18,77 @@ pub const INLINE_NAME_BYTES: usize = 28;
 
 /// A chain name (or a target extension's name): inline up to [`INLINE_NAME_BYTES`] bytes,
 /// on the heap beyond. It reads as a `str` and compares, orders and hashes as one.
-#[derive(Clone)]
-pub struct ChainName(Repr);
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChainName(ShortText);
 
+/// Text inline up to [`INLINE_NAME_BYTES`] bytes, on the heap beyond: the storage of chain
+/// names and of other short words of a rule (a `--probability`).
 #[derive(Clone)]
-enum Repr {
+pub(crate) enum ShortText {
     Inline(heapless::String<INLINE_NAME_BYTES, u8>),
     Heap(Box<str>),
+}
+
+impl ShortText {
+    /// `text`, without an allocation when it fits inline.
+    pub(crate) fn new(text: &str) -> Self {
+        match heapless::String::try_from(text) {
+            Ok(inline) => Self::Inline(inline),
+            Err(_) => Self::Heap(text.into()),
+        }
+    }
+
+    /// The text.
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Self::Inline(s) => s.as_str(),
+            Self::Heap(s) => s,
+        }
+    }
+}
+
+impl PartialEq for ShortText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ShortText {}
+
+impl PartialOrd for ShortText {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ShortText {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for ShortText {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for ShortText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 impl ChainName {
     /// The name as text.
     pub fn as_str(&self) -> &str {
-        match &self.0 {
-            Repr::Inline(s) => s.as_str(),
-            Repr::Heap(s) => s,
-        }
+        self.0.as_str()
     }
 }
 
 impl From<&str> for ChainName {
     fn from(name: &str) -> Self {
-        Self(match heapless::String::try_from(name) {
-            Ok(inline) => Repr::Inline(inline),
-            Err(_) => Repr::Heap(name.into()),
-        })
+        Self(ShortText::new(name))
     }
 }
 
@@ -90,14 +136,6 @@ impl Borrow<str> for ChainName {
     }
 }
 
-impl PartialEq for ChainName {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for ChainName {}
-
 impl PartialEq<str> for ChainName {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
@@ -122,27 +160,9 @@ impl PartialEq<ChainName> for &str {
     }
 }
 
-impl PartialOrd for ChainName {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for ChainName {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.as_str().cmp(other.as_str())
-    }
-}
-
-impl Hash for ChainName {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
-    }
-}
-
 impl fmt::Debug for ChainName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -161,10 +181,13 @@ mod tests {
     #[test]
     fn short_names_are_inline_and_long_ones_kept_whole() {
         let kernel_max = "KUBE-SVC-ABCDEFGHIJKLMNOPQRS"; // 28 bytes
-        assert!(matches!(ChainName::from(kernel_max).0, Repr::Inline(_)));
+        assert!(matches!(
+            ChainName::from(kernel_max).0,
+            ShortText::Inline(_)
+        ));
         let wide = "é".repeat(28);
         let name = ChainName::from(wide.as_str());
-        assert!(matches!(name.0, Repr::Heap(_)));
+        assert!(matches!(name.0, ShortText::Heap(_)));
         assert_eq!(name, *wide.as_str());
         assert_eq!(ChainName::from(kernel_max).to_string(), kernel_max);
         let (a, b) = (ChainName::from("A"), ChainName::from("B"));

@@ -27,11 +27,18 @@ pub enum IpProtocol {
 impl IpProtocol {
     /// The protocol called `name`, whatever its case (`-p TCP` is `-p tcp`).
     pub fn from_name(name: &str) -> Self {
-        let known = [Self::Tcp, Self::Udp, Self::Sctp, Self::Icmp, Self::All];
-        known
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(name))
-            .unwrap_or_else(|| Self::Other(name.to_ascii_lowercase()))
+        // The lower-case spelling every tool writes, then any other case.
+        match name {
+            "tcp" => Self::Tcp,
+            "udp" => Self::Udp,
+            "sctp" => Self::Sctp,
+            "icmp" => Self::Icmp,
+            "all" => Self::All,
+            _ => [Self::Tcp, Self::Udp, Self::Sctp, Self::Icmp, Self::All]
+                .into_iter()
+                .find(|p| p.name().eq_ignore_ascii_case(name))
+                .unwrap_or_else(|| Self::Other(name.to_ascii_lowercase())),
+        }
     }
 
     /// The name written after `-p`.
