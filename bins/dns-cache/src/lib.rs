@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod names;
 pub mod nodelocal;
 pub mod plugin;
+pub mod prehashed;
 pub mod reply;
 pub mod request;
 pub mod route;

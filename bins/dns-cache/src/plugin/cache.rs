@@ -8,7 +8,7 @@
 //! entry's remaining lifetime; SERVFAIL is kept `servfail` long (5 s by default).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use crate::classify::ReplyType;
 use crate::metrics::{Labels, Metrics};
 use crate::names::{LowerName, Zone, in_any};
+use crate::prehashed::BuildPreHashed;
 use crate::reply::{Replay, replay, set_ttls};
 use crate::request::Request;
 
@@ -54,24 +55,6 @@ pub enum Lookup {
     Miss,
 }
 
-/// The key hash needs no second hashing.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 struct Entry {
     reply: Bytes,
     stored: Instant,
@@ -82,7 +65,7 @@ struct Entry {
 }
 
 struct Shard {
-    map: HashMap<u64, Entry, BuildHasherDefault<KeyHasher>>,
+    map: HashMap<u64, Entry, BuildPreHashed>,
     rng: u64,
 }
 

@@ -4,7 +4,7 @@
 //! failures; a probe loop that marks the upstream healthy again).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -21,6 +21,7 @@ use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::metrics::Metrics;
+use crate::prehashed::BuildPreHashed;
 
 /// Most queries one upstream socket carries at once (IDs are 16 bits).
 const MAX_PENDING: usize = 32_768;
@@ -109,27 +110,7 @@ enum Waiter {
     },
 }
 
-/// Hashes the (random) query IDs by one multiplication.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u16(&mut self, id: u16) {
-        self.0 = u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type Pending = Arc<Mutex<HashMap<u16, Waiter, BuildHasherDefault<IdHasher>>>>;
+type Pending = Arc<Mutex<HashMap<u16, Waiter, BuildPreHashed>>>;
 
 /// How often the reader gives up on detached queries past their deadline.
 const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
