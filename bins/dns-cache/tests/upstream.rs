@@ -93,8 +93,11 @@ fn denial_is_cached_with_its_soa() {
 
 /// Twenty 200-byte TXT records: over 512 bytes, so UDP without EDNS is truncated.
 fn big_records() -> Vec<String> {
-    (0..20)
-        .map(|i| format!("big.test. 300 IN TXT \"{}\"", format!("{i:02}").repeat(100)))
+    ["big.test.", "big2.test."]
+        .iter()
+        .flat_map(|name| {
+            (0..20).map(move |i| format!("{name} 300 IN TXT \"{}\"", format!("{i:02}").repeat(100)))
+        })
         .collect()
 }
 
@@ -128,11 +131,19 @@ fn truncation_and_tcp_retry() {
     let prefer = forwarding(unbound.port, "        prefer_udp\n");
     let tcp = tcp_exchange(prefer.port, &query("big.test.", Type::TXT, None, 13)).unwrap();
     assert_eq!(Message::parse(&tcp).unwrap().counts().answers, 20);
+    // prefer_udp, UDP client: the first attempt waits in the upstream socket's reader,
+    // comes back truncated and goes on over TCP; a large EDNS buffer takes it all.
+    let udp = prefer
+        .udp(&query("big2.test.", Type::TXT, Some((8192, false)), 14))
+        .unwrap();
+    let m = Message::parse(&udp).unwrap();
+    assert!(!m.header().tc);
+    assert_eq!(m.counts().answers, 20);
 
     // force_tcp: a UDP client with a large EDNS buffer gets everything from a TCP upstream.
     let force = forwarding(unbound.port, "        force_tcp\n");
     let udp = force
-        .udp(&query("big.test.", Type::TXT, Some((8192, false)), 14))
+        .udp(&query("big.test.", Type::TXT, Some((8192, false)), 15))
         .unwrap();
     let m = Message::parse(&udp).unwrap();
     assert!(!m.header().tc);
