@@ -457,18 +457,21 @@ fn rcode_and_tc(reply: &[u8]) -> (Option<Rcode>, bool) {
     }
 }
 
+/// A random number for upstream order: xorshift64* per thread, seeded from the OS.
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     thread_local! {
-        static STATE: RandomState = RandomState::new();
-        static COUNTER: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        static STATE: std::cell::Cell<u64> =
+            std::cell::Cell::new(RandomState::new().hash_one(0u8) | 1);
     }
-    let n = COUNTER.with(|c| {
-        let n = c.get().wrapping_add(1);
-        c.set(n);
-        n
-    });
-    STATE.with(|s| s.hash_one(n))
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
 }
 
 fn to_duration(d: corefile::go::Duration) -> Duration {
