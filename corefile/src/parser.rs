@@ -815,7 +815,11 @@ impl<'i> Parser<'_, 'i> {
             tokens.push(output(cur, self.texts.text(cur)));
         }
         let mut nesting = 0usize;
-        while self.next() {
+        loop {
+            self.plain_directive_tokens(tokens, &mut nesting);
+            if !self.next() {
+                break;
+            }
             let new_line = self.is_new_line();
             match self.kind() {
                 Some(Kind::Open) => nesting = nesting.saturating_add(1),
@@ -840,6 +844,56 @@ impl<'i> Parser<'_, 'i> {
             return Err(self.err(ParseErrorKind::UnexpectedEof));
         }
         Ok(())
+    }
+
+    /// The fast path of [`Parser::directive_tokens`], when the cursor reads the main input:
+    /// appends the tokens that follow straight from its list, as long as each needs nothing
+    /// more (no end of the directive, import, substitution or error, which the caller
+    /// handles), and leaves the cursor on the last one taken.
+    #[inline(always)]
+    fn plain_directive_tokens(&mut self, tokens: &mut Vec<Token<'i>>, nesting: &mut usize) {
+        if self.replay || !self.frames.is_empty() {
+            return;
+        }
+        let Some(cur) = self.cur else {
+            return;
+        };
+        let rest = self.main.as_slice();
+        let (mut file, mut end_line) = (cur.file, cur.end_line);
+        let mut taken = 0usize;
+        for token in rest {
+            let new_line = file != token.file || end_line < token.line;
+            // The cases of `directive_tokens`, in its order.
+            let plain = match token.kind {
+                Kind::Open => {
+                    *nesting = nesting.saturating_add(1);
+                    true
+                }
+                _ if new_line && *nesting == 0 => false,
+                Kind::Close if *nesting > 0 => {
+                    *nesting -= 1;
+                    true
+                }
+                Kind::Close => false,
+                Kind::Import => !new_line,
+                // `{` and `}` hold no reference; a word with a brace may.
+                Kind::Word => token.flags & lexer::Scan::BRACE == 0,
+            };
+            if !plain {
+                break;
+            }
+            tokens.push(output(token, self.texts.text(token)));
+            (file, end_line) = (token.file, token.end_line);
+            taken += 1;
+        }
+        if let Some(last) = taken.checked_sub(1) {
+            self.prev = match last.checked_sub(1) {
+                Some(before) => rest.get(before).copied(),
+                None => self.cur,
+            };
+            self.cur = rest.get(last).copied();
+            self.main.nth(last);
+        }
     }
 
     /// Replaces `import PATTERN` (the cursor is on `import`) by the tokens it names and
