@@ -275,6 +275,11 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The text being lexed, which [`Scan`] offsets index.
+    pub(crate) fn source(&self) -> &'a str {
+        self.src
+    }
+
     /// `src[start..end]`, or `""` if that is not a slice of it (never, by construction).
     #[inline]
     fn slice(&self, start: usize, end: usize) -> &'a str {

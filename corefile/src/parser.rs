@@ -189,22 +189,26 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         line: 0,
         kind: ParseErrorKind::TooLarge,
     };
-    let main = match core::str::from_utf8(input) {
+    let (main, frames) = match core::str::from_utf8(input) {
         Ok(text) => {
+            check_len(text).map_err(too_large)?;
             texts.main = text;
-            lex(text, TextId::MAIN, FileId::MAIN).map_err(too_large)?
+            (MainTokens::new(Lexer::new(text)), Vec::new())
         }
         // Invalid UTF-8 decodes to a new string, so its tokens own their text.
-        Err(_) => texts
-            .lex(lexer::decode_lossy(input).into_owned(), FileId::MAIN)
-            .map_err(too_large)?,
+        Err(_) => {
+            let text = lexer::decode_lossy(input).into_owned();
+            let tokens = texts.lex(text, FileId::MAIN).map_err(too_large)?;
+            let frames = alloc::vec![Frame::Tokens(tokens.into_iter())];
+            (MainTokens::new(Lexer::new("")), frames)
+        }
     };
     let valid = options.directives.map(ValidNames::new);
     let mut parser = Parser {
         valid,
-        main: main.into_iter(),
+        main,
         texts,
-        frames: Vec::new(),
+        frames,
         cur: None,
         prev: None,
         replay: false,
@@ -309,25 +313,32 @@ impl Tok {
 #[derive(Debug)]
 struct TooLarge;
 
-/// Lexes `src` (text `text` of file `file`) into the parser's tokens, all at once: the lexer
-/// never fails, so this is the sequence caddy lexes before parsing.
-fn lex(src: &str, text: TextId, file: FileId) -> core::result::Result<Vec<Tok>, TooLarge> {
+/// Whether the parser's `u32` offsets and lines can index `src`.
+fn check_len(src: &str) -> core::result::Result<(), TooLarge> {
     // Lines never exceed the length plus one, so both fit when the length does.
-    if u32::try_from(src.len()).map_or(true, |len| len == u32::MAX) {
-        return Err(TooLarge);
+    match u32::try_from(src.len()) {
+        Ok(len) if len < u32::MAX => Ok(()),
+        _ => Err(TooLarge),
     }
-    let mut lexer = Lexer::new(src);
-    // Typical Corefiles have one token per ten bytes or so.
-    let mut tokens = Vec::with_capacity(src.len() / 8);
+}
+
+/// Lexes up to `limit` more tokens of `lexer` (over text `text` of file `file`, which
+/// [`check_len`] accepted) into `out`.
+#[inline(always)]
+fn lex_into(lexer: &mut Lexer<'_>, text: TextId, file: FileId, out: &mut Vec<Tok>, limit: usize) {
+    let src = lexer.source();
     let bytes = src.as_bytes();
-    while let Some(scan) = lexer.next_token() {
+    for _ in 0..limit {
+        let Some(scan) = lexer.next_token() else {
+            return;
+        };
         let kind = if scan.has(lexer::Scan::EDITED) {
             Kind::of(scan.text(src).as_bytes())
         } else {
             Kind::of(bytes.get(scan.start..scan.end).unwrap_or_default())
         };
-        // Lossless: the length check above bounds every offset and line.
-        tokens.push(Tok {
+        // Lossless: `check_len` bounds every offset and line.
+        out.push(Tok {
             start: scan.start as u32,
             end: scan.end as u32,
             line: scan.line as u32,
@@ -338,7 +349,59 @@ fn lex(src: &str, text: TextId, file: FileId) -> core::result::Result<Vec<Tok>, 
             flags: scan.flags,
         });
     }
-    Ok(tokens)
+}
+
+/// The main input's tokens, lexed a batch at a time: the lexer runs in a tight loop, and
+/// the batch stays small (below the size at which freeing it makes the allocator
+/// consolidate).
+struct MainTokens<'i> {
+    lexer: Lexer<'i>,
+    /// The current batch; `batch[at..]` is still to be read.
+    batch: Vec<Tok>,
+    at: usize,
+}
+
+impl<'i> MainTokens<'i> {
+    /// Tokens per batch (28 bytes each).
+    const BATCH: usize = 2048;
+
+    fn new(lexer: Lexer<'i>) -> Self {
+        MainTokens {
+            lexer,
+            batch: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// The next token.
+    #[inline(always)]
+    fn next(&mut self) -> Option<Tok> {
+        if self.at == self.batch.len() {
+            self.refill();
+        }
+        let token = self.batch.get(self.at).copied()?;
+        self.at += 1;
+        Some(token)
+    }
+
+    /// The tokens lexed but not read yet (possibly none while more follow).
+    #[inline(always)]
+    fn lexed(&self) -> &[Tok] {
+        self.batch.get(self.at..).unwrap_or_default()
+    }
+
+    /// Marks the first `n` of [`MainTokens::lexed`] as read.
+    #[inline(always)]
+    fn skip(&mut self, n: usize) {
+        self.at = self.at.saturating_add(n).min(self.batch.len());
+    }
+
+    fn refill(&mut self) {
+        self.batch.clear();
+        self.at = 0;
+        let (text, file) = (TextId::MAIN, FileId::MAIN);
+        lex_into(&mut self.lexer, text, file, &mut self.batch, Self::BATCH);
+    }
 }
 
 /// The texts tokens point into: the main input and the texts the parser owns (imported
@@ -380,8 +443,10 @@ impl<'i> Texts<'i> {
 
     /// Lexes `text`, which becomes one of these texts, into tokens of file `file`.
     fn lex(&mut self, text: String, file: FileId) -> core::result::Result<Vec<Tok>, TooLarge> {
+        check_len(&text)?;
         let id = TextId(u32::try_from(self.owned.len() + 1).unwrap_or(u32::MAX));
-        let tokens = lex(&text, id, file)?;
+        let mut tokens = Vec::new();
+        lex_into(&mut Lexer::new(&text), id, file, &mut tokens, usize::MAX);
         self.owned.push(text);
         Ok(tokens)
     }
@@ -460,7 +525,7 @@ struct Parser<'a, 'i> {
     /// The accepted directive names; `None` accepts any.
     valid: Option<ValidNames<'a>>,
     /// What is left of the main input's tokens.
-    main: alloc::vec::IntoIter<Tok>,
+    main: MainTokens<'i>,
     /// The texts tokens point into.
     texts: Texts<'i>,
     /// Token sources in front of what is left of `main`, the innermost import last.
@@ -858,7 +923,7 @@ impl<'i> Parser<'_, 'i> {
         let Some(cur) = self.cur else {
             return;
         };
-        let rest = self.main.as_slice();
+        let rest = self.main.lexed();
         let (mut file, mut end_line) = (cur.file, cur.end_line);
         let mut taken = 0usize;
         for token in rest {
@@ -892,7 +957,7 @@ impl<'i> Parser<'_, 'i> {
                 None => self.cur,
             };
             self.cur = rest.get(last).copied();
-            self.main.nth(last);
+            self.main.skip(taken);
         }
     }
 
