@@ -390,6 +390,21 @@ impl<'i> MainTokens<'i> {
         self.batch.get(self.at..).unwrap_or_default()
     }
 
+    /// Puts `token` back in front of [`MainTokens::lexed`] if it is the last one read.
+    fn unread(&mut self, token: &Tok) -> bool {
+        let Some(last) = self.at.checked_sub(1) else {
+            return false;
+        };
+        let same = self
+            .batch
+            .get(last)
+            .is_some_and(|t| t.text == token.text && t.start == token.start);
+        if same {
+            self.at = last;
+        }
+        same
+    }
+
     /// Marks the first `n` of [`MainTokens::lexed`] as read.
     #[inline(always)]
     fn skip(&mut self, n: usize) {
@@ -830,7 +845,11 @@ impl<'i> Parser<'_, 'i> {
         let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
         names.clear();
         occurrences.clear();
-        while self.next() {
+        loop {
+            self.plain_directives(&mut tokens, &mut names, &mut occurrences);
+            if !self.next() {
+                break;
+            }
             match self.kind() {
                 Some(Kind::Close) => break,
                 Some(Kind::Import) => {
@@ -862,16 +881,85 @@ impl<'i> Parser<'_, 'i> {
             },
             None => None,
         };
-        let known = names
-            .iter()
-            .position(|(known, known_id)| match (known_id, id) {
-                (Some(known_id), Some(id)) => *known_id == id,
-                _ => *known == name,
-            });
-        Ok(known.unwrap_or_else(|| {
-            names.push((name, id));
-            names.len().saturating_sub(1)
-        }))
+        Ok(slot_of(names, name, id))
+    }
+
+    /// The fast path of [`Parser::directives`], between two directives when the cursor
+    /// reads the main input: takes whole directives straight from its token list while each
+    /// is a known name followed by tokens that need nothing more (see [`step`]), and leaves
+    /// the cursor on the last token taken. What it cannot finish (an import, a
+    /// substitution, an error, the end of the lexed batch) is left to the general path.
+    fn plain_directives(
+        &mut self,
+        tokens: &mut Vec<Token<'i>>,
+        names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
+        occurrences: &mut Vec<(usize, Range<usize>)>,
+    ) {
+        if !self.frames.is_empty() {
+            return;
+        }
+        let Some(cur) = self.cur else {
+            return;
+        };
+        // The previous directive usually ends by moving the cursor back onto the next name:
+        // read that name again from the batch.
+        let reread = self.replay;
+        if reread && !self.main.unread(&cur) {
+            return;
+        }
+        let rest = self.main.lexed();
+        let mut at = 0usize;
+        while let Some(name) = rest.get(at) {
+            // Without a brace, the name is its own substitution.
+            if name.kind != Kind::Word || name.flags & lexer::Scan::BRACE != 0 {
+                break;
+            }
+            let text = self.texts.text(name);
+            let id = match &self.valid {
+                Some(valid) => match valid.id(&text) {
+                    Some(id) => Some(id),
+                    None => break,
+                },
+                None => None,
+            };
+            let Some(end) = directive_end(rest, at) else {
+                break;
+            };
+            let slot = slot_of(names, text, id);
+            let start = tokens.len();
+            for token in rest.get(at..end).unwrap_or_default() {
+                tokens.push(output(token, self.texts.text(token)));
+            }
+            occurrences.push((slot, start..tokens.len()));
+            at = end;
+        }
+        if reread {
+            if at == 0 {
+                // Nothing taken: the cursor stays as it was.
+                self.main.skip(1);
+                return;
+            }
+            self.replay = false;
+            // The token before the re-read name.
+            self.cur = self.prev;
+        }
+        self.took(at);
+    }
+
+    /// Moves the cursor over the first `n` tokens of [`MainTokens::lexed`], which the fast
+    /// paths consumed.
+    #[inline(always)]
+    fn took(&mut self, n: usize) {
+        let Some(last) = n.checked_sub(1) else {
+            return;
+        };
+        let rest = self.main.lexed();
+        self.prev = match last.checked_sub(1) {
+            Some(before) => rest.get(before).copied(),
+            None => self.cur,
+        };
+        self.cur = rest.get(last).copied();
+        self.main.skip(n);
     }
 
     /// Appends the tokens of the directive occurrence the cursor is on to `tokens`.
@@ -928,37 +1016,14 @@ impl<'i> Parser<'_, 'i> {
         let mut taken = 0usize;
         for token in rest {
             let new_line = file != token.file || end_line < token.line;
-            // The cases of `directive_tokens`, in its order.
-            let plain = match token.kind {
-                Kind::Open => {
-                    *nesting = nesting.saturating_add(1);
-                    true
-                }
-                _ if new_line && *nesting == 0 => false,
-                Kind::Close if *nesting > 0 => {
-                    *nesting -= 1;
-                    true
-                }
-                Kind::Close => false,
-                Kind::Import => !new_line,
-                // `{` and `}` hold no reference; a word with a brace may.
-                Kind::Word => token.flags & lexer::Scan::BRACE == 0,
-            };
-            if !plain {
+            if step(token, new_line, nesting) != Step::Take {
                 break;
             }
             tokens.push(output(token, self.texts.text(token)));
             (file, end_line) = (token.file, token.end_line);
             taken += 1;
         }
-        if let Some(last) = taken.checked_sub(1) {
-            self.prev = match last.checked_sub(1) {
-                Some(before) => rest.get(before).copied(),
-                None => self.cur,
-            };
-            self.cur = rest.get(last).copied();
-            self.main.skip(taken);
-        }
+        self.took(taken);
     }
 
     /// Replaces `import PATTERN` (the cursor is on `import`) by the tokens it names and
@@ -1067,6 +1132,74 @@ impl<'i> Parser<'_, 'i> {
         }
         Ok(tokens)
     }
+}
+
+/// What [`Parser::directive_tokens`] does with a token, as far as the fast paths go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Appends it (counting braces in `nesting`).
+    Take,
+    /// Ends the directive before it.
+    End,
+    /// Anything else: an import, a substitution or an error, for the general path.
+    Other,
+}
+
+/// The step for `token`, in the order of the cases of [`Parser::directive_tokens`];
+/// `new_line` tells whether it starts a line, `nesting` counts the open braces.
+#[inline(always)]
+fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
+    match token.kind {
+        Kind::Open => {
+            *nesting = nesting.saturating_add(1);
+            Step::Take
+        }
+        _ if new_line && *nesting == 0 => Step::End,
+        Kind::Close if *nesting > 0 => {
+            *nesting -= 1;
+            Step::Take
+        }
+        Kind::Import if !new_line => Step::Take,
+        // `{` and `}` hold no reference; a word with a brace may.
+        Kind::Word if token.flags & lexer::Scan::BRACE == 0 => Step::Take,
+        _ => Step::Other,
+    }
+}
+
+/// Where the directive whose name is `tokens[name]` ends (the index of the token after it),
+/// if all its tokens are in `tokens` and each is a [`Step::Take`].
+fn directive_end(tokens: &[Tok], name: usize) -> Option<usize> {
+    let first = tokens.get(name)?;
+    let (mut file, mut end_line) = (first.file, first.end_line);
+    let mut nesting = 0usize;
+    for (at, token) in tokens.iter().enumerate().skip(name + 1) {
+        let new_line = file != token.file || end_line < token.line;
+        match step(token, new_line, &mut nesting) {
+            Step::Take => (file, end_line) = (token.file, token.end_line),
+            Step::End => return Some(at),
+            Step::Other => return None,
+        }
+    }
+    None
+}
+
+/// The index in `names` of the directive `name` (with id `id` among the valid names),
+/// added if it is new.
+fn slot_of<'i>(
+    names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
+    name: Cow<'i, str>,
+    id: Option<usize>,
+) -> usize {
+    let known = names
+        .iter()
+        .position(|(known, known_id)| match (known_id, id) {
+            (Some(known_id), Some(id)) => *known_id == id,
+            _ => *known == name,
+        });
+    known.unwrap_or_else(|| {
+        names.push((name, id));
+        names.len().saturating_sub(1)
+    })
 }
 
 /// The block's directives and its token list, built from `scratch` (its occurrences' tokens
