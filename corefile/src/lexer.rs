@@ -446,6 +446,23 @@ impl<'a> Lexer<'a> {
                 flags: 0,
             };
         }
+        // A lone `{`, which opens every block.
+        if plain == start
+            && bytes.get(start) == Some(&b'{')
+            && let Some(&stop @ (b' ' | b'\n')) = bytes.get(start + 1)
+        {
+            self.pos = start + 2;
+            if stop == b'\n' {
+                self.line = self.line.saturating_add(1);
+            }
+            return Scan {
+                start,
+                end: start + 1,
+                line,
+                end_line: line,
+                flags: Scan::BRACE,
+            };
+        }
         // The bytes before `plain` are ordinary: no CR, no brace, no stop.
         let scan = self.scan_word(plain, true);
         let (stop, stop_at) = match scan.stop {

@@ -335,7 +335,11 @@ fn lex_into(lexer: &mut Lexer<'_>, text: TextId, file: FileId, out: &mut Vec<Tok
         let kind = if scan.has(lexer::Scan::EDITED) {
             Kind::of(scan.text(src).as_bytes())
         } else {
-            Kind::of(bytes.get(scan.start..scan.end).unwrap_or_default())
+            // Only a token of one or six bytes can be a brace or `import`.
+            match scan.end.wrapping_sub(scan.start) {
+                1 | 6 => Kind::of(bytes.get(scan.start..scan.end).unwrap_or_default()),
+                _ => Kind::Word,
+            }
         };
         // Lossless: `check_len` bounds every offset and line.
         out.push(Tok {
@@ -1185,6 +1189,7 @@ fn directive_end(tokens: &[Tok], name: usize) -> Option<usize> {
 
 /// The index in `names` of the directive `name` (with id `id` among the valid names),
 /// added if it is new.
+#[inline(always)]
 fn slot_of<'i>(
     names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
     name: Cow<'i, str>,
