@@ -1,11 +1,17 @@
 //! The Corefile parser, exactly as caddy v1 `caddyfile/parse.go` (spec section 2).
 //!
 //! Go keeps every token in one slice with a cursor and splices imports into it. Here the main
-//! input is lexed as the cursor reaches it, imports stack their tokens in front of it (the
-//! same sequence, without moving the rest), and the cursor keeps the current and previous
-//! token, which is all Go's parser ever looks back at. Each token carries what the parser
+//! input is lexed a batch at a time as the cursor reaches it, imports stack their tokens in
+//! front of it (the same sequence, without moving the rest), and the cursor keeps the current
+//! and previous token, which is all Go's parser ever looks back at. A token inside the parser
+//! is a small `Copy` value: offsets into its text (never a copy of it) and what the parser
 //! asks of it, found while lexing: brace or `import`, the line it ends on, whether it can hold
-//! an environment reference.
+//! an environment reference. Its text becomes a [`Cow`] only when a [`Token`] is handed out.
+//!
+//! Directives whose tokens need nothing but appending (no import, substitution or error) are
+//! taken straight from the lexed batch by a fast path; anything else goes through the
+//! general, Go-shaped path, which the fast path hands over to with the cursor where the
+//! general path would have left it.
 
 use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
@@ -191,7 +197,7 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
     };
     let (main, frames) = match core::str::from_utf8(input) {
         Ok(text) => {
-            check_len(text).map_err(too_large)?;
+            check_len(text.len()).map_err(too_large)?;
             texts.main = text;
             (MainTokens::new(Lexer::new(text)), Vec::new())
         }
@@ -313,10 +319,10 @@ impl Tok {
 #[derive(Debug)]
 struct TooLarge;
 
-/// Whether the parser's `u32` offsets and lines can index `src`.
-fn check_len(src: &str) -> core::result::Result<(), TooLarge> {
+/// Whether the parser's `u32` offsets and lines can index a text of `len` bytes.
+fn check_len(len: usize) -> core::result::Result<(), TooLarge> {
     // Lines never exceed the length plus one, so both fit when the length does.
-    match u32::try_from(src.len()) {
+    match u32::try_from(len) {
         Ok(len) if len < u32::MAX => Ok(()),
         _ => Err(TooLarge),
     }
@@ -462,7 +468,7 @@ impl<'i> Texts<'i> {
 
     /// Lexes `text`, which becomes one of these texts, into tokens of file `file`.
     fn lex(&mut self, text: String, file: FileId) -> core::result::Result<Vec<Tok>, TooLarge> {
-        check_len(&text)?;
+        check_len(text.len())?;
         let id = TextId(u32::try_from(self.owned.len() + 1).unwrap_or(u32::MAX));
         let mut tokens = Vec::new();
         lex_into(&mut Lexer::new(&text), id, file, &mut tokens, usize::MAX);
@@ -1291,5 +1297,31 @@ fn output<'i>(token: &Tok, text: Cow<'i, str>) -> Token<'i> {
         text,
         line: token.line(),
         file: token.file,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_up_to_u32_max_minus_one_bytes_fit_the_token_offsets() {
+        let max = usize::try_from(u32::MAX).unwrap();
+        assert!(check_len(0).is_ok());
+        assert!(check_len(max - 1).is_ok());
+        assert!(check_len(max).is_err());
+        assert!(check_len(usize::MAX).is_err());
+    }
+
+    #[test]
+    fn directive_names_are_found_by_hash_including_duplicates_and_misses() {
+        let valid = ValidNames::new(&["log", "errors", "log", "loop", "", "whoami"]);
+        assert_eq!(valid.names, ["log", "errors", "loop", "", "whoami"]);
+        for (id, name) in valid.names.iter().enumerate() {
+            assert_eq!(valid.id(name), Some(id));
+        }
+        assert_eq!(valid.id("lo"), None);
+        assert_eq!(valid.id("logs"), None);
+        assert_eq!(ValidNames::new(&[]).id("log"), None);
     }
 }
