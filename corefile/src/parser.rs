@@ -224,7 +224,8 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         snippet_names: BTreeMap::new(),
         snippets: Vec::new(),
         block_tokens: 0,
-        scratch_names: Vec::new(),
+        block_directives: 0,
+        scratch_ids: Vec::new(),
         scratch_occurrences: Vec::new(),
         snippet_expansions: 0,
         file_expansions: 0,
@@ -578,9 +579,11 @@ struct Parser<'a, 'i> {
     eof: bool,
     /// The previous block's token count: the next block's list starts with that capacity.
     block_tokens: usize,
-    /// Reused buffers for one block's directive names (with each one's id in `valid`) and
-    /// its occurrences (directive index and token range), in source order.
-    scratch_names: Vec<(Cow<'i, str>, Option<usize>)>,
+    /// The previous block's directive count, likewise.
+    block_directives: usize,
+    /// Reused buffers for one block's directive ids (in `valid`) and its occurrences
+    /// (directive index and token range), in source order.
+    scratch_ids: Vec<Option<usize>>,
     scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
@@ -851,9 +854,12 @@ impl<'i> Parser<'_, 'i> {
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         // Blocks tend to look alike: the previous one's size is the first guess.
         let mut tokens = Vec::with_capacity(self.block_tokens);
-        let mut names = core::mem::take(&mut self.scratch_names);
+        let mut names = Found {
+            directives: Vec::with_capacity(self.block_directives),
+            ids: core::mem::take(&mut self.scratch_ids),
+        };
+        names.ids.clear();
         let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
-        names.clear();
         occurrences.clear();
         loop {
             self.plain_directives(&mut tokens, &mut names, &mut occurrences);
@@ -875,14 +881,16 @@ impl<'i> Parser<'_, 'i> {
             }
         }
         self.block_tokens = tokens.len();
-        (block.directives, block.tokens) = group_by_directive(tokens, &mut names, &mut occurrences);
-        self.scratch_names = names;
+        self.block_directives = names.directives.len();
+        self.scratch_ids = names.ids;
+        (block.directives, block.tokens) =
+            group_by_directive(tokens, names.directives, &mut occurrences);
         self.scratch_occurrences = occurrences;
         Ok(())
     }
 
     /// The index in `names` of the directive the cursor names, added if it is new.
-    fn directive_slot(&self, names: &mut Vec<(Cow<'i, str>, Option<usize>)>) -> Result<usize> {
+    fn directive_slot(&self, names: &mut Found<'i>) -> Result<usize> {
         let name = self.substituted_val()?;
         let id = match &self.valid {
             Some(valid) => match valid.id(&name) {
@@ -891,7 +899,7 @@ impl<'i> Parser<'_, 'i> {
             },
             None => None,
         };
-        Ok(slot_of(names, name, id))
+        Ok(names.slot(name, id))
     }
 
     /// The fast path of [`Parser::directives`], between two directives when the cursor
@@ -902,7 +910,7 @@ impl<'i> Parser<'_, 'i> {
     fn plain_directives(
         &mut self,
         tokens: &mut Vec<Token<'i>>,
-        names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
+        names: &mut Found<'i>,
         occurrences: &mut Vec<(usize, Range<usize>)>,
     ) {
         if !self.frames.is_empty() {
@@ -935,7 +943,7 @@ impl<'i> Parser<'_, 'i> {
             let Some(end) = directive_end(rest, at) else {
                 break;
             };
-            let slot = slot_of(names, text, id);
+            let slot = names.slot(text, id);
             let start = tokens.len();
             for token in rest.get(at..end).unwrap_or_default() {
                 tokens.push(output(token, self.texts.text(token)));
@@ -1193,40 +1201,48 @@ fn directive_end(tokens: &[Tok], name: usize) -> Option<usize> {
     None
 }
 
-/// The index in `names` of the directive `name` (with id `id` among the valid names),
-/// added if it is new.
-#[inline(always)]
-fn slot_of<'i>(
-    names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
-    name: Cow<'i, str>,
-    id: Option<usize>,
-) -> usize {
-    let known = names
-        .iter()
-        .position(|(known, known_id)| match (known_id, id) {
-            (Some(known_id), Some(id)) => *known_id == id,
-            _ => *known == name,
-        });
-    known.unwrap_or_else(|| {
-        names.push((name, id));
-        names.len().saturating_sub(1)
-    })
+/// The directives of one block, in order of first appearance, each with its id among the
+/// valid names (`None` when any name is accepted).
+struct Found<'i> {
+    /// Their names; the token ranges are set once the block is read.
+    directives: Vec<Directive<'i>>,
+    /// `ids[i]` is the id of `directives[i]`.
+    ids: Vec<Option<usize>>,
+}
+
+impl<'i> Found<'i> {
+    /// The index of the directive `name` (with id `id`), added if it is new.
+    #[inline(always)]
+    fn slot(&mut self, name: Cow<'i, str>, id: Option<usize>) -> usize {
+        let known = self
+            .ids
+            .iter()
+            .zip(&self.directives)
+            .position(|(known_id, known)| match (known_id, id) {
+                (Some(known_id), Some(id)) => *known_id == id,
+                _ => known.name == name,
+            });
+        known.unwrap_or_else(|| {
+            self.directives.push(Directive { name, tokens: 0..0 });
+            self.ids.push(id);
+            self.directives.len() - 1
+        })
+    }
 }
 
 /// The block's directives and its token list, built from `scratch` (its occurrences' tokens
-/// in source order, at the ranges of `occurrences`, whose indices point into `names`) with
-/// each directive's occurrences regrouped into one range. Without a repeated directive
-/// `scratch` is the list (trimmed when it is less than half full); otherwise tokens are
-/// moved into a new list of the final size.
+/// in source order, at the ranges of `occurrences`, whose indices point into `directives`)
+/// with each directive's occurrences regrouped into one range. Without a repeated directive
+/// `scratch` is the list; otherwise tokens are moved into a new list of the final size.
+/// A list less than half full is trimmed.
 fn group_by_directive<'i>(
     mut scratch: Vec<Token<'i>>,
-    names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
+    mut directives: Vec<Directive<'i>>,
     occurrences: &mut [(usize, Range<usize>)],
 ) -> (Vec<Directive<'i>>, Vec<Token<'i>>) {
-    let mut directives: Vec<Directive<'i>> = names
-        .drain(..)
-        .map(|(name, _)| Directive { name, tokens: 0..0 })
-        .collect();
+    if directives.capacity() / 2 > directives.len() {
+        directives.shrink_to_fit();
+    }
     // New names take the next index, so without repeats occurrence `i` is directive `i`.
     if occurrences.len() == directives.len() {
         for (directive, (_, range)) in directives.iter_mut().zip(occurrences.iter()) {
