@@ -945,9 +945,9 @@ impl<'i> Parser<'_, 'i> {
             };
             let slot = names.slot(text, id);
             let start = tokens.len();
-            for token in rest.get(at..end).unwrap_or_default() {
-                tokens.push(output(token, self.texts.text(token)));
-            }
+            let texts = &self.texts;
+            let taken = rest.get(at..end).unwrap_or_default().iter();
+            tokens.extend(taken.map(|token| output(token, texts.text(token))));
             occurrences.push((slot, start..tokens.len()));
             at = end;
         }
