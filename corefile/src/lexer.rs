@@ -119,7 +119,7 @@ impl Scan {
     }
 
     /// The token text in `src`, the text it was scanned from: borrowed unless edited.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn text(self, src: &str) -> Cow<'_, str> {
         let raw = src.get(self.start..self.end).unwrap_or_default();
         if !self.has(Self::EDITED) {
@@ -132,6 +132,7 @@ impl Scan {
     }
 
     /// The token as the public lexer hands it out.
+    #[inline(always)]
     fn raw_token(self, src: &str) -> RawToken<'_> {
         RawToken {
             text: self.text(src),
