@@ -271,7 +271,7 @@ impl TextId {
 
 /// A token inside the parser: where its text lies, its file, and facts found while lexing.
 /// It is small and `Copy`: moving it through the cursor, the snippets and the frames copies
-/// no text. Offsets and lines fit `u32` because [`lex`] refuses longer texts.
+/// no text. Offsets and lines fit `u32` because [`check_len`] refuses longer texts.
 #[derive(Clone, Copy, Debug)]
 struct Tok {
     /// Byte offset of its raw text in `text`.
