@@ -51,6 +51,8 @@ pub enum ParseErrorKind {
     EnvLoop(String),
     /// Import expansion produced more tokens than [`crate::parser::MAX_TOKENS`].
     TooManyTokens,
+    /// The input or an imported file is 4 GiB or longer (a crate cap; CoreDNS has none).
+    TooLarge,
 }
 
 impl fmt::Display for ParseError {
@@ -109,6 +111,7 @@ impl fmt::Display for ParseErrorKind {
                 "imports expand to more than {} tokens",
                 crate::parser::MAX_TOKENS
             ),
+            Self::TooLarge => f.write_str("file is 4 GiB or larger"),
         }
     }
 }

@@ -88,15 +88,58 @@ pub fn decode_lossy(bytes: &[u8]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// What one scan found: a token with the facts the parser needs, read while scanning.
-#[derive(Clone, Debug)]
-pub(crate) struct Scanned<'a> {
-    /// The token.
-    pub(crate) token: RawToken<'a>,
+/// One token as the scanner finds it: where its raw text lies in the input and what the
+/// parser needs to know about it. Copying it copies no text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scan {
+    /// Byte offset of its raw text (after the opening quote of a quoted token).
+    pub(crate) start: usize,
+    /// Byte offset just past its raw text (before the closing quote).
+    pub(crate) end: usize,
+    /// 1-based line of its first character (the opening quote for a quoted token).
+    pub(crate) line: usize,
     /// The line its last character is on (a quoted token may span lines).
     pub(crate) end_line: usize,
-    /// Whether its text holds a `{` (only then can it hold a `{$` or `{%` reference).
-    pub(crate) brace: bool,
+    /// [`Scan::QUOTED`], [`Scan::BRACE`], [`Scan::EDITED`].
+    pub(crate) flags: u8,
+}
+
+impl Scan {
+    /// The token was written in quotes.
+    pub(crate) const QUOTED: u8 = 1;
+    /// Its text holds a `{` (only then can it hold a `{$` or `{%` reference).
+    pub(crate) const BRACE: u8 = 2;
+    /// Its text is not its raw span: a CR outside quotes is dropped, or `\"` unescaped.
+    pub(crate) const EDITED: u8 = 4;
+
+    /// Whether `flag` is set.
+    #[inline(always)]
+    pub(crate) fn has(self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The token text in `src`, the text it was scanned from: borrowed unless edited.
+    #[inline(always)]
+    pub(crate) fn text(self, src: &str) -> Cow<'_, str> {
+        let raw = src.get(self.start..self.end).unwrap_or_default();
+        if !self.has(Self::EDITED) {
+            Cow::Borrowed(raw)
+        } else if self.has(Self::QUOTED) {
+            Cow::Owned(unescape_quotes(raw))
+        } else {
+            Cow::Owned(raw.replace('\r', ""))
+        }
+    }
+
+    /// The token as the public lexer hands it out.
+    #[inline(always)]
+    fn raw_token(self, src: &str) -> RawToken<'_> {
+        RawToken {
+            text: self.text(src),
+            line: self.line,
+            quoted: self.has(Self::QUOTED),
+        }
+    }
 }
 
 /// Byte classes for scanning: bit flags, 0 for an ordinary byte that continues a word.
@@ -207,7 +250,7 @@ mod swar {
 /// An iterator over the lexemes of one text (see [`lexemes`] for bytes).
 #[derive(Clone, Debug)]
 pub struct Lexer<'a> {
-    /// The input, after the byte order mark.
+    /// The input; token offsets are into it (a leading byte order mark is skipped).
     src: &'a str,
     /// Byte offset of the next unread character.
     pos: usize,
@@ -220,12 +263,22 @@ pub struct Lexer<'a> {
 impl<'a> Lexer<'a> {
     /// Starts lexing `input`; one leading byte order mark is skipped.
     pub fn new(input: &'a str) -> Self {
+        let bom = if input.starts_with('\u{FEFF}') {
+            '\u{FEFF}'.len_utf8()
+        } else {
+            0
+        };
         Lexer {
-            src: input.strip_prefix('\u{FEFF}').unwrap_or(input),
-            pos: 0,
+            src: input,
+            pos: bom,
             line: 1,
             pending_comment: None,
         }
+    }
+
+    /// The text being lexed, which [`Scan`] offsets index.
+    pub(crate) fn source(&self) -> &'a str {
+        self.src
     }
 
     /// `src[start..end]`, or `""` if that is not a slice of it (never, by construction).
@@ -246,23 +299,24 @@ impl<'a> Lexer<'a> {
             return Some(comment);
         }
         self.skip_whitespace();
-        match self.src.as_bytes().get(self.pos)? {
+        let scan = match self.src.as_bytes().get(self.pos)? {
             b'#' => {
                 let (line, start, end) = self.skip_line_comment();
                 let text = self.slice(start, end);
-                Some(Lexeme::Comment {
+                return Some(Lexeme::Comment {
                     text: without_cr(text, text.contains('\r')),
                     line,
-                })
+                });
             }
-            b'"' => self.quoted().map(|s| Lexeme::Token(s.token)),
-            _ => Some(Lexeme::Token(self.word(true).token)),
-        }
+            b'"' => self.quoted()?,
+            _ => self.word(true),
+        };
+        Some(Lexeme::Token(scan.raw_token(self.src)))
     }
 
-    /// The next token, comments skipped, with what the parser needs to know about it.
+    /// The next token, comments skipped, as offsets into the input and facts about it.
     #[inline(always)]
-    pub(crate) fn next_token(&mut self) -> Option<Scanned<'a>> {
+    pub(crate) fn next_token(&mut self) -> Option<Scan> {
         loop {
             self.skip_whitespace();
             match self.src.as_bytes().get(self.pos)? {
@@ -322,13 +376,12 @@ impl<'a> Lexer<'a> {
 
     /// A quoted token; the cursor is on the opening quote. An unterminated quote runs to EOF,
     /// where caddy returns nothing if it read no text.
-    fn quoted(&mut self) -> Option<Scanned<'a>> {
+    fn quoted(&mut self) -> Option<Scan> {
         let line = self.line;
         let start = self.pos + 1;
         let bytes = self.src.as_bytes();
         let mut at = start;
-        let mut unescape = false;
-        let mut brace = false;
+        let mut flags = Scan::QUOTED;
         let end = loop {
             match bytes.get(at) {
                 None | Some(b'"') => break at,
@@ -336,10 +389,11 @@ impl<'a> Lexer<'a> {
                     // A backslash at EOF escapes nothing and is dropped.
                     None => break at,
                     Some(&next) => {
-                        unescape |= next == b'"';
-                        brace |= next == b'{';
-                        if next == b'\n' {
-                            self.line = self.line.saturating_add(1);
+                        match next {
+                            b'"' => flags |= Scan::EDITED,
+                            b'{' => flags |= Scan::BRACE,
+                            b'\n' => self.line = self.line.saturating_add(1),
+                            _ => {}
                         }
                         at += 2;
                     }
@@ -349,30 +403,24 @@ impl<'a> Lexer<'a> {
                     at += 1;
                 }
                 Some(&b) => {
-                    brace |= b == b'{';
+                    if b == b'{' {
+                        flags |= Scan::BRACE;
+                    }
                     at += 1;
                 }
             }
         };
         let closed = bytes.get(end) == Some(&b'"');
         self.pos = if closed { end + 1 } else { bytes.len() };
-        let raw = self.slice(start, end);
-        if !closed && raw.is_empty() {
+        if !closed && end <= start {
             return None;
         }
-        let text = if unescape {
-            Cow::Owned(unescape_quotes(raw))
-        } else {
-            Cow::Borrowed(raw)
-        };
-        Some(Scanned {
-            token: RawToken {
-                text,
-                line,
-                quoted: true,
-            },
+        Some(Scan {
+            start,
+            end,
+            line,
             end_line: self.line,
-            brace,
+            flags,
         })
     }
 
@@ -380,7 +428,7 @@ impl<'a> Lexer<'a> {
     /// dropped, and a `#` inside it starts a comment that ends with the word (kept as the
     /// pending comment when `keep_comment`).
     #[inline(always)]
-    fn word(&mut self, keep_comment: bool) -> Scanned<'a> {
+    fn word(&mut self, keep_comment: bool) -> Scan {
         let line = self.line;
         let start = self.pos;
         let bytes = self.src.as_bytes();
@@ -391,19 +439,33 @@ impl<'a> Lexer<'a> {
             if stop == b'\n' {
                 self.line = self.line.saturating_add(1);
             }
-            return Scanned {
-                token: RawToken {
-                    text: Cow::Borrowed(self.slice(start, plain)),
-                    line,
-                    quoted: false,
-                },
+            return Scan {
+                start,
+                end: plain,
+                line,
                 end_line: line,
-                brace: false,
+                flags: 0,
+            };
+        }
+        // A lone `{`, which opens every block.
+        if plain == start
+            && bytes.get(start) == Some(&b'{')
+            && let Some(&stop @ (b' ' | b'\n')) = bytes.get(start + 1)
+        {
+            self.pos = start + 2;
+            if stop == b'\n' {
+                self.line = self.line.saturating_add(1);
+            }
+            return Scan {
+                start,
+                end: start + 1,
+                line,
+                end_line: line,
+                flags: Scan::BRACE,
             };
         }
         // The bytes before `plain` are ordinary: no CR, no brace, no stop.
         let scan = self.scan_word(plain, true);
-        let text = without_cr(self.slice(start, scan.end), scan.cr);
         let (stop, stop_at) = match scan.stop {
             Stop::Comment => {
                 let comment = self.scan_word(scan.end + 1, false);
@@ -428,14 +490,19 @@ impl<'a> Lexer<'a> {
             // `scan_word` after the `#` never stops at another comment.
             Stop::Comment => stop_at,
         };
-        Scanned {
-            token: RawToken {
-                text,
-                line,
-                quoted: false,
-            },
+        let mut flags = 0;
+        if scan.cr {
+            flags |= Scan::EDITED;
+        }
+        if scan.brace {
+            flags |= Scan::BRACE;
+        }
+        Scan {
+            start,
+            end: scan.end,
+            line,
             end_line: line,
-            brace: scan.brace,
+            flags,
         }
     }
 

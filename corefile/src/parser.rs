@@ -1,11 +1,17 @@
 //! The Corefile parser, exactly as caddy v1 `caddyfile/parse.go` (spec section 2).
 //!
 //! Go keeps every token in one slice with a cursor and splices imports into it. Here the main
-//! input is lexed as the cursor reaches it, imports stack their tokens in front of it (the
-//! same sequence, without moving the rest), and the cursor keeps the current and previous
-//! token, which is all Go's parser ever looks back at. Each token carries what the parser
+//! input is lexed a batch at a time as the cursor reaches it, imports stack their tokens in
+//! front of it (the same sequence, without moving the rest), and the cursor keeps the current
+//! and previous token, which is all Go's parser ever looks back at. A token inside the parser
+//! is a small `Copy` value: offsets into its text (never a copy of it) and what the parser
 //! asks of it, found while lexing: brace or `import`, the line it ends on, whether it can hold
-//! an environment reference.
+//! an environment reference. Its text becomes a [`Cow`] only when a [`Token`] is handed out.
+//!
+//! Directives whose tokens need nothing but appending (no import, substitution or error) are
+//! taken straight from the lexed batch by a fast path; anything else goes through the
+//! general, Go-shaped path, which the fast path hands over to with the cursor where the
+//! general path would have left it.
 
 use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
@@ -180,18 +186,34 @@ impl core::fmt::Debug for ParseOptions<'_> {
 
 /// Parses `input` into server blocks, which borrow their text from it where they can.
 pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock<'i>>> {
+    let mut texts = Texts {
+        main: "",
+        owned: Vec::new(),
+    };
+    let too_large = |TooLarge| ParseError {
+        file: String::from(options.filename),
+        line: 0,
+        kind: ParseErrorKind::TooLarge,
+    };
     let (main, frames) = match core::str::from_utf8(input) {
-        Ok(text) => (Lexer::new(text), Vec::new()),
+        Ok(text) => {
+            check_len(text.len()).map_err(too_large)?;
+            texts.main = text;
+            (MainTokens::new(Lexer::new(text)), Vec::new())
+        }
         // Invalid UTF-8 decodes to a new string, so its tokens own their text.
-        Err(_) => (
-            Lexer::new(""),
-            alloc::vec![Frame::Tokens(lex_owned(input, FileId::MAIN).into_iter())],
-        ),
+        Err(_) => {
+            let text = lexer::decode_lossy(input).into_owned();
+            let tokens = texts.lex(text, FileId::MAIN).map_err(too_large)?;
+            let frames = alloc::vec![Frame::Tokens(tokens.into_iter())];
+            (MainTokens::new(Lexer::new("")), frames)
+        }
     };
     let valid = options.directives.map(ValidNames::new);
     let mut parser = Parser {
         valid,
         main,
+        texts,
         frames,
         cur: None,
         prev: None,
@@ -201,8 +223,9 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         file_ids: BTreeMap::new(),
         snippet_names: BTreeMap::new(),
         snippets: Vec::new(),
-        scratch_tokens: Vec::new(),
-        scratch_names: Vec::new(),
+        block_tokens: 0,
+        block_directives: 0,
+        scratch_ids: Vec::new(),
         scratch_occurrences: Vec::new(),
         snippet_expansions: 0,
         file_expansions: 0,
@@ -227,8 +250,8 @@ enum Kind {
 
 impl Kind {
     #[inline]
-    fn of(text: &str) -> Kind {
-        match text.as_bytes() {
+    fn of(text: &[u8]) -> Kind {
+        match text {
             b"{" => Kind::Open,
             b"}" => Kind::Close,
             b"import" => Kind::Import,
@@ -237,125 +260,307 @@ impl Kind {
     }
 }
 
-/// A token inside the parser: its text and line, plus facts found while lexing.
-#[derive(Clone, Debug)]
-struct Tok<'i> {
-    text: Cow<'i, str>,
-    line: usize,
-    /// The line its text ends on (a quoted token may span lines).
-    end_line: usize,
+/// Which text a token's offsets point into: the main input, or [`Texts::owned`]`[n - 1]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TextId(u32);
+
+impl TextId {
+    /// The main input, borrowed for the whole parse.
+    const MAIN: TextId = TextId(0);
+}
+
+/// A token inside the parser: where its text lies, its file, and facts found while lexing.
+/// It is small and `Copy`: moving it through the cursor, the snippets and the frames copies
+/// no text. Offsets and lines fit `u32` because [`check_len`] refuses longer texts.
+#[derive(Clone, Copy, Debug)]
+struct Tok {
+    /// Byte offset of its raw text in `text`.
+    start: u32,
+    /// Byte offset just past its raw text.
+    end: u32,
+    /// 1-based line of its first character.
+    line: u32,
+    /// The line its last character is on (a quoted token may span lines).
+    end_line: u32,
+    /// The text the offsets index.
+    text: TextId,
     /// Its file: `FileId(n)` is `Parser::files[n - 1]`.
     file: FileId,
     kind: Kind,
-    /// Whether the text may hold an environment reference (it has a `{`).
-    brace: bool,
+    /// The lexer's flags ([`lexer::Scan::BRACE`], [`lexer::Scan::EDITED`], ...).
+    flags: u8,
 }
 
-impl<'i> Tok<'i> {
-    #[inline]
-    fn new(scanned: lexer::Scanned<'i>, file: FileId) -> Self {
-        let kind = Kind::of(&scanned.token.text);
-        Tok {
-            text: scanned.token.text,
-            line: scanned.token.line,
-            end_line: scanned.end_line,
-            file,
-            kind,
-            brace: scanned.brace,
-        }
-    }
-
-    /// The token handed out for this one, with text `text`.
-    #[inline]
-    fn token(&self, text: Cow<'i, str>) -> Token<'i> {
-        Token {
-            text,
-            line: self.line,
-            file: self.file,
-        }
-    }
-
-    fn into_owned(self) -> Tok<'static> {
-        Tok {
-            text: Cow::Owned(self.text.into_owned()),
-            ..self
-        }
-    }
-
+impl Tok {
     /// Whether `next` is on the line this token ends on (the rule of `NextArg`).
     #[inline]
-    fn is_same_line_as(&self, next: &Tok<'_>) -> bool {
+    fn is_same_line_as(&self, next: &Tok) -> bool {
         self.file == next.file && self.end_line == next.line
+    }
+
+    /// Its 1-based line, as tokens and errors report it.
+    #[inline(always)]
+    fn line(&self) -> usize {
+        self.line as usize
+    }
+
+    /// The lexer's view of this token, to read its text.
+    fn scan(&self) -> lexer::Scan {
+        lexer::Scan {
+            start: self.start as usize,
+            end: self.end as usize,
+            line: self.line(),
+            end_line: self.end_line as usize,
+            flags: self.flags,
+        }
     }
 }
 
-/// Lexes a whole file into tokens that own their text.
-fn lex_owned(input: &[u8], file: FileId) -> Vec<Tok<'static>> {
-    let text = lexer::decode_lossy(input);
-    let mut lexer = Lexer::new(&text);
-    let mut tokens = Vec::new();
-    while let Some(scanned) = lexer.next_token() {
-        tokens.push(Tok::new(scanned, file).into_owned());
+/// A text too long for the parser's `u32` offsets (4 GiB or more).
+#[derive(Debug)]
+struct TooLarge;
+
+/// Whether the parser's `u32` offsets and lines can index a text of `len` bytes.
+fn check_len(len: usize) -> core::result::Result<(), TooLarge> {
+    // Lines never exceed the length plus one, so both fit when the length does.
+    match u32::try_from(len) {
+        Ok(len) if len < u32::MAX => Ok(()),
+        _ => Err(TooLarge),
     }
-    tokens
+}
+
+/// Lexes up to `limit` more tokens of `lexer` (over text `text` of file `file`, which
+/// [`check_len`] accepted) into `out`.
+#[inline(always)]
+fn lex_into(lexer: &mut Lexer<'_>, text: TextId, file: FileId, out: &mut Vec<Tok>, limit: usize) {
+    let src = lexer.source();
+    let bytes = src.as_bytes();
+    for _ in 0..limit {
+        let Some(scan) = lexer.next_token() else {
+            return;
+        };
+        let kind = if scan.has(lexer::Scan::EDITED) {
+            Kind::of(scan.text(src).as_bytes())
+        } else {
+            // Only a token of one or six bytes can be a brace or `import`.
+            match scan.end.wrapping_sub(scan.start) {
+                1 | 6 => Kind::of(bytes.get(scan.start..scan.end).unwrap_or_default()),
+                _ => Kind::Word,
+            }
+        };
+        // Lossless: `check_len` bounds every offset and line.
+        out.push(Tok {
+            start: scan.start as u32,
+            end: scan.end as u32,
+            line: scan.line as u32,
+            end_line: scan.end_line as u32,
+            text,
+            file,
+            kind,
+            flags: scan.flags,
+        });
+    }
+}
+
+/// The main input's tokens, lexed a batch at a time: the lexer runs in a tight loop, and
+/// the batch stays small (below the size at which freeing it makes the allocator
+/// consolidate).
+struct MainTokens<'i> {
+    lexer: Lexer<'i>,
+    /// The current batch; `batch[at..]` is still to be read.
+    batch: Vec<Tok>,
+    at: usize,
+}
+
+impl<'i> MainTokens<'i> {
+    /// Tokens per batch (28 bytes each).
+    const BATCH: usize = 2048;
+
+    fn new(lexer: Lexer<'i>) -> Self {
+        MainTokens {
+            lexer,
+            batch: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// The next token.
+    #[inline(always)]
+    fn next(&mut self) -> Option<Tok> {
+        if self.at == self.batch.len() {
+            self.refill();
+        }
+        let token = self.batch.get(self.at).copied()?;
+        self.at += 1;
+        Some(token)
+    }
+
+    /// The tokens lexed but not read yet (possibly none while more follow).
+    #[inline(always)]
+    fn lexed(&self) -> &[Tok] {
+        self.batch.get(self.at..).unwrap_or_default()
+    }
+
+    /// Puts `token` back in front of [`MainTokens::lexed`] if it is the last one read.
+    fn unread(&mut self, token: &Tok) -> bool {
+        let Some(last) = self.at.checked_sub(1) else {
+            return false;
+        };
+        let same = self
+            .batch
+            .get(last)
+            .is_some_and(|t| t.text == token.text && t.start == token.start);
+        if same {
+            self.at = last;
+        }
+        same
+    }
+
+    /// Marks the first `n` of [`MainTokens::lexed`] as read.
+    #[inline(always)]
+    fn skip(&mut self, n: usize) {
+        self.at = self.at.saturating_add(n).min(self.batch.len());
+    }
+
+    fn refill(&mut self) {
+        self.batch.clear();
+        self.at = 0;
+        let (text, file) = (TextId::MAIN, FileId::MAIN);
+        lex_into(&mut self.lexer, text, file, &mut self.batch, Self::BATCH);
+    }
+}
+
+/// The texts tokens point into: the main input and the texts the parser owns (imported
+/// files, input that is not UTF-8).
+struct Texts<'i> {
+    /// The main input (empty when it is not UTF-8).
+    main: &'i str,
+    /// Decoded texts, each lexed once.
+    owned: Vec<String>,
+}
+
+impl<'i> Texts<'i> {
+    /// The whole text `id` names.
+    fn source(&self, id: TextId) -> &str {
+        match id {
+            TextId::MAIN => self.main,
+            TextId(n) => {
+                let at = usize::try_from(n).unwrap_or(usize::MAX).wrapping_sub(1);
+                self.owned.get(at).map_or("", String::as_str)
+            }
+        }
+    }
+
+    /// The lexed text of `token`: borrowed from the main input when the lexer did not edit
+    /// it, owned otherwise.
+    #[inline(always)]
+    fn text(&self, token: &Tok) -> Cow<'i, str> {
+        if token.text == TextId::MAIN && token.flags & lexer::Scan::EDITED == 0 {
+            let raw = self.main.get(token.start as usize..token.end as usize);
+            return Cow::Borrowed(raw.unwrap_or_default());
+        }
+        Cow::Owned(self.view(token).into_owned())
+    }
+
+    /// The lexed text of `token`, borrowed from these texts unless the lexer edited it.
+    fn view(&self, token: &Tok) -> Cow<'_, str> {
+        token.scan().text(self.source(token.text))
+    }
+
+    /// Lexes `text`, which becomes one of these texts, into tokens of file `file`.
+    fn lex(&mut self, text: String, file: FileId) -> core::result::Result<Vec<Tok>, TooLarge> {
+        check_len(text.len())?;
+        let id = TextId(u32::try_from(self.owned.len() + 1).unwrap_or(u32::MAX));
+        let mut tokens = Vec::new();
+        lex_into(&mut Lexer::new(&text), id, file, &mut tokens, usize::MAX);
+        self.owned.push(text);
+        Ok(tokens)
+    }
 }
 
 /// A source of tokens spliced in front of the rest of the input (Go splices a token slice; a
 /// stack of sources is the same sequence without moving the rest).
-enum Frame<'i> {
+enum Frame {
     /// Tokens of their own: an imported file, or input that is not UTF-8.
-    Tokens(alloc::vec::IntoIter<Tok<'i>>),
+    Tokens(alloc::vec::IntoIter<Tok>),
     /// A defined snippet's tokens, from this position on.
     Snippet { id: usize, at: usize },
     /// One token put back.
-    Pending(Tok<'i>),
+    Pending(Tok),
 }
 
-/// The accepted directive names, grouped by length for cheap lookups.
+/// The accepted directive names in an open-addressing hash table: a lookup hashes the
+/// length and the first and last bytes, and compares one name or two.
 struct ValidNames<'a> {
-    /// The names sorted by length, then bytes.
+    /// Each distinct name once; its index is its id.
     names: Vec<&'a str>,
-    /// `starts[len]`: the index of the first name of length `len` or more.
-    starts: Vec<usize>,
+    /// A power-of-two table, at most a quarter full: a name's id plus one, 0 for a free slot.
+    slots: Vec<usize>,
 }
 
 impl<'a> ValidNames<'a> {
-    fn new(names: &[&'a str]) -> Self {
-        let mut names = names.to_vec();
-        names.sort_unstable_by_key(|&name| (name.len(), name));
-        let longest = names.last().map_or(0, |n| n.len());
-        let starts = (0..=longest + 1)
-            .map(|len| names.partition_point(|n| n.len() < len))
-            .collect();
-        ValidNames { names, starts }
+    fn new(all: &[&'a str]) -> Self {
+        let size = all.len().saturating_mul(4).max(8).next_power_of_two();
+        let mut valid = ValidNames {
+            names: Vec::with_capacity(all.len()),
+            slots: alloc::vec![0; size],
+        };
+        for &name in all {
+            if let Err(free) = valid.find(name)
+                && let Some(slot) = valid.slots.get_mut(free)
+            {
+                valid.names.push(name);
+                *slot = valid.names.len();
+            }
+        }
+        valid
     }
 
-    /// The position of `name` in the sorted list: a small id for equality.
+    /// The slot of `name`: `Ok` with its id if it is there, `Err` with the free slot it
+    /// would take.
+    #[inline]
+    fn find(&self, name: &str) -> core::result::Result<usize, usize> {
+        let bytes = name.as_bytes();
+        let first = usize::from(bytes.first().copied().unwrap_or(0));
+        let last = usize::from(bytes.last().copied().unwrap_or(0));
+        let mask = self.slots.len() - 1;
+        let mut at = (first.wrapping_mul(31) ^ last.wrapping_mul(7) ^ bytes.len()) & mask;
+        // The table always has free slots, so a probe ends within one lap.
+        for _ in 0..self.slots.len() {
+            match self.slots.get(at).copied().unwrap_or(0) {
+                0 => return Err(at),
+                n => {
+                    if self.names.get(n - 1).is_some_and(|&known| known == name) {
+                        return Ok(n - 1);
+                    }
+                }
+            }
+            at = (at + 1) & mask;
+        }
+        Err(at)
+    }
+
+    /// The id of `name`, a small number for equality, if it is accepted.
     #[inline]
     fn id(&self, name: &str) -> Option<usize> {
-        let start = *self.starts.get(name.len())?;
-        let end = *self.starts.get(name.len() + 1)?;
-        let same_length = self.names.get(start..end)?;
-        // A byte loop: names are short and most differ in their first byte.
-        same_length
-            .iter()
-            .position(|&valid| valid.bytes().zip(name.bytes()).all(|(a, b)| a == b))
-            .map(|at| start + at)
+        self.find(name).ok()
     }
 }
 
 struct Parser<'a, 'i> {
     /// The accepted directive names; `None` accepts any.
     valid: Option<ValidNames<'a>>,
-    /// The main input, lexed as it is read.
-    main: Lexer<'i>,
+    /// What is left of the main input's tokens.
+    main: MainTokens<'i>,
+    /// The texts tokens point into.
+    texts: Texts<'i>,
     /// Token sources in front of what is left of `main`, the innermost import last.
-    frames: Vec<Frame<'i>>,
+    frames: Vec<Frame>,
     /// Go's `tokens[cursor]`; `None` before the first token, or past the end after an
     /// import that spliced in nothing.
-    cur: Option<Tok<'i>>,
+    cur: Option<Tok>,
     /// Go's `tokens[cursor - 1]`.
-    prev: Option<Tok<'i>>,
+    prev: Option<Tok>,
     /// The cursor was moved back: the next [`Parser::next`] stays on `cur`.
     replay: bool,
     opts: ParseOptions<'a>,
@@ -367,16 +572,18 @@ struct Parser<'a, 'i> {
     /// Snippet ids by name.
     snippet_names: BTreeMap<String, usize>,
     /// Snippet bodies, by id.
-    snippets: Vec<Vec<Tok<'i>>>,
+    snippets: Vec<Vec<Tok>>,
     snippet_expansions: usize,
     file_expansions: usize,
     imported_tokens: usize,
     eof: bool,
-    /// Reused buffers for one block's tokens, its directive names (with each one's id in
-    /// `valid`) and its occurrences (directive index and token range), in source order, so
-    /// the lists handed out are allocated once at their final size.
-    scratch_tokens: Vec<Token<'i>>,
-    scratch_names: Vec<(Cow<'i, str>, Option<usize>)>,
+    /// The previous block's token count: the next block's list starts with that capacity.
+    block_tokens: usize,
+    /// The previous block's directive count, likewise.
+    block_directives: usize,
+    /// Reused buffers for one block's directive ids (in `valid`) and its occurrences
+    /// (directive index and token range), in source order.
+    scratch_ids: Vec<Option<usize>>,
     scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
@@ -387,18 +594,24 @@ impl<'i> Parser<'_, 'i> {
 
     /// The next token of the spliced sequence.
     #[inline(always)]
-    fn pull(&mut self) -> Option<Tok<'i>> {
+    fn pull(&mut self) -> Option<Tok> {
         if self.frames.is_empty() {
-            return self.main.next_token().map(|s| Tok::new(s, FileId::MAIN));
+            return self.pull_main();
         }
         self.pull_spliced()
     }
 
+    /// The next token of the main input.
+    #[inline(always)]
+    fn pull_main(&mut self) -> Option<Tok> {
+        self.main.next()
+    }
+
     /// The next token when imports are in front of the main input.
-    fn pull_spliced(&mut self) -> Option<Tok<'i>> {
+    fn pull_spliced(&mut self) -> Option<Tok> {
         loop {
             let Some(frame) = self.frames.last_mut() else {
-                return self.main.next_token().map(|s| Tok::new(s, FileId::MAIN));
+                return self.pull_main();
             };
             let token = match frame {
                 Frame::Tokens(tokens) => tokens.next(),
@@ -407,7 +620,7 @@ impl<'i> Parser<'_, 'i> {
                         .snippets
                         .get(*id)
                         .and_then(|body| body.get(*at))
-                        .cloned();
+                        .copied();
                     *at += 1;
                     token
                 }
@@ -424,7 +637,7 @@ impl<'i> Parser<'_, 'i> {
     }
 
     /// Puts a token back at the front of the sequence.
-    fn unpull(&mut self, token: Tok<'i>) {
+    fn unpull(&mut self, token: Tok) {
         self.frames.push(Frame::Pending(token));
     }
 
@@ -478,8 +691,11 @@ impl<'i> Parser<'_, 'i> {
         }
     }
 
-    fn val(&self) -> &str {
-        self.cur.as_ref().map_or("", |t| &t.text)
+    /// The current token's text (Go's `Val`).
+    fn val(&self) -> Cow<'_, str> {
+        self.cur
+            .as_ref()
+            .map_or(Cow::Borrowed(""), |t| self.texts.view(t))
     }
 
     fn kind(&self) -> Option<Kind> {
@@ -492,7 +708,7 @@ impl<'i> Parser<'_, 'i> {
 
     fn err(&self, kind: ParseErrorKind) -> ParseError {
         let (file, line) = match &self.cur {
-            Some(t) => (self.file_name(t.file), t.line),
+            Some(t) => (self.file_name(t.file), t.line()),
             None => (self.opts.filename, 0),
         };
         ParseError {
@@ -504,7 +720,7 @@ impl<'i> Parser<'_, 'i> {
 
     fn syntax_err(&self, expected: char) -> ParseError {
         self.err(ParseErrorKind::Syntax {
-            found: String::from(self.val()),
+            found: self.val().into_owned(),
             expected,
         })
     }
@@ -519,18 +735,19 @@ impl<'i> Parser<'_, 'i> {
     }
 
     #[inline(always)]
-    fn substituted(&self, token: &Tok<'i>) -> Result<Cow<'i, str>> {
-        if !token.brace {
-            return Ok(token.text.clone());
+    fn substituted(&self, token: &Tok) -> Result<Cow<'i, str>> {
+        let text = self.texts.text(token);
+        if token.flags & lexer::Scan::BRACE == 0 {
+            return Ok(text);
         }
-        self.substituted_slow(token)
+        self.substituted_slow(text)
     }
 
-    fn substituted_slow(&self, token: &Tok<'i>) -> Result<Cow<'i, str>> {
-        if !env::has_reference(&token.text) {
-            return Ok(token.text.clone());
+    fn substituted_slow(&self, text: Cow<'i, str>) -> Result<Cow<'i, str>> {
+        if !env::has_reference(&text) {
+            return Ok(text);
         }
-        let substituted = match &token.text {
+        let substituted = match &text {
             Cow::Borrowed(text) => env::substitute(text, self.opts.env),
             Cow::Owned(text) => {
                 env::substitute(text, self.opts.env).map(|s| Cow::Owned(s.into_owned()))
@@ -566,7 +783,7 @@ impl<'i> Parser<'_, 'i> {
                 return Err(self.err(ParseErrorKind::SnippetRedeclared(name)));
             }
             let tokens = self.snippet_tokens()?;
-            if imports_itself(&tokens, &name, self.opts.env) {
+            if imports_itself(&tokens, &self.texts, &name, self.opts.env) {
                 return Err(self.err(ParseErrorKind::SnippetDepth));
             }
             self.snippet_names.insert(name, self.snippets.len());
@@ -635,13 +852,20 @@ impl<'i> Parser<'_, 'i> {
     }
 
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
-        let mut tokens = core::mem::take(&mut self.scratch_tokens);
-        let mut names = core::mem::take(&mut self.scratch_names);
+        // Blocks tend to look alike: the previous one's size is the first guess.
+        let mut tokens = Vec::with_capacity(self.block_tokens);
+        let mut names = Found {
+            directives: Vec::with_capacity(self.block_directives),
+            ids: core::mem::take(&mut self.scratch_ids),
+        };
+        names.ids.clear();
         let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
-        tokens.clear();
-        names.clear();
         occurrences.clear();
-        while self.next() {
+        loop {
+            self.plain_directives(&mut tokens, &mut names, &mut occurrences);
+            if !self.next() {
+                break;
+            }
             match self.kind() {
                 Some(Kind::Close) => break,
                 Some(Kind::Import) => {
@@ -656,16 +880,17 @@ impl<'i> Parser<'_, 'i> {
                 }
             }
         }
+        self.block_tokens = tokens.len();
+        self.block_directives = names.directives.len();
+        self.scratch_ids = names.ids;
         (block.directives, block.tokens) =
-            group_by_directive(&mut tokens, &mut names, &mut occurrences);
-        self.scratch_tokens = tokens;
-        self.scratch_names = names;
+            group_by_directive(tokens, names.directives, &mut occurrences);
         self.scratch_occurrences = occurrences;
         Ok(())
     }
 
     /// The index in `names` of the directive the cursor names, added if it is new.
-    fn directive_slot(&self, names: &mut Vec<(Cow<'i, str>, Option<usize>)>) -> Result<usize> {
+    fn directive_slot(&self, names: &mut Found<'i>) -> Result<usize> {
         let name = self.substituted_val()?;
         let id = match &self.valid {
             Some(valid) => match valid.id(&name) {
@@ -674,25 +899,98 @@ impl<'i> Parser<'_, 'i> {
             },
             None => None,
         };
-        let known = names
-            .iter()
-            .position(|(known, known_id)| match (known_id, id) {
-                (Some(known_id), Some(id)) => *known_id == id,
-                _ => *known == name,
-            });
-        Ok(known.unwrap_or_else(|| {
-            names.push((name, id));
-            names.len().saturating_sub(1)
-        }))
+        Ok(names.slot(name, id))
+    }
+
+    /// The fast path of [`Parser::directives`], between two directives when the cursor
+    /// reads the main input: takes whole directives straight from its token list while each
+    /// is a known name followed by tokens that need nothing more (see [`step`]), and leaves
+    /// the cursor on the last token taken. What it cannot finish (an import, a
+    /// substitution, an error, the end of the lexed batch) is left to the general path.
+    fn plain_directives(
+        &mut self,
+        tokens: &mut Vec<Token<'i>>,
+        names: &mut Found<'i>,
+        occurrences: &mut Vec<(usize, Range<usize>)>,
+    ) {
+        if !self.frames.is_empty() {
+            return;
+        }
+        let Some(cur) = self.cur else {
+            return;
+        };
+        // The previous directive usually ends by moving the cursor back onto the next name:
+        // read that name again from the batch.
+        let reread = self.replay;
+        if reread && !self.main.unread(&cur) {
+            return;
+        }
+        let rest = self.main.lexed();
+        let mut at = 0usize;
+        while let Some(name) = rest.get(at) {
+            // Without a brace, the name is its own substitution.
+            if name.kind != Kind::Word || name.flags & lexer::Scan::BRACE != 0 {
+                break;
+            }
+            let text = self.texts.text(name);
+            let id = match &self.valid {
+                Some(valid) => match valid.id(&text) {
+                    Some(id) => Some(id),
+                    None => break,
+                },
+                None => None,
+            };
+            let Some(end) = directive_end(rest, at) else {
+                break;
+            };
+            let slot = names.slot(text, id);
+            let start = tokens.len();
+            let texts = &self.texts;
+            let taken = rest.get(at..end).unwrap_or_default().iter();
+            tokens.extend(taken.map(|token| output(token, texts.text(token))));
+            occurrences.push((slot, start..tokens.len()));
+            at = end;
+        }
+        if reread {
+            if at == 0 {
+                // Nothing taken: the cursor stays as it was.
+                self.main.skip(1);
+                return;
+            }
+            self.replay = false;
+            // The token before the re-read name.
+            self.cur = self.prev;
+        }
+        self.took(at);
+    }
+
+    /// Moves the cursor over the first `n` tokens of [`MainTokens::lexed`], which the fast
+    /// paths consumed.
+    #[inline(always)]
+    fn took(&mut self, n: usize) {
+        let Some(last) = n.checked_sub(1) else {
+            return;
+        };
+        let rest = self.main.lexed();
+        self.prev = match last.checked_sub(1) {
+            Some(before) => rest.get(before).copied(),
+            None => self.cur,
+        };
+        self.cur = rest.get(last).copied();
+        self.main.skip(n);
     }
 
     /// Appends the tokens of the directive occurrence the cursor is on to `tokens`.
     fn directive_tokens(&mut self, tokens: &mut Vec<Token<'i>>) -> Result<()> {
         if let Some(cur) = &self.cur {
-            tokens.push(cur.token(cur.text.clone()));
+            tokens.push(output(cur, self.texts.text(cur)));
         }
         let mut nesting = 0usize;
-        while self.next() {
+        loop {
+            self.plain_directive_tokens(tokens, &mut nesting);
+            if !self.next() {
+                break;
+            }
             let new_line = self.is_new_line();
             match self.kind() {
                 Some(Kind::Open) => nesting = nesting.saturating_add(1),
@@ -710,7 +1008,7 @@ impl<'i> Parser<'_, 'i> {
                 _ => {}
             }
             if let Some(cur) = &self.cur {
-                tokens.push(cur.token(self.substituted(cur)?));
+                tokens.push(output(cur, self.substituted(cur)?));
             }
         }
         if nesting > 0 {
@@ -719,13 +1017,40 @@ impl<'i> Parser<'_, 'i> {
         Ok(())
     }
 
+    /// The fast path of [`Parser::directive_tokens`], when the cursor reads the main input:
+    /// appends the tokens that follow straight from its list, as long as each needs nothing
+    /// more (no end of the directive, import, substitution or error, which the caller
+    /// handles), and leaves the cursor on the last one taken.
+    #[inline(always)]
+    fn plain_directive_tokens(&mut self, tokens: &mut Vec<Token<'i>>, nesting: &mut usize) {
+        if self.replay || !self.frames.is_empty() {
+            return;
+        }
+        let Some(cur) = self.cur else {
+            return;
+        };
+        let rest = self.main.lexed();
+        let (mut file, mut end_line) = (cur.file, cur.end_line);
+        let mut taken = 0usize;
+        for token in rest {
+            let new_line = file != token.file || end_line < token.line;
+            if step(token, new_line, nesting) != Step::Take {
+                break;
+            }
+            tokens.push(output(token, self.texts.text(token)));
+            (file, end_line) = (token.file, token.end_line);
+            taken += 1;
+        }
+        self.took(taken);
+    }
+
     /// Replaces `import PATTERN` (the cursor is on `import`) by the tokens it names and
     /// leaves the cursor on the first of them.
     fn do_import(&mut self) -> Result<()> {
         // Go's `tokens[cursor - 1]` once the two import tokens are spliced out.
         let before = self.prev.take();
         if !self.next_arg() {
-            return Err(self.err(ParseErrorKind::ImportArgMissing(String::from(self.val()))));
+            return Err(self.err(ParseErrorKind::ImportArgMissing(self.val().into_owned())));
         }
         let pattern = self.substituted_val()?;
         if pattern.is_empty() {
@@ -764,7 +1089,7 @@ impl<'i> Parser<'_, 'i> {
         Ok(())
     }
 
-    fn import_files(&mut self, pattern: &str) -> Result<Vec<Tok<'i>>> {
+    fn import_files(&mut self, pattern: &str) -> Result<Vec<Tok>> {
         if self.file_expansions >= MAX_FILE_EXPANSIONS {
             return Err(self.err(ParseErrorKind::FileDepth));
         }
@@ -789,7 +1114,9 @@ impl<'i> Parser<'_, 'i> {
                     id
                 }
             };
-            tokens.extend(lex_owned(&file.contents, id));
+            let text = lexer::decode_lossy(&file.contents).into_owned();
+            let lexed = self.texts.lex(text, id);
+            tokens.extend(lexed.map_err(|TooLarge| self.err(ParseErrorKind::TooLarge))?);
             if tokens.len() > MAX_TOKENS {
                 return Err(self.err(ParseErrorKind::TooManyTokens));
             }
@@ -797,7 +1124,7 @@ impl<'i> Parser<'_, 'i> {
         Ok(tokens)
     }
 
-    fn snippet_tokens(&mut self) -> Result<Vec<Tok<'i>>> {
+    fn snippet_tokens(&mut self) -> Result<Vec<Tok>> {
         if self.kind() != Some(Kind::Open) {
             return Err(self.syntax_err('{'));
         }
@@ -814,8 +1141,8 @@ impl<'i> Parser<'_, 'i> {
                 Some(Kind::Open) => depth = depth.saturating_add(1),
                 _ => {}
             }
-            if let Some(cur) = &self.cur {
-                tokens.push(cur.clone());
+            if let Some(cur) = self.cur {
+                tokens.push(cur);
             }
         }
         if depth != 0 {
@@ -825,31 +1152,109 @@ impl<'i> Parser<'_, 'i> {
     }
 }
 
+/// What [`Parser::directive_tokens`] does with a token, as far as the fast paths go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Appends it (counting braces in `nesting`).
+    Take,
+    /// Ends the directive before it.
+    End,
+    /// Anything else: an import, a substitution or an error, for the general path.
+    Other,
+}
+
+/// The step for `token`, in the order of the cases of [`Parser::directive_tokens`];
+/// `new_line` tells whether it starts a line, `nesting` counts the open braces.
+#[inline(always)]
+fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
+    match token.kind {
+        Kind::Open => {
+            *nesting = nesting.saturating_add(1);
+            Step::Take
+        }
+        _ if new_line && *nesting == 0 => Step::End,
+        Kind::Close if *nesting > 0 => {
+            *nesting -= 1;
+            Step::Take
+        }
+        Kind::Import if !new_line => Step::Take,
+        // `{` and `}` hold no reference; a word with a brace may.
+        Kind::Word if token.flags & lexer::Scan::BRACE == 0 => Step::Take,
+        _ => Step::Other,
+    }
+}
+
+/// Where the directive whose name is `tokens[name]` ends (the index of the token after it),
+/// if all its tokens are in `tokens` and each is a [`Step::Take`].
+fn directive_end(tokens: &[Tok], name: usize) -> Option<usize> {
+    let first = tokens.get(name)?;
+    let (mut file, mut end_line) = (first.file, first.end_line);
+    let mut nesting = 0usize;
+    for (at, token) in tokens.iter().enumerate().skip(name + 1) {
+        let new_line = file != token.file || end_line < token.line;
+        match step(token, new_line, &mut nesting) {
+            Step::Take => (file, end_line) = (token.file, token.end_line),
+            Step::End => return Some(at),
+            Step::Other => return None,
+        }
+    }
+    None
+}
+
+/// The directives of one block, in order of first appearance, each with its id among the
+/// valid names (`None` when any name is accepted).
+struct Found<'i> {
+    /// Their names; the token ranges are set once the block is read.
+    directives: Vec<Directive<'i>>,
+    /// `ids[i]` is the id of `directives[i]`.
+    ids: Vec<Option<usize>>,
+}
+
+impl<'i> Found<'i> {
+    /// The index of the directive `name` (with id `id`), added if it is new.
+    #[inline(always)]
+    fn slot(&mut self, name: Cow<'i, str>, id: Option<usize>) -> usize {
+        let known = self
+            .ids
+            .iter()
+            .zip(&self.directives)
+            .position(|(known_id, known)| match (known_id, id) {
+                (Some(known_id), Some(id)) => *known_id == id,
+                _ => known.name == name,
+            });
+        known.unwrap_or_else(|| {
+            self.directives.push(Directive { name, tokens: 0..0 });
+            self.ids.push(id);
+            self.directives.len() - 1
+        })
+    }
+}
+
 /// The block's directives and its token list, built from `scratch` (its occurrences' tokens
-/// in source order, at the ranges of `occurrences`, whose indices point into `names`) with
-/// each directive's occurrences regrouped into one range. Both lists are allocated at their
-/// final size; tokens are reordered only when a directive occurs twice.
+/// in source order, at the ranges of `occurrences`, whose indices point into `directives`)
+/// with each directive's occurrences regrouped into one range. Without a repeated directive
+/// `scratch` is the list; otherwise tokens are moved into a new list of the final size.
+/// A list less than half full is trimmed.
 fn group_by_directive<'i>(
-    scratch: &mut Vec<Token<'i>>,
-    names: &mut Vec<(Cow<'i, str>, Option<usize>)>,
+    mut scratch: Vec<Token<'i>>,
+    mut directives: Vec<Directive<'i>>,
     occurrences: &mut [(usize, Range<usize>)],
 ) -> (Vec<Directive<'i>>, Vec<Token<'i>>) {
-    let mut directives: Vec<Directive<'i>> = names
-        .drain(..)
-        .map(|(name, _)| Directive { name, tokens: 0..0 })
-        .collect();
+    if directives.capacity() / 2 > directives.len() {
+        directives.shrink_to_fit();
+    }
     // New names take the next index, so without repeats occurrence `i` is directive `i`.
     if occurrences.len() == directives.len() {
         for (directive, (_, range)) in directives.iter_mut().zip(occurrences.iter()) {
             directive.tokens = range.clone();
         }
-        // Moved at once into a list of the final size; `scratch` keeps its capacity.
-        let mut tokens = Vec::with_capacity(scratch.len());
-        tokens.append(scratch);
-        return (directives, tokens);
+        if scratch.capacity() / 2 > scratch.len() {
+            scratch.shrink_to_fit();
+        }
+        return (directives, scratch);
     }
     occurrences.sort_by_key(|(slot, _)| *slot);
-    let mut source: Vec<Option<Token<'i>>> = scratch.drain(..).map(Some).collect();
+    let mut source: Vec<Option<Token<'i>>> = scratch.into_iter().map(Some).collect();
     let mut tokens = Vec::with_capacity(source.len());
     for (slot, range) in occurrences.iter() {
         let start = tokens.len();
@@ -888,7 +1293,7 @@ fn snippet_name<'k>(keys: &'k [Cow<'_, str>]) -> Option<&'k str> {
 }
 
 /// caddy's guard: a snippet body with `import NAME` of itself at a line start.
-fn imports_itself(tokens: &[Tok<'_>], name: &str, env: &dyn Env) -> bool {
+fn imports_itself(tokens: &[Tok], texts: &Texts<'_>, name: &str, env: &dyn Env) -> bool {
     tokens.windows(2).enumerate().any(|(i, pair)| {
         let [import, arg] = pair else { return false };
         let at_line_start = i == 0
@@ -897,6 +1302,42 @@ fn imports_itself(tokens: &[Tok<'_>], name: &str, env: &dyn Env) -> bool {
                 .is_some_and(|prev| prev.file != import.file || prev.line != import.line);
         import.kind == Kind::Import
             && at_line_start
-            && env::substitute(&arg.text, env).is_ok_and(|p| p == name)
+            && env::substitute(&texts.view(arg), env).is_ok_and(|p| p == name)
     })
+}
+
+/// The token handed out for `token`, with text `text`.
+#[inline(always)]
+fn output<'i>(token: &Tok, text: Cow<'i, str>) -> Token<'i> {
+    Token {
+        text,
+        line: token.line(),
+        file: token.file,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_up_to_u32_max_minus_one_bytes_fit_the_token_offsets() {
+        let max = usize::try_from(u32::MAX).unwrap();
+        assert!(check_len(0).is_ok());
+        assert!(check_len(max - 1).is_ok());
+        assert!(check_len(max).is_err());
+        assert!(check_len(usize::MAX).is_err());
+    }
+
+    #[test]
+    fn directive_names_are_found_by_hash_including_duplicates_and_misses() {
+        let valid = ValidNames::new(&["log", "errors", "log", "loop", "", "whoami"]);
+        assert_eq!(valid.names, ["log", "errors", "loop", "", "whoami"]);
+        for (id, name) in valid.names.iter().enumerate() {
+            assert_eq!(valid.id(name), Some(id));
+        }
+        assert_eq!(valid.id("lo"), None);
+        assert_eq!(valid.id("logs"), None);
+        assert_eq!(ValidNames::new(&[]).id("log"), None);
+    }
 }

@@ -352,3 +352,72 @@ fn s1_tokens_borrow_from_the_input_unless_the_lexer_changed_them() {
     assert_eq!(owned[2].text, "crx");
     assert_eq!(owned[3].text, "a\"b");
 }
+
+/// One server block of [`s2_long_inputs_parse_as_their_blocks_do_alone`], for zone `i`: every
+/// way a directive's tokens can be read (plain, braces, a repeated directive, a quoted token
+/// over two lines, a comment, substitutions, an import in the middle of a directive).
+fn varied_block(i: usize) -> String {
+    format!(
+        "zone{i}.test:53 {{\n    log . \"{{remote}}\n {{type}}\"\n    errors {{\n        \
+         consolidate 5m \".* timeout\"\n    }}\n    cache 30 {{\n        success 100\n    }}\n    \
+         log # again\n    forward . 1.1.1.1 {{$UPSTREAM}} {{\n        import opts\n        \
+         max_fails {{$FAILS}}\n    }}\n    whoami\n}}\n"
+    )
+}
+
+#[test]
+fn s2_long_inputs_parse_as_their_blocks_do_alone() {
+    // The parser lexes the main input in batches and takes plain directives straight from
+    // them: a file of many batches must parse exactly as its blocks do one by one.
+    let env: BTreeMap<String, String> = [("UPSTREAM", "8.8.8.8"), ("FAILS", "3")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let snippet = "(opts) {\n    policy sequential\n}\n";
+    let parse = |input: &str| {
+        corefile::parser::parse(
+            input.as_bytes(),
+            corefile::parser::ParseOptions {
+                filename: "Corefile",
+                directives: Some(corefile::plugin_order::V1_14_7.names),
+                env: &env,
+                resolver: &mut NoFiles,
+            },
+        )
+        .unwrap()
+        .into_iter()
+        .map(|b| b.into_owned())
+        .collect::<Vec<_>>()
+    };
+    let snippet_lines = snippet.lines().count();
+    let lines_per_block = varied_block(0).lines().count();
+    let blocks = 400;
+    let all: String = core::iter::once(snippet.to_string())
+        .chain((0..blocks).map(varied_block))
+        .collect();
+    let parsed = parse(&all);
+    assert_eq!(parsed.len(), blocks);
+    let total: usize = parsed.iter().map(|b| b.tokens.len()).sum();
+    assert!(total > 5 * 2048, "spans several batches: {total} tokens");
+    for (i, block) in parsed.iter().enumerate() {
+        let alone = parse(&format!("{snippet}{}", varied_block(i)));
+        let mut expected = alone[0].clone();
+        // Tokens of the snippet keep the lines of its definition, at the top.
+        for token in expected
+            .tokens
+            .iter_mut()
+            .filter(|t| t.line > snippet_lines)
+        {
+            token.line += i * lines_per_block;
+        }
+        assert_eq!(*block, expected, "block {i}");
+    }
+    let log = &parsed[7].directives[0];
+    assert_eq!(&*log.name, "log");
+    let texts: Vec<&str> = parsed[7].tokens_of(log).iter().map(|t| &*t.text).collect();
+    assert_eq!(
+        texts,
+        ["log", ".", "{remote}\n {type}", "log"],
+        "a repeated directive's occurrences are grouped"
+    );
+}
