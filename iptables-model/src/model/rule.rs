@@ -2,10 +2,9 @@
 
 use alloc::borrow::Cow;
 use alloc::string::String;
-use alloc::vec::Vec;
 
 use super::matches::owned;
-use super::{Counters, MatchOption, Module, Target};
+use super::{Counters, MatchOption, Module, Specs, Target};
 use crate::addr::Cidr;
 
 /// The protocol of `-p`, in lower case: the usual ones without an allocation, any other
@@ -147,8 +146,8 @@ impl Spec<'_> {
 pub struct Rule<'a> {
     /// `[packets:bytes]` written before the command (restores with `--counters`).
     pub counters: Option<Counters>,
-    /// The criteria, in written order.
-    pub specs: Vec<Spec<'a>>,
+    /// The criteria, in written order (inline up to [`INLINE_SPECS`](super::INLINE_SPECS)).
+    pub specs: Specs<'a>,
     /// `-j`/`-g`, when present.
     pub target: Option<Target<'a>>,
 }
@@ -166,11 +165,11 @@ impl<'a> Rule<'a> {
         }
     }
 
-    /// A rule with no criteria and no target (with room for a typical rule's criteria).
-    pub fn new() -> Self {
+    /// A rule with no criteria and no target.
+    pub const fn new() -> Self {
         Self {
             counters: None,
-            specs: Vec::with_capacity(8),
+            specs: Specs::new(),
             target: None,
         }
     }
