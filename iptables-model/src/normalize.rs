@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::model::{
-    CtState, MarkAction, MatchOption, Module, Probability, RecentOption, Rule, Spec, Specs, Target,
+    CtState, MarkAction, MatchOption, Module, Probability, RecentOption, Rule, Spec, Target,
 };
 use crate::probability::{kernel_threshold, save_probability};
 
@@ -219,7 +219,7 @@ pub fn normalize_rule<'a>(rule: &Rule<'a>, ipv6: bool) -> Rule<'a> {
         }
     }
     general.sort_by_key(|(rank, _)| *rank);
-    let mut specs: Specs<'a> = general.into_iter().map(|(_, s)| s).collect();
+    let mut specs: Vec<Spec> = general.into_iter().map(|(_, s)| s).collect();
     for (module, mut options) in blocks {
         if module == Module::Recent {
             complete_recent(&mut options, ipv6);

@@ -221,7 +221,7 @@ fn rule() -> impl Strategy<Value = Rule<'static>> {
             specs.extend(blocks.into_iter().flatten());
             Rule {
                 counters: None,
-                specs: specs.into(),
+                specs,
                 target,
             }
         })

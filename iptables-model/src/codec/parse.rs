@@ -47,6 +47,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
     let mut file = RestoreFile::default();
     let mut open: Option<(TableSection, usize)> = None;
     let mut buffer = Vec::new();
+    let mut specs = Vec::new();
     let mut line_no = 0;
     for raw in lines(text) {
         line_no += 1;
@@ -90,7 +91,8 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
             continue;
         }
         words(line, &mut buffer).map_err(at)?;
-        parse_line(&buffer, &mut section.lines, options).map_err(at)?;
+        let line = parse_line(&buffer, &mut specs, options).map_err(at)?;
+        section.lines.push(line);
     }
     match open {
         Some((_, start)) => Err(ParseError {
@@ -117,9 +119,7 @@ pub fn parse_rule(text: &str) -> Result<Rule<'_>, ParseError> {
         words: &buffer,
         pos: 0,
     };
-    let mut rule = Rule::new();
-    criteria(&mut cur, &mut rule, ParseOptions::default()).map_err(at)?;
-    Ok(rule)
+    rule(&mut cur, &mut Vec::new(), None, ParseOptions::default()).map_err(at)
 }
 
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failure> {
@@ -178,12 +178,12 @@ fn counters(text: &str) -> Option<Counters> {
     })
 }
 
-/// Parses one line of a table section and appends it to `lines`.
+/// Parses one line of a table section; `specs` is scratch space for rules' criteria.
 fn parse_line<'a>(
     buffer: &[Word<'a>],
-    lines: &mut Vec<Line<'a>>,
+    specs: &mut Vec<Spec<'a>>,
     options: ParseOptions,
-) -> Result<(), Failure> {
+) -> Result<Line<'a>, Failure> {
     let mut cur = Cursor {
         words: buffer,
         pos: 0,
@@ -223,12 +223,11 @@ fn parse_line<'a>(
                 ParseErrorKind::UnexpectedWord(extra.text.to_string()),
             ));
         }
-        lines.push(Line::Chain(ChainLine {
+        return Ok(Line::Chain(ChainLine {
             name,
             policy,
             counters,
         }));
-        return Ok(());
     }
     let (prefix, command) = if first.text.starts_with('[') {
         let c = counters(&first.text).ok_or_else(|| {
@@ -250,16 +249,10 @@ fn parse_line<'a>(
         (None, first)
     };
     let column = command.column;
-    // A rule's criteria are parsed where the line is stored: a rule is large (its criteria
-    // inline), so it is built once in place rather than moved out of each step.
-    let empty = || Rule {
-        counters: prefix,
-        ..Rule::new()
-    };
     let command = match &*command.text {
         "-A" | "--append" => Command::Append {
             chain: chain_name(cur.next(), column)?,
-            rule: empty(),
+            rule: rule(&mut cur, specs, prefix, options)?,
         },
         "-I" | "--insert" => {
             let chain = chain_name(cur.next(), column)?;
@@ -275,7 +268,7 @@ fn parse_line<'a>(
             Command::Insert {
                 chain,
                 position,
-                rule: empty(),
+                rule: rule(&mut cur, specs, prefix, options)?,
             }
         }
         "-D" | "--delete" => {
@@ -296,7 +289,7 @@ fn parse_line<'a>(
                 }
                 _ => Command::Delete {
                     chain,
-                    rule: empty(),
+                    rule: rule(&mut cur, specs, prefix, options)?,
                 },
             }
         }
@@ -313,21 +306,35 @@ fn parse_line<'a>(
         ),
         other => return Err((column, ParseErrorKind::UnknownLine(other.into()))),
     };
-    lines.push(Line::Command(command));
-    if let Some(Line::Command(
-        Command::Append { rule, .. } | Command::Insert { rule, .. } | Command::Delete { rule, .. },
-    )) = lines.last_mut()
-    {
-        // The rule takes every remaining word (an error ends the whole parse).
-        criteria(&mut cur, rule, options)?;
-    }
     if let Some(extra) = cur.next() {
         return Err((
             extra.column,
             ParseErrorKind::UnexpectedWord(extra.text.to_string()),
         ));
     }
-    Ok(())
+    Ok(Line::Command(command))
+}
+
+/// Parses rule words up to the end of the line. The criteria are gathered in `scratch` (kept
+/// for the next rule) and copied into a vector of their exact size.
+fn rule<'a>(
+    cur: &mut Cursor<'_, 'a>,
+    scratch: &mut Vec<Spec<'a>>,
+    counters: Option<Counters>,
+    options: ParseOptions,
+) -> Result<Rule<'a>, Failure> {
+    scratch.clear();
+    let mut rule = Rule {
+        counters,
+        specs: core::mem::take(scratch),
+        target: None,
+    };
+    let parsed = criteria(cur, &mut rule, options);
+    // `append` moves the criteria with one copy of their bytes.
+    let mut specs = Vec::with_capacity(rule.specs.len());
+    specs.append(&mut rule.specs);
+    *scratch = core::mem::replace(&mut rule.specs, specs);
+    parsed.map(|()| rule)
 }
 
 /// Parses the criteria and the target of `rule`.

@@ -134,7 +134,6 @@ pub enum Command<'a> {
 
 /// A line inside a table section.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[allow(clippy::large_enum_variant)] // a rule's criteria are inline: one block per line
 pub enum Line<'a> {
     /// `:NAME POLICY [p:b]`.
     Chain(ChainLine),

@@ -4,7 +4,6 @@ mod document;
 mod matches;
 mod name;
 mod rule;
-mod specs;
 pub(crate) mod target;
 
 pub use document::{
@@ -16,5 +15,4 @@ pub use matches::{
 };
 pub use name::{ChainName, INLINE_NAME_BYTES};
 pub use rule::{IpProtocol, OwnedRule, Rule, Spec};
-pub use specs::{INLINE_SPECS, Specs, SpecsIntoIter};
 pub use target::{MarkAction, Target};

@@ -2,9 +2,10 @@
 
 use alloc::borrow::Cow;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use super::matches::owned;
-use super::{Counters, MatchOption, Module, Specs, Target};
+use super::{Counters, MatchOption, Module, Target};
 use crate::addr::Cidr;
 
 /// The protocol of `-p`, in lower case: the usual ones without an allocation, any other
@@ -146,8 +147,8 @@ impl Spec<'_> {
 pub struct Rule<'a> {
     /// `[packets:bytes]` written before the command (restores with `--counters`).
     pub counters: Option<Counters>,
-    /// The criteria, in written order (inline up to [`INLINE_SPECS`](super::INLINE_SPECS)).
-    pub specs: Specs<'a>,
+    /// The criteria, in written order.
+    pub specs: Vec<Spec<'a>>,
     /// `-j`/`-g`, when present.
     pub target: Option<Target<'a>>,
 }
@@ -165,11 +166,11 @@ impl<'a> Rule<'a> {
         }
     }
 
-    /// A rule with no criteria and no target.
-    pub const fn new() -> Self {
+    /// A rule with no criteria and no target (with room for a typical rule's criteria).
+    pub fn new() -> Self {
         Self {
             counters: None,
-            specs: Specs::new(),
+            specs: Vec::with_capacity(8),
             target: None,
         }
     }
