@@ -20,7 +20,7 @@ pub use addr::Cidr;
 pub use codec::{parse, parse_rule};
 pub use error::{ParseError, ParseErrorKind, Position, RestoreError, TraceError};
 pub use model::{
-    ChainName, Command, IpProtocol, Line, MatchOption, Module, RestoreFile, Rule, Spec, Table,
-    TableSection, Target,
+    ChainName, Command, IpProtocol, Line, MatchOption, Module, OwnedRestoreFile, OwnedRule,
+    RestoreFile, Rule, Spec, Table, TableSection, Target,
 };
 pub use ruleset::Ruleset;

@@ -1,6 +1,7 @@
 //! The form `iptables-save` prints a rule back in (spec §7), so generated rules can be compared
 //! with what the kernel reports.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -67,14 +68,17 @@ fn option_rank(option: &MatchOption) -> u8 {
     }
 }
 
-fn normalize_option(option: &MatchOption) -> MatchOption {
+fn normalize_option<'a>(option: &MatchOption<'a>) -> MatchOption<'a> {
     match option {
         MatchOption::Comment(text) => {
             let mut end = text.len().min(COMMENT_MAX);
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
-            MatchOption::Comment(text.get(..end).unwrap_or_default().into())
+            MatchOption::Comment(match text.get(..end) {
+                Some(kept) if end < text.len() => String::from(kept).into(),
+                _ => text.clone(),
+            })
         }
         MatchOption::CtState { negated, states } | MatchOption::State { negated, states } => {
             let mut states = states.clone();
@@ -180,7 +184,7 @@ fn protocol_module(protocol: Option<&str>) -> Option<Module> {
 /// order (an implicit `-m tcp` where ports were given without one), then the target in its
 /// saved spelling (`--set-xmark`, `--reject-with`). `ipv6` selects the REJECT default and the
 /// `recent` mask.
-pub fn normalize_rule(rule: &Rule, ipv6: bool) -> Rule {
+pub fn normalize_rule<'a>(rule: &Rule<'a>, ipv6: bool) -> Rule<'a> {
     let mut general: Vec<(u8, Spec)> = Vec::new();
     let mut blocks: Vec<(Module, Vec<MatchOption>)> = Vec::new();
     for spec in &rule.specs {
@@ -233,7 +237,7 @@ pub fn normalize_rule(rule: &Rule, ipv6: bool) -> Rule {
             })
         }
         Target::Reject { with: None } => Target::Reject {
-            with: Some(String::from(if ipv6 {
+            with: Some(Cow::Borrowed(if ipv6 {
                 "icmp6-port-unreachable"
             } else {
                 "icmp-port-unreachable"

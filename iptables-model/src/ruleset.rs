@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 
 use crate::error::RestoreError;
 use crate::model::{
-    ChainLine, ChainName, Command, Counters, Line, Policy, RestoreFile, Rule, Table, TableSection,
-    Target,
+    ChainLine, ChainName, Command, Counters, Line, OwnedRestoreFile, OwnedRule, Policy,
+    RestoreFile, Table, TableSection, Target,
 };
 use crate::normalize::normalize_rule;
 
@@ -22,7 +22,7 @@ pub struct Chain {
     /// The chain's counters.
     pub counters: Counters,
     /// The rules, in order.
-    pub rules: Vec<Rule>,
+    pub rules: Vec<OwnedRule>,
 }
 
 /// One table: built-in chains in hook order, then user chains in creation order.
@@ -144,11 +144,12 @@ impl TableState {
         Ok(())
     }
 
-    fn apply(&mut self, line: usize, command: &Command) -> Result<(), RestoreError> {
+    fn apply(&mut self, line: usize, command: &Command<'_>) -> Result<(), RestoreError> {
         match command {
-            Command::Append { chain, rule } => {
-                self.chain_mut(chain, line)?.rules.push(rule.clone())
-            }
+            Command::Append { chain, rule } => self
+                .chain_mut(chain, line)?
+                .rules
+                .push(rule.clone().into_owned()),
             Command::Insert {
                 chain,
                 position,
@@ -162,7 +163,7 @@ impl TableState {
                         chain: chain.to_string(),
                     });
                 }
-                rules.insert(at, rule.clone());
+                rules.insert(at, rule.clone().into_owned());
             }
             Command::Delete { chain, rule } => {
                 let rules = &mut self.chain_mut(chain, line)?.rules;
@@ -370,7 +371,7 @@ impl Ruleset {
     /// What `iptables-save` would print: per table, built-in chains with policy and counters,
     /// then user chains alphabetically, then every rule in its saved form
     /// ([`normalize_rule`]); write it with [`crate::codec::Style::Save`].
-    pub fn save(&self, ipv6: bool) -> RestoreFile {
+    pub fn save(&self, ipv6: bool) -> OwnedRestoreFile {
         let tables = self
             .tables
             .iter()

@@ -19,10 +19,14 @@ use iptables_model::kube::{
     EndpointSlice, Proxier, ProxyOptions, Service, SyncRequest, canonical_order, generate,
 };
 use iptables_model::probability::compute_probability;
-use iptables_model::{RestoreFile, Table};
+use iptables_model::{OwnedRestoreFile, RestoreFile, Table};
 use serde_json::Value;
 
-fn full(options: &ProxyOptions, services: &[Service], slices: &[EndpointSlice]) -> RestoreFile {
+fn full(
+    options: &ProxyOptions,
+    services: &[Service],
+    slices: &[EndpointSlice],
+) -> OwnedRestoreFile {
     generate(
         options,
         services,
@@ -180,7 +184,8 @@ fn every_flow_and_chain_check_holds() {
         }
         let v = common::vector(&name);
         if let Some(rules) = v.get("rules_file").and_then(Value::as_str) {
-            let file = parse_with(&common::read(rules), ParseOptions::kube_proxy_tests()).unwrap();
+            let text = common::read(rules);
+            let file = parse_with(&text, ParseOptions::kube_proxy_tests()).unwrap();
             flows += check_flows(&name, &file, &flows_of(&v), None);
         } else if let Some(cases) = v.get("cases").and_then(Value::as_array) {
             for case in cases {

@@ -45,8 +45,8 @@ fn ports() -> impl Strategy<Value = PortRange> {
     })
 }
 
-fn block() -> impl Strategy<Value = Vec<Spec>> {
-    let m = |module: Module, options: Vec<MatchOption>| {
+fn block() -> impl Strategy<Value = Vec<Spec<'static>>> {
+    let m = |module: Module, options: Vec<MatchOption<'static>>| {
         let mut specs = vec![Spec::Module(module)];
         specs.extend(options.into_iter().map(Spec::Option));
         specs
@@ -56,11 +56,15 @@ fn block() -> impl Strategy<Value = Vec<Spec>> {
             .prop_map(|(negated, address)| vec![Spec::Source { negated, address }]),
         (any::<bool>(), cidr())
             .prop_map(|(negated, address)| vec![Spec::Destination { negated, address }]),
-        (any::<bool>(), "[a-z0-9]{1,6}\\+?")
-            .prop_map(|(negated, name)| vec![Spec::InInterface { negated, name }]),
-        (any::<bool>(), "[a-z0-9]{1,6}")
-            .prop_map(|(negated, name)| vec![Spec::OutInterface { negated, name }]),
-        text().prop_map(move |t| m(Module::Comment, vec![MatchOption::Comment(t)])),
+        (any::<bool>(), "[a-z0-9]{1,6}\\+?").prop_map(|(negated, name)| vec![Spec::InInterface {
+            negated,
+            name: name.into()
+        }]),
+        (any::<bool>(), "[a-z0-9]{1,6}").prop_map(|(negated, name)| vec![Spec::OutInterface {
+            negated,
+            name: name.into()
+        }]),
+        text().prop_map(move |t| m(Module::Comment, vec![MatchOption::Comment(t.into())])),
         (any::<bool>(), ports(), any::<bool>(), ports()).prop_map(move |(n1, p1, n2, p2)| m(
             Module::Tcp,
             vec![
@@ -158,27 +162,29 @@ fn block() -> impl Strategy<Value = Vec<Spec>> {
                 Module::Other(module),
                 vec![MatchOption::Unknown {
                     negated: false,
-                    name,
-                    args
+                    name: name.into(),
+                    args: args.into_iter().map(Into::into).collect(),
                 }]
             )),
     ]
 }
 
-fn target() -> impl Strategy<Value = Option<Target>> {
+fn target() -> impl Strategy<Value = Option<Target<'static>>> {
     proptest::option::of(prop_oneof![
         Just(Target::Accept),
         Just(Target::Drop),
         Just(Target::Return),
         "KUBE-[A-Z0-9]{1,16}".prop_map(|c| Target::Jump(c.into())),
         "[a-z]{1,8}".prop_map(|c| Target::Goto(c.into())),
-        proptest::option::of("icmp-[a-z-]{1,10}").prop_map(|with| Target::Reject { with }),
+        proptest::option::of("icmp-[a-z-]{1,10}").prop_map(|with| Target::Reject {
+            with: with.map(Into::into)
+        }),
         (
             proptest::option::of("10\\.[0-9]{1,3}\\.0\\.1:[0-9]{2,4}"),
             any::<bool>()
         )
             .prop_map(|(to, random)| Target::Dnat {
-                to,
+                to: to.map(Into::into),
                 random,
                 persistent: false
             }),
@@ -192,13 +198,13 @@ fn target() -> impl Strategy<Value = Option<Target>> {
         ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2)).prop_map(|(name, args)| {
             Target::Other {
                 name: name.into(),
-                args,
+                args: args.into_iter().map(Into::into).collect(),
             }
         }),
     ])
 }
 
-fn rule() -> impl Strategy<Value = Rule> {
+fn rule() -> impl Strategy<Value = Rule<'static>> {
     (
         proptest::option::of("tcp|udp|icmp|all"),
         proptest::collection::vec(block(), 0..6),

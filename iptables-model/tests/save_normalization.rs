@@ -19,15 +19,16 @@ fn table_text(file: &iptables_model::RestoreFile, table: Table) -> String {
 
 #[test]
 fn restored_and_saved_equals_observed_iptables_save_on_both_backends() {
-    let input = parse(&common::read("18_save_normalization.input.txt")).unwrap();
+    let input = common::read("18_save_normalization.input.txt");
+    let input = parse(&input).unwrap();
     let mut ruleset = Ruleset::new();
     ruleset.restore(&input, true).unwrap();
     let saved = ruleset.save(false);
     for backend in ["nft", "legacy"] {
-        let observed = parse(&common::read(&format!(
+        let observed = common::read(&format!(
             "18_save_normalization.iptables-{backend}-1.8.9-save.txt"
-        )))
-        .unwrap();
+        ));
+        let observed = parse(&observed).unwrap();
         for table in [Table::Filter, Table::Nat] {
             common::assert_text_eq(
                 &format!("{backend} {}", table.name()),

@@ -291,7 +291,7 @@ fn rule(f: &mut dyn Write, rule: &Rule, style: Style) -> fmt::Result {
     }
 }
 
-impl Display for Styled<'_, Rule> {
+impl Display for Styled<'_, Rule<'_>> {
     /// The rule's words without a leading space: `-m tcp -p tcp --dport 80 -j ACCEPT`.
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         let mut text = alloc::string::String::new();
@@ -300,7 +300,7 @@ impl Display for Styled<'_, Rule> {
     }
 }
 
-impl Rule {
+impl Rule<'_> {
     /// The rule's words as separate, unquoted arguments: what to pass after
     /// `iptables -A CHAIN` (or `-C`, `-I`, `-D`) on a command line.
     pub fn args(&self) -> alloc::vec::Vec<alloc::string::String> {
@@ -314,7 +314,7 @@ impl Rule {
     }
 }
 
-impl Display for Rule {
+impl Display for Rule<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)
     }
@@ -387,7 +387,7 @@ impl Display for ChainLine {
     }
 }
 
-impl Display for Styled<'_, TableSection> {
+impl Display for Styled<'_, TableSection<'_>> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         writeln!(f, "*{}", self.0.table.name())?;
         for line in &self.0.lines {
@@ -406,7 +406,7 @@ impl Display for Styled<'_, TableSection> {
     }
 }
 
-impl Display for Styled<'_, RestoreFile> {
+impl Display for Styled<'_, RestoreFile<'_>> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         self.0
             .tables
@@ -415,13 +415,13 @@ impl Display for Styled<'_, RestoreFile> {
     }
 }
 
-impl Display for TableSection {
+impl Display for TableSection<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)
     }
 }
 
-impl Display for RestoreFile {
+impl Display for RestoreFile<'_> {
     /// The restore text, quoting only where needed (kube-proxy's spelling).
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         Styled(self, Style::Restore).fmt(f)

@@ -1,5 +1,6 @@
 //! Values of match options and target options.
 
+use alloc::borrow::Cow;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -144,15 +145,15 @@ fn negatable(option: &MatchOption) -> bool {
 }
 
 /// Parses the value(s) of the typed match option `name` (written at `column`).
-pub(crate) fn match_option(
+pub(crate) fn match_option<'a>(
     name: &str,
     negated: bool,
     column: usize,
-    cur: &mut Cursor<'_, '_>,
-) -> Result<MatchOption, Failure> {
+    cur: &mut Cursor<'_, 'a>,
+) -> Result<MatchOption<'a>, Failure> {
     let recent = |option| MatchOption::Recent { negated, option };
     let option = match name {
-        "--comment" => MatchOption::Comment(cur.value(name, column)?.text.to_string()),
+        "--comment" => MatchOption::Comment(cur.value(name, column)?.text.clone()),
         "--dport" | "--destination-port" | "--sport" | "--source-port" => {
             let word = cur.value(name, column)?;
             let ports = parse_port_range(&word.text).ok_or_else(|| invalid(name, word))?;
@@ -261,7 +262,7 @@ pub(crate) fn match_option(
         "--nfacct-name" => MatchOption::NfacctName(cur.value(name, column)?.text.to_string()),
         _ => MatchOption::Unknown {
             negated,
-            name: name.into(),
+            name: String::from(name).into(),
             args: verbatim_args(cur),
         },
     };
@@ -301,20 +302,20 @@ pub(crate) fn is_general(word: &str) -> bool {
 }
 
 /// The words after an unknown option up to the next option or criterion.
-pub(crate) fn verbatim_args(cur: &mut Cursor<'_, '_>) -> Vec<String> {
+pub(crate) fn verbatim_args<'a>(cur: &mut Cursor<'_, 'a>) -> Vec<Cow<'a, str>> {
     let mut args = Vec::new();
     while let Some(word) = cur.peek() {
         if word.text.starts_with('-') && word.text.len() > 1 || word.text == "!" {
             break;
         }
-        args.push(word.text.to_string());
+        args.push(word.text.clone());
         cur.pos += 1;
     }
     args
 }
 
 /// Builds the target named `name`; `None` when the name is a chain (a jump).
-pub(crate) fn target_for(name: &str) -> Option<Target> {
+pub(crate) fn target_for(name: &str) -> Option<Target<'static>> {
     Some(match name {
         "ACCEPT" => Target::Accept,
         "DROP" => Target::Drop,
@@ -346,13 +347,13 @@ pub(crate) fn target_for(name: &str) -> Option<Target> {
 }
 
 /// Applies target option `name` to `target`; `Ok(false)` when the target has no such option.
-pub(crate) fn target_option(
-    target: &mut Target,
+pub(crate) fn target_option<'a>(
+    target: &mut Target<'a>,
     name: &str,
     column: usize,
-    cur: &mut Cursor<'_, '_>,
+    cur: &mut Cursor<'_, 'a>,
 ) -> Result<bool, Failure> {
-    let text = |cur: &mut Cursor<'_, '_>| cur.value(name, column).map(|w| w.text.to_string());
+    let text = |cur: &mut Cursor<'_, 'a>| cur.value(name, column).map(|w| w.text.clone());
     match (target, name) {
         (Target::Reject { with }, "--reject-with") => *with = Some(text(cur)?),
         (Target::Dnat { to, .. }, "--to-destination" | "--to") => *to = Some(text(cur)?),
@@ -393,7 +394,7 @@ pub(crate) fn target_option(
             };
         }
         (Target::Other { args, .. }, _) => {
-            args.push(name.into());
+            args.push(String::from(name).into());
             args.extend(verbatim_args(cur));
         }
         _ => return Ok(false),

@@ -35,13 +35,15 @@ impl ParseOptions {
     }
 }
 
-/// Parses a whole iptables-save / iptables-restore document.
-pub fn parse(text: &str) -> Result<RestoreFile, ParseError> {
+/// Parses a whole iptables-save / iptables-restore document. The result borrows its free
+/// text (comments, interfaces, NAT addresses, unknown options) from `text`; call
+/// [`RestoreFile::into_owned`] to keep it longer.
+pub fn parse(text: &str) -> Result<RestoreFile<'_>, ParseError> {
     parse_with(text, ParseOptions::default())
 }
 
 /// Parses with explicit [`ParseOptions`].
-pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile, ParseError> {
+pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, ParseError> {
     let mut file = RestoreFile::default();
     let mut open: Option<(TableSection, usize)> = None;
     let mut buffer = Vec::new();
@@ -105,8 +107,8 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile, Pars
 }
 
 /// Parses the words of a rule (what follows `-A CHAIN`), for example
-/// `-m tcp -p tcp --dport 80 -j ACCEPT`.
-pub fn parse_rule(text: &str) -> Result<Rule, ParseError> {
+/// `-m tcp -p tcp --dport 80 -j ACCEPT`. The rule borrows from `text` like [`parse`]'s.
+pub fn parse_rule(text: &str) -> Result<Rule<'_>, ParseError> {
     let mut buffer = Vec::new();
     let at = |(column, kind): Failure| ParseError {
         position: Position { line: 1, column },
@@ -177,11 +179,11 @@ fn counters(text: &str) -> Option<Counters> {
 }
 
 /// Parses one line of a table section; `specs` is scratch space for rules' criteria.
-fn parse_line(
-    buffer: &[Word<'_>],
-    specs: &mut Vec<Spec>,
+fn parse_line<'a>(
+    buffer: &[Word<'a>],
+    specs: &mut Vec<Spec<'a>>,
     options: ParseOptions,
-) -> Result<Line, Failure> {
+) -> Result<Line<'a>, Failure> {
     let mut cur = Cursor {
         words: buffer,
         pos: 0,
@@ -315,12 +317,12 @@ fn parse_line(
 
 /// Parses rule words up to the end of the line. The criteria are gathered in `scratch` (kept
 /// for the next rule) and copied into a vector of their exact size.
-fn rule(
-    cur: &mut Cursor<'_, '_>,
-    scratch: &mut Vec<Spec>,
+fn rule<'a>(
+    cur: &mut Cursor<'_, 'a>,
+    scratch: &mut Vec<Spec<'a>>,
     counters: Option<Counters>,
     options: ParseOptions,
-) -> Result<Rule, Failure> {
+) -> Result<Rule<'a>, Failure> {
     scratch.clear();
     let mut rule = Rule {
         counters,
@@ -336,9 +338,9 @@ fn rule(
 }
 
 /// Parses the criteria and the target of `rule`.
-fn criteria(
-    cur: &mut Cursor<'_, '_>,
-    rule: &mut Rule,
+fn criteria<'a>(
+    cur: &mut Cursor<'_, 'a>,
+    rule: &mut Rule<'a>,
     options: ParseOptions,
 ) -> Result<(), Failure> {
     let mut negated: Option<usize> = None;
@@ -388,7 +390,7 @@ fn criteria(
                 }
             }
             "-i" | "--in-interface" | "-o" | "--out-interface" => {
-                let name = cur.value(text, column)?.text.to_string();
+                let name = cur.value(text, column)?.text.clone();
                 if text.contains('i') && !text.contains("out") {
                     Spec::InInterface { negated: neg, name }
                 } else {
@@ -473,7 +475,7 @@ fn criteria(
                 } else {
                     MatchOption::Unknown {
                         negated: neg,
-                        name: option.into(),
+                        name: word.text.clone(),
                         args: super::options::verbatim_args(cur),
                     }
                 };
@@ -484,6 +486,7 @@ fn criteria(
                     && !neg
                     && let Some(Spec::Option(MatchOption::Comment(comment))) = rule.specs.last_mut()
                 {
+                    let comment = comment.to_mut();
                     comment.push(' ');
                     comment.push_str(other);
                     continue;

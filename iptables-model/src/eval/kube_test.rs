@@ -22,9 +22,9 @@ pub struct KubeTrace {
     pub masquerade: bool,
 }
 
-type Chains<'a> = BTreeMap<&'a str, Vec<&'a Rule>>;
+type Chains<'a> = BTreeMap<&'a str, Vec<&'a Rule<'a>>>;
 
-fn chains(file: &RestoreFile, table: Table) -> Chains<'_> {
+fn chains<'a>(file: &'a RestoreFile<'a>, table: Table) -> Chains<'a> {
     let mut map: Chains<'_> = BTreeMap::new();
     for line in file
         .tables
@@ -102,7 +102,7 @@ impl Tracer<'_> {
                     return Ok(true);
                 }
                 Target::Dnat { to, .. } => {
-                    self.outputs.push(to.clone().unwrap_or_default());
+                    self.outputs.push(to.as_deref().unwrap_or_default().into());
                     return Ok(true);
                 }
                 Target::Jump(next) | Target::Goto(next) => {

@@ -313,7 +313,7 @@ impl Evaluator<'_> {
                         return Err(TraceError::Unsupported {
                             chain: chain.name.to_string(),
                             rule: index + 1,
-                            what: name.clone(),
+                            what: name.to_string(),
                         });
                     }
                 },
@@ -393,7 +393,7 @@ impl Evaluator<'_> {
                         Some(End::Accept)
                     }
                     Some(Target::Snat { to, .. }) => {
-                        st.snat = Some(SourceNat::To(to.clone().unwrap_or_default()));
+                        st.snat = Some(SourceNat::To(to.as_deref().unwrap_or_default().into()));
                         Some(End::Accept)
                     }
                     Some(Target::Mark(action)) => {

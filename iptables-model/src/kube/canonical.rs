@@ -17,7 +17,7 @@ fn chain_rank(name: &str) -> (u8, &str) {
 }
 
 /// The service a rule belongs to: its comment up to the first space or `:`.
-fn service_of(rule: &Rule) -> &str {
+fn service_of<'r>(rule: &'r Rule<'_>) -> &'r str {
     let comment = rule.comment_text().unwrap_or("");
     comment.split([' ', ':']).next().unwrap_or("")
 }
@@ -27,7 +27,7 @@ fn is_last_rule(rule: &Rule) -> bool {
         .is_some_and(|c| c.contains("must be the last rule"))
 }
 
-fn canonical_table(section: &TableSection) -> TableSection {
+fn canonical_table<'a>(section: &TableSection<'a>) -> TableSection<'a> {
     let mut chains: Vec<&str> = Vec::new();
     for line in &section.lines {
         let name = match line {
@@ -77,7 +77,7 @@ fn canonical_table(section: &TableSection) -> TableSection {
 /// KUBE-SERVICES, other KUBE-*, others; rules grouped by chain in that order, KUBE-SERVICES and
 /// KUBE-NODEPORTS stable-sorted by service name (nat KUBE-SERVICES' "last rule" kept last);
 /// `-X` lines after all rules.
-pub fn canonical_order(file: &RestoreFile) -> RestoreFile {
+pub fn canonical_order<'a>(file: &RestoreFile<'a>) -> RestoreFile<'a> {
     let mut tables: Vec<TableSection> = file.tables.iter().map(canonical_table).collect();
     tables.sort_by(|a, b| a.table.name().cmp(b.table.name()));
     RestoreFile { tables }

@@ -8,7 +8,7 @@ use super::input::ProxyOptions;
 use super::port::Output;
 use super::rules::{RuleText, declare};
 use crate::addr::Cidr;
-use crate::model::{CtState, RestoreFile};
+use crate::model::{CtState, OwnedRestoreFile, RestoreFile};
 
 /// filter chains a full sync declares, in kube-proxy's order.
 pub(crate) const FILTER_CHAINS: [&str; 5] = [
@@ -225,9 +225,11 @@ pub fn jump_rules_text() -> String {
 
 /// [`jump_rules_text`] as a document. Restore it before the first sync so that packets reach
 /// kube-proxy's chains.
-pub fn jump_rules() -> RestoreFile {
+pub fn jump_rules() -> OwnedRestoreFile {
     // The text is fixed and parses (tested); an empty document is the unreachable fallback.
-    crate::parse(&jump_rules_text()).unwrap_or_default()
+    crate::parse(&jump_rules_text())
+        .map(RestoreFile::into_owned)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

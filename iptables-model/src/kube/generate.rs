@@ -14,7 +14,7 @@ use super::port::{Output, PortContext, Probabilities, Shared, Sink, family_ip};
 use super::rules::{declare, delete_chain};
 use crate::codec::parse;
 use crate::error::ParseError;
-use crate::model::RestoreFile;
+use crate::model::{OwnedRestoreFile, RestoreFile};
 
 /// Whether the service `(namespace, name)` changed since the last successful sync.
 pub type ChangedFn<'a> = &'a dyn Fn(&str, &str) -> bool;
@@ -50,13 +50,14 @@ pub struct Generated {
 }
 
 impl Generated {
-    /// The restore input as a document.
+    /// The restore input as a document that owns its text (it outlives this value; borrow
+    /// from [`Generated::text`] with [`crate::parse`] instead when it need not).
     ///
     /// # Errors
     ///
     /// Never for text this crate generated; the error is [`crate::parse`]'s.
-    pub fn restore(&self) -> Result<RestoreFile, ParseError> {
-        parse(&self.text)
+    pub fn restore(&self) -> Result<OwnedRestoreFile, ParseError> {
+        parse(&self.text).map(RestoreFile::into_owned)
     }
 }
 

@@ -91,15 +91,15 @@ pub struct ChainLine {
     pub counters: Option<Counters>,
 }
 
-/// A command line of the restore format.
+/// A command line of the restore format (its rule borrows from the parsed input for `'a`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Command {
+pub enum Command<'a> {
     /// `-A CHAIN rule`.
     Append {
         /// The chain.
         chain: ChainName,
         /// The rule.
-        rule: Rule,
+        rule: Rule<'a>,
     },
     /// `-I CHAIN [POSITION] rule` (1-based; `None` inserts first).
     Insert {
@@ -108,14 +108,14 @@ pub enum Command {
         /// The 1-based position, when written.
         position: Option<u32>,
         /// The rule.
-        rule: Rule,
+        rule: Rule<'a>,
     },
     /// `-D CHAIN rule`: delete the first rule equal to `rule`.
     Delete {
         /// The chain.
         chain: ChainName,
         /// The rule to delete.
-        rule: Rule,
+        rule: Rule<'a>,
     },
     /// `-D CHAIN POSITION`.
     DeleteAt {
@@ -134,23 +134,62 @@ pub enum Command {
 
 /// A line inside a table section.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Line {
+pub enum Line<'a> {
     /// `:NAME POLICY [p:b]`.
     Chain(ChainLine),
     /// `-A`, `-I`, `-D`, `-N`, `-X`, `-F`.
-    Command(Command),
+    Command(Command<'a>),
+}
+
+impl Command<'_> {
+    /// This command with its rule's text copied out of the parsed input.
+    pub fn into_owned(self) -> Command<'static> {
+        match self {
+            Self::Append { chain, rule } => Command::Append {
+                chain,
+                rule: rule.into_owned(),
+            },
+            Self::Insert {
+                chain,
+                position,
+                rule,
+            } => Command::Insert {
+                chain,
+                position,
+                rule: rule.into_owned(),
+            },
+            Self::Delete { chain, rule } => Command::Delete {
+                chain,
+                rule: rule.into_owned(),
+            },
+            Self::DeleteAt { chain, position } => Command::DeleteAt { chain, position },
+            Self::NewChain(chain) => Command::NewChain(chain),
+            Self::DeleteChain(chain) => Command::DeleteChain(chain),
+            Self::Flush(chain) => Command::Flush(chain),
+        }
+    }
+}
+
+impl Line<'_> {
+    /// This line with its text copied out of the parsed input.
+    pub fn into_owned(self) -> Line<'static> {
+        match self {
+            Self::Chain(chain) => Line::Chain(chain),
+            Self::Command(command) => Line::Command(command.into_owned()),
+        }
+    }
 }
 
 /// One `*table … COMMIT` section.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TableSection {
+pub struct TableSection<'a> {
     /// The table.
     pub table: Table,
     /// Chain declarations and commands, in written order.
-    pub lines: Vec<Line>,
+    pub lines: Vec<Line<'a>>,
 }
 
-impl TableSection {
+impl<'a> TableSection<'a> {
     /// An empty section for `table`.
     pub const fn new(table: Table) -> Self {
         Self {
@@ -169,7 +208,7 @@ impl TableSection {
     }
 
     /// Appends `rule` to `chain` (`-A`).
-    pub fn append(&mut self, chain: impl Into<ChainName>, rule: Rule) {
+    pub fn append(&mut self, chain: impl Into<ChainName>, rule: Rule<'a>) {
         self.lines.push(Line::Command(Command::Append {
             chain: chain.into(),
             rule,
@@ -185,7 +224,7 @@ impl TableSection {
     }
 
     /// The rules appended to `chain` with `-A`, in order.
-    pub fn appended<'a>(&'a self, chain: &'a str) -> impl Iterator<Item = &'a Rule> + 'a {
+    pub fn appended<'s>(&'s self, chain: &'s str) -> impl Iterator<Item = &'s Rule<'a>> + 's {
         self.lines.iter().filter_map(move |l| match l {
             Line::Command(Command::Append { chain: c, rule }) if c == chain => Some(rule),
             _ => None,
@@ -194,15 +233,36 @@ impl TableSection {
 }
 
 /// A whole iptables-save / iptables-restore document.
+///
+/// [`parse`](crate::parse) returns one that borrows its free text from the input for `'a`
+/// (no allocation per comment or NAT address); [`RestoreFile::into_owned`] gives an
+/// [`OwnedRestoreFile`] that outlives the input. Documents built in code are owned.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct RestoreFile {
+pub struct RestoreFile<'a> {
     /// The table sections, in written order.
-    pub tables: Vec<TableSection>,
+    pub tables: Vec<TableSection<'a>>,
 }
 
-impl RestoreFile {
+/// A restore document that owns all its text.
+pub type OwnedRestoreFile = RestoreFile<'static>;
+
+impl<'a> RestoreFile<'a> {
+    /// This document with its text copied out of the parsed input.
+    pub fn into_owned(self) -> OwnedRestoreFile {
+        RestoreFile {
+            tables: self
+                .tables
+                .into_iter()
+                .map(|section| TableSection {
+                    table: section.table,
+                    lines: section.lines.into_iter().map(Line::into_owned).collect(),
+                })
+                .collect(),
+        }
+    }
+
     /// The first section of `table`.
-    pub fn table(&self, table: Table) -> Option<&TableSection> {
+    pub fn table(&self, table: Table) -> Option<&TableSection<'a>> {
         self.tables.iter().find(|t| t.table == table)
     }
 }

@@ -1,5 +1,6 @@
 //! Match modules (`-m NAME`) and their typed options.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -337,10 +338,13 @@ pub enum RecentOption {
 }
 
 /// A typed option of a match module; `negated` is a preceding `!`.
+///
+/// Its free text (a comment, an unknown option) borrows from the parsed input for `'a`;
+/// [`MatchOption::into_owned`] detaches it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum MatchOption {
+pub enum MatchOption<'a> {
     /// `--comment TEXT`.
-    Comment(String),
+    Comment(Cow<'a, str>),
     /// `[!] --sport PORT[:PORT]` (tcp, udp, sctp).
     SourcePort {
         /// `!`.
@@ -435,13 +439,61 @@ pub enum MatchOption {
         /// `!`.
         negated: bool,
         /// The option, with its dashes.
-        name: String,
+        name: Cow<'a, str>,
         /// Its arguments.
-        args: Vec<String>,
+        args: Vec<Cow<'a, str>>,
     },
 }
 
-impl MatchOption {
+impl MatchOption<'_> {
+    /// This option with its text copied out of the parsed input.
+    pub fn into_owned(self) -> MatchOption<'static> {
+        match self {
+            Self::Comment(text) => MatchOption::Comment(owned(text)),
+            Self::Unknown {
+                negated,
+                name,
+                args,
+            } => MatchOption::Unknown {
+                negated,
+                name: owned(name),
+                args: args.into_iter().map(owned).collect(),
+            },
+            Self::SourcePort { negated, ports } => MatchOption::SourcePort { negated, ports },
+            Self::DestinationPort { negated, ports } => {
+                MatchOption::DestinationPort { negated, ports }
+            }
+            Self::CtState { negated, states } => MatchOption::CtState { negated, states },
+            Self::State { negated, states } => MatchOption::State { negated, states },
+            Self::Mark { negated, mark } => MatchOption::Mark { negated, mark },
+            Self::StatisticMode(mode) => MatchOption::StatisticMode(mode),
+            Self::Probability {
+                negated,
+                probability,
+            } => MatchOption::Probability {
+                negated,
+                probability,
+            },
+            Self::Every { negated, every } => MatchOption::Every { negated, every },
+            Self::Packet(packet) => MatchOption::Packet(packet),
+            Self::Recent { negated, option } => MatchOption::Recent { negated, option },
+            Self::SrcType { negated, types } => MatchOption::SrcType { negated, types },
+            Self::DstType { negated, types } => MatchOption::DstType { negated, types },
+            Self::LimitIfaceIn => MatchOption::LimitIfaceIn,
+            Self::LimitIfaceOut => MatchOption::LimitIfaceOut,
+            Self::Multiport {
+                kind,
+                negated,
+                ports,
+            } => MatchOption::Multiport {
+                kind,
+                negated,
+                ports,
+            },
+            Self::NfacctName(name) => MatchOption::NfacctName(name),
+        }
+    }
+
     /// The option's spelling (`--dport`, `--comment`...).
     pub fn name(&self) -> &str {
         match self {
@@ -482,4 +534,9 @@ impl MatchOption {
             Self::Unknown { name, .. } => name,
         }
     }
+}
+
+/// `text` with its own storage (a borrowed text is copied; an owned one moves).
+pub(crate) fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
 }

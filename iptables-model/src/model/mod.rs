@@ -6,11 +6,13 @@ mod name;
 mod rule;
 pub(crate) mod target;
 
-pub use document::{ChainLine, Command, Counters, Line, Policy, RestoreFile, Table, TableSection};
+pub use document::{
+    ChainLine, Command, Counters, Line, OwnedRestoreFile, Policy, RestoreFile, Table, TableSection,
+};
 pub use matches::{
     AddrType, CtState, MarkValue, MatchOption, Module, MultiportKind, PortRange, Probability,
     RecentOption, StatisticMode,
 };
 pub use name::{ChainName, INLINE_NAME_BYTES};
-pub use rule::{IpProtocol, Rule, Spec};
+pub use rule::{IpProtocol, OwnedRule, Rule, Spec};
 pub use target::{MarkAction, Target};

@@ -1,8 +1,10 @@
 //! A rule: criteria in written order, then an optional target.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::matches::owned;
 use super::{Counters, MatchOption, Module, Target};
 use crate::addr::Cidr;
 
@@ -64,9 +66,10 @@ impl From<&str> for IpProtocol {
 ///
 /// Module options are separate items because iptables lets them follow other criteria
 /// (kube-proxy writes `-m tcp -p tcp -d IP --dport 80`); each option belongs to the most
-/// recent module before it that accepts it.
+/// recent module before it that accepts it. Interface names and option text borrow from the
+/// parsed input for `'a` ([`Spec::into_owned`] detaches them).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Spec {
+pub enum Spec<'a> {
     /// `[!] -p PROTOCOL` (lower case).
     Protocol {
         /// `!`.
@@ -93,14 +96,14 @@ pub enum Spec {
         /// `!`.
         negated: bool,
         /// The interface.
-        name: String,
+        name: Cow<'a, str>,
     },
     /// `[!] -o INTERFACE`.
     OutInterface {
         /// `!`.
         negated: bool,
         /// The interface.
-        name: String,
+        name: Cow<'a, str>,
     },
     /// `[!] -f`: second and later fragments.
     Fragment {
@@ -110,21 +113,59 @@ pub enum Spec {
     /// `-m NAME`.
     Module(Module),
     /// An option of a module loaded earlier in the rule.
-    Option(MatchOption),
+    Option(MatchOption<'a>),
+}
+
+impl Spec<'_> {
+    /// This criterion with its text copied out of the parsed input.
+    pub fn into_owned(self) -> Spec<'static> {
+        match self {
+            Self::Protocol { negated, protocol } => Spec::Protocol { negated, protocol },
+            Self::Source { negated, address } => Spec::Source { negated, address },
+            Self::Destination { negated, address } => Spec::Destination { negated, address },
+            Self::InInterface { negated, name } => Spec::InInterface {
+                negated,
+                name: owned(name),
+            },
+            Self::OutInterface { negated, name } => Spec::OutInterface {
+                negated,
+                name: owned(name),
+            },
+            Self::Fragment { negated } => Spec::Fragment { negated },
+            Self::Module(module) => Spec::Module(module),
+            Self::Option(option) => Spec::Option(option.into_owned()),
+        }
+    }
 }
 
 /// A rule: its criteria (all must match) and its target. A rule without a target only counts.
+///
+/// A parsed rule borrows its free text (comments, interfaces, NAT addresses, unknown
+/// options' words) from the input for `'a`; [`Rule::into_owned`] gives an [`OwnedRule`] that
+/// outlives the input. Rules built in code with owned text are `OwnedRule`s too.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Rule {
+pub struct Rule<'a> {
     /// `[packets:bytes]` written before the command (restores with `--counters`).
     pub counters: Option<Counters>,
     /// The criteria, in written order.
-    pub specs: Vec<Spec>,
+    pub specs: Vec<Spec<'a>>,
     /// `-j`/`-g`, when present.
-    pub target: Option<Target>,
+    pub target: Option<Target<'a>>,
 }
 
-impl Rule {
+/// A rule that owns all its text.
+pub type OwnedRule = Rule<'static>;
+
+impl<'a> Rule<'a> {
+    /// This rule with its text copied out of the parsed input.
+    pub fn into_owned(self) -> OwnedRule {
+        Rule {
+            counters: self.counters,
+            specs: self.specs.into_iter().map(Spec::into_owned).collect(),
+            target: self.target.map(Target::into_owned),
+        }
+    }
+
     /// A rule with no criteria and no target (with room for a typical rule's criteria).
     pub fn new() -> Self {
         Self {
@@ -136,7 +177,7 @@ impl Rule {
 
     /// Adds a criterion.
     #[must_use]
-    pub fn with(mut self, spec: Spec) -> Self {
+    pub fn with(mut self, spec: Spec<'a>) -> Self {
         self.specs.push(spec);
         self
     }
@@ -149,26 +190,26 @@ impl Rule {
 
     /// Adds a module option.
     #[must_use]
-    pub fn option(self, option: MatchOption) -> Self {
+    pub fn option(self, option: MatchOption<'a>) -> Self {
         self.with(Spec::Option(option))
     }
 
     /// Adds `-m comment --comment TEXT`.
     #[must_use]
-    pub fn comment(self, text: impl Into<String>) -> Self {
+    pub fn comment(self, text: impl Into<Cow<'a, str>>) -> Self {
         self.module(Module::Comment)
             .option(MatchOption::Comment(text.into()))
     }
 
     /// Sets the target.
     #[must_use]
-    pub fn target(mut self, target: Target) -> Self {
+    pub fn target(mut self, target: Target<'a>) -> Self {
         self.target = Some(target);
         self
     }
 
     /// The module options, in written order.
-    pub fn options(&self) -> impl Iterator<Item = &MatchOption> {
+    pub fn options(&self) -> impl Iterator<Item = &MatchOption<'a>> {
         self.specs.iter().filter_map(|s| match s {
             Spec::Option(o) => Some(o),
             _ => None,
@@ -178,7 +219,7 @@ impl Rule {
     /// The first `--comment`.
     pub fn comment_text(&self) -> Option<&str> {
         self.options().find_map(|o| match o {
-            MatchOption::Comment(c) => Some(c.as_str()),
+            MatchOption::Comment(c) => Some(&**c),
             _ => None,
         })
     }

@@ -1,9 +1,10 @@
 //! Rule targets (`-j` / `-g`).
 
-use alloc::string::String;
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use super::ChainName;
+use super::matches::owned;
 
 /// How `-j MARK` changes the packet mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,9 +63,10 @@ impl MarkAction {
     }
 }
 
-/// What a matching rule does.
+/// What a matching rule does. Option values borrow from the parsed input for `'a`
+/// ([`Target::into_owned`] detaches them).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Target {
+pub enum Target<'a> {
     /// `-j ACCEPT`.
     Accept,
     /// `-j DROP`.
@@ -78,12 +80,12 @@ pub enum Target {
     /// `-j REJECT [--reject-with TYPE]`.
     Reject {
         /// The ICMP type, when written.
-        with: Option<String>,
+        with: Option<Cow<'a, str>>,
     },
     /// `-j DNAT --to-destination ADDR[:PORT]`.
     Dnat {
         /// The destination, as written (`10.180.0.1:80`, `[fd00::1]:80`).
-        to: Option<String>,
+        to: Option<Cow<'a, str>>,
         /// `--random`.
         random: bool,
         /// `--persistent`.
@@ -92,7 +94,7 @@ pub enum Target {
     /// `-j SNAT --to-source ADDR[:PORT]`.
     Snat {
         /// The source, as written.
-        to: Option<String>,
+        to: Option<Cow<'a, str>>,
         /// `--random`.
         random: bool,
         /// `--random-fully`.
@@ -103,7 +105,7 @@ pub enum Target {
     /// `-j MASQUERADE`.
     Masquerade {
         /// `--to-ports`, as written.
-        to_ports: Option<String>,
+        to_ports: Option<Cow<'a, str>>,
         /// `--random`.
         random: bool,
         /// `--random-fully`.
@@ -118,7 +120,7 @@ pub enum Target {
         /// The target name.
         name: ChainName,
         /// Its arguments.
-        args: Vec<String>,
+        args: Vec<Cow<'a, str>>,
     },
 }
 
@@ -142,7 +144,56 @@ pub(crate) const OPTIONLESS_EXTENSIONS: &[&str] = &[
     "SYNPROXY",
 ];
 
-impl Target {
+impl Target<'_> {
+    /// This target with its option values copied out of the parsed input.
+    pub fn into_owned(self) -> Target<'static> {
+        match self {
+            Self::Accept => Target::Accept,
+            Self::Drop => Target::Drop,
+            Self::Return => Target::Return,
+            Self::Jump(chain) => Target::Jump(chain),
+            Self::Goto(chain) => Target::Goto(chain),
+            Self::Reject { with } => Target::Reject {
+                with: with.map(owned),
+            },
+            Self::Dnat {
+                to,
+                random,
+                persistent,
+            } => Target::Dnat {
+                to: to.map(owned),
+                random,
+                persistent,
+            },
+            Self::Snat {
+                to,
+                random,
+                random_fully,
+                persistent,
+            } => Target::Snat {
+                to: to.map(owned),
+                random,
+                random_fully,
+                persistent,
+            },
+            Self::Masquerade {
+                to_ports,
+                random,
+                random_fully,
+            } => Target::Masquerade {
+                to_ports: to_ports.map(owned),
+                random,
+                random_fully,
+            },
+            Self::Mark(action) => Target::Mark(action),
+            Self::Notrack => Target::Notrack,
+            Self::Other { name, args } => Target::Other {
+                name,
+                args: args.into_iter().map(owned).collect(),
+            },
+        }
+    }
+
     /// The name written after `-j`/`-g`.
     pub fn name(&self) -> &str {
         match self {

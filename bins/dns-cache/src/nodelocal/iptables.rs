@@ -3,7 +3,7 @@
 
 use std::process::Stdio;
 
-use iptables_model::{RestoreFile, Table};
+use iptables_model::{OwnedRestoreFile, RestoreFile, Table};
 use tokio::io::AsyncWriteExt as _;
 use tokio::process::Command;
 
@@ -74,12 +74,12 @@ impl Iptables {
 
     /// How many copies of each rule the kernel has.
     async fn counts(&self, wanted: &[PlacedRule]) -> Result<Vec<usize>, IptablesError> {
-        let mut saved = RestoreFile::default();
+        let mut saved = OwnedRestoreFile::default();
         for table in [Table::Raw, Table::Filter] {
             let text = self.save(table).await?;
             let file =
                 iptables_model::parse(&text).map_err(|e| IptablesError::Parse(e.to_string()))?;
-            saved.tables.extend(file.tables);
+            saved.tables.extend(file.into_owned().tables);
         }
         Ok(count_present(wanted, &saved, self.ipv6))
     }
@@ -105,7 +105,7 @@ impl Iptables {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
-    async fn restore(&self, document: &RestoreFile) -> Result<(), IptablesError> {
+    async fn restore(&self, document: &RestoreFile<'_>) -> Result<(), IptablesError> {
         let program = if self.ipv6 {
             "ip6tables-restore"
         } else {

@@ -9,7 +9,8 @@ use std::net::IpAddr;
 use iptables_model::model::{IpProtocol, PortRange};
 use iptables_model::normalize::normalize_rule;
 use iptables_model::{
-    Cidr, Command, Line, MatchOption, Module, RestoreFile, Rule, Spec, Table, TableSection, Target,
+    Cidr, Command, Line, MatchOption, Module, OwnedRestoreFile, OwnedRule, RestoreFile, Rule, Spec,
+    Table, TableSection, Target,
 };
 
 /// The comment of the NOTRACK rules, as node-cache writes it.
@@ -25,7 +26,7 @@ pub struct PlacedRule {
     /// A built-in chain of that table.
     pub chain: &'static str,
     /// The rule.
-    pub rule: Rule,
+    pub rule: OwnedRule,
 }
 
 /// Which way a rule matches the DNS (or health) port.
@@ -42,7 +43,7 @@ pub fn node_cache_rules(local_ips: &[IpAddr], dns_port: u16, health_port: u16) -
     use Way::{From, To};
     let mut rules = Vec::with_capacity(local_ips.len() * 12);
     for &ip in local_ips {
-        let mut both = |table, chain, way, target: Target, comment| {
+        let mut both = |table, chain, way, target: Target<'static>, comment| {
             for protocol in ["tcp", "udp"] {
                 let rule = rule(protocol, ip, way, dns_port, target.clone(), comment);
                 rules.push(PlacedRule { table, chain, rule });
@@ -73,7 +74,14 @@ pub fn node_cache_rules(local_ips: &[IpAddr], dns_port: u16, health_port: u16) -
 
 /// `-p PROTOCOL -m PROTOCOL -d IP --dport PORT -m comment --comment C -j TARGET` (or `-s`
 /// and `--sport`).
-fn rule(protocol: &str, ip: IpAddr, way: Way, port: u16, target: Target, comment: &str) -> Rule {
+fn rule(
+    protocol: &str,
+    ip: IpAddr,
+    way: Way,
+    port: u16,
+    target: Target<'static>,
+    comment: &'static str,
+) -> OwnedRule {
     let ports = PortRange::single(port);
     let (address, port) = match way {
         Way::To => (
@@ -111,7 +119,7 @@ fn rule(protocol: &str, ip: IpAddr, way: Way, port: u16, target: Target, comment
 
 /// How many copies of each of `wanted` are in `saved` (an `iptables-save` dump), compared
 /// as iptables prints rules back.
-pub fn count_present(wanted: &[PlacedRule], saved: &RestoreFile, ipv6: bool) -> Vec<usize> {
+pub fn count_present(wanted: &[PlacedRule], saved: &RestoreFile<'_>, ipv6: bool) -> Vec<usize> {
     wanted
         .iter()
         .map(|placed| {
@@ -131,7 +139,7 @@ pub fn count_present(wanted: &[PlacedRule], saved: &RestoreFile, ipv6: bool) -> 
 }
 
 /// The restore document that prepends (`-I CHAIN 1`) each rule of `wanted` whose count is 0.
-pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
+pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> OwnedRestoreFile {
     document(
         wanted
             .iter()
@@ -150,7 +158,7 @@ pub fn insert_missing(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
 
 /// The restore document that deletes every copy (`-D CHAIN rule`, once per copy) of the
 /// rules of `wanted`.
-pub fn delete_present(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
+pub fn delete_present(wanted: &[PlacedRule], counts: &[usize]) -> OwnedRestoreFile {
     document(wanted.iter().zip(counts).flat_map(|(placed, &n)| {
         let command = Command::Delete {
             chain: placed.chain.into(),
@@ -161,7 +169,7 @@ pub fn delete_present(wanted: &[PlacedRule], counts: &[usize]) -> RestoreFile {
 }
 
 /// Groups commands by table, in the order tables first appear.
-fn document(commands: impl Iterator<Item = (Table, Command)>) -> RestoreFile {
+fn document(commands: impl Iterator<Item = (Table, Command<'static>)>) -> OwnedRestoreFile {
     let mut file = RestoreFile::default();
     for (table, command) in commands {
         let index = match file.tables.iter().position(|s| s.table == table) {
