@@ -199,12 +199,6 @@ mod swar {
         x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS
     }
 
-    /// The high bit of each byte of `x` equal to `b`; the lowest is exact.
-    #[inline(always)]
-    fn equal(x: u64, b: u8) -> u64 {
-        below(x ^ (ONES * u64::from(b)), 1)
-    }
-
     /// The high bit of each byte of `x` other than `b`, exactly.
     #[inline(always)]
     fn other_than(x: u64, b: u8) -> u64 {
@@ -229,15 +223,32 @@ mod swar {
         at + tail.iter().position(|&b| one(b)).unwrap_or(tail.len())
     }
 
-    /// The length of the run of ordinary word bytes (class 0) at the start of `bytes`,
-    /// possibly stopping early at a control byte (which the caller reclassifies).
+    /// The offset of the first byte at or after `from` in `bytes` that is not an ordinary
+    /// word byte (class 0), or the length. A cheap mask flags a superset of the stopping
+    /// bytes (every byte below `$`, from `{` up, and non-ASCII); the class table decides.
     #[inline(always)]
-    pub(super) fn ordinary(bytes: &[u8]) -> usize {
-        run(
-            bytes,
-            |x| below(x, 0x21) | (x & HIGHS) | equal(x, b'#') | equal(x, b'{'),
-            |b| class::of(b) != 0,
-        )
+    pub(super) fn ordinary_end(bytes: &[u8], from: usize) -> usize {
+        let mut at = from;
+        while let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+            let x = u64::from_le_bytes(*chunk);
+            // Lanes hold at most 0x7F + 5 after the mask: the addition carries into no other.
+            let from_brace = ((x & !HIGHS).wrapping_add(ONES * 5) | x) & HIGHS;
+            let marks = below(x, b'$') | from_brace;
+            if marks == 0 {
+                at += 8;
+                continue;
+            }
+            let first = at + (marks.trailing_zeros() / 8) as usize;
+            if bytes.get(first).is_some_and(|&b| class::of(b) != 0) {
+                return first;
+            }
+            at = first + 1;
+        }
+        let tail = bytes.get(at..).unwrap_or_default();
+        at + tail
+            .iter()
+            .position(|&b| class::of(b) != 0)
+            .unwrap_or(tail.len())
     }
 
     /// The length of the run of spaces at the start of `bytes`.
@@ -298,6 +309,9 @@ impl<'a> Lexer<'a> {
         if let Some(comment) = self.pending_comment.take() {
             return Some(comment);
         }
+        if let Some(scan) = common_token(self.src.as_bytes(), &mut self.pos, &mut self.line) {
+            return Some(Lexeme::Token(scan.raw_token(self.src)));
+        }
         self.skip_whitespace();
         let scan = match self.src.as_bytes().get(self.pos)? {
             b'#' => {
@@ -314,9 +328,37 @@ impl<'a> Lexer<'a> {
         Some(Lexeme::Token(scan.raw_token(self.src)))
     }
 
-    /// The next token, comments skipped, as offsets into the input and facts about it.
+    /// Lexes up to `limit` more tokens, comments skipped, and appends each to `out` as
+    /// `make` builds it from the token's [`Scan`]; fewer only at the end of the input.
+    /// Common tokens take the fast path ([`common_token`]), the others the general one.
     #[inline(always)]
-    pub(crate) fn next_token(&mut self) -> Option<Scan> {
+    pub(crate) fn scan_tokens<T>(
+        &mut self,
+        limit: usize,
+        out: &mut Vec<T>,
+        make: impl Fn(Scan) -> T,
+    ) {
+        let bytes = self.src.as_bytes();
+        // The cursor stays in locals, out of reach of the writes to `out`.
+        let (mut pos, mut line) = (self.pos, self.line);
+        for _ in 0..limit {
+            if let Some(scan) = common_token(bytes, &mut pos, &mut line) {
+                out.push(make(scan));
+                continue;
+            }
+            (self.pos, self.line) = (pos, line);
+            let scan = self.general_token();
+            (pos, line) = (self.pos, self.line);
+            match scan {
+                Some(scan) => out.push(make(scan)),
+                None => break,
+            }
+        }
+        (self.pos, self.line) = (pos, line);
+    }
+
+    /// The next token, comments skipped, by the general path that reads any token.
+    pub(crate) fn general_token(&mut self) -> Option<Scan> {
         loop {
             self.skip_whitespace();
             match self.src.as_bytes().get(self.pos)? {
@@ -427,45 +469,10 @@ impl<'a> Lexer<'a> {
     /// An unquoted word: it ends at whitespace (which it consumes) or EOF; CR inside it is
     /// dropped, and a `#` inside it starts a comment that ends with the word (kept as the
     /// pending comment when `keep_comment`).
-    #[inline(always)]
     fn word(&mut self, keep_comment: bool) -> Scan {
         let line = self.line;
         let start = self.pos;
-        let bytes = self.src.as_bytes();
-        let plain = start + swar::ordinary(bytes.get(start..).unwrap_or_default());
-        // The common word: ordinary bytes, then the space or newline that ends it.
-        if let Some(&stop @ (b' ' | b'\n')) = bytes.get(plain) {
-            self.pos = plain + 1;
-            if stop == b'\n' {
-                self.line = self.line.saturating_add(1);
-            }
-            return Scan {
-                start,
-                end: plain,
-                line,
-                end_line: line,
-                flags: 0,
-            };
-        }
-        // A lone `{`, which opens every block.
-        if plain == start
-            && bytes.get(start) == Some(&b'{')
-            && let Some(&stop @ (b' ' | b'\n')) = bytes.get(start + 1)
-        {
-            self.pos = start + 2;
-            if stop == b'\n' {
-                self.line = self.line.saturating_add(1);
-            }
-            return Scan {
-                start,
-                end: start + 1,
-                line,
-                end_line: line,
-                flags: Scan::BRACE,
-            };
-        }
-        // The bytes before `plain` are ordinary: no CR, no brace, no stop.
-        let scan = self.scan_word(plain, true);
+        let scan = self.scan_word(start, true);
         let (stop, stop_at) = match scan.stop {
             Stop::Comment => {
                 let comment = self.scan_word(scan.end + 1, false);
@@ -518,8 +525,7 @@ impl<'a> Lexer<'a> {
             brace: false,
         };
         loop {
-            let rest = bytes.get(scan.end..).unwrap_or_default();
-            scan.end += swar::ordinary(rest);
+            scan.end = swar::ordinary_end(bytes, scan.end);
             let Some(&b) = bytes.get(scan.end) else {
                 return scan;
             };
@@ -548,6 +554,49 @@ impl<'a> Lexer<'a> {
             scan.end += 1;
         }
     }
+}
+
+/// The fast path of the lexer at byte offset `pos` of `bytes` (on line `line`): after blanks
+/// (spaces, TABs, VT, FF, LF), the common token, a run of ordinary ASCII bytes or a lone `{`
+/// ended by one of those blanks, which it consumes. Anything else (a quote, comment, CR,
+/// non-ASCII byte, `{` inside a word, the end of the input) is left to
+/// [`Lexer::general_token`], with only the blanks consumed.
+#[inline(always)]
+fn common_token(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Scan> {
+    let mut b = *bytes.get(*pos)?;
+    while class::of(b) & (class::SPACE | class::NEWLINE) != 0 {
+        if b == b' ' {
+            // Indentation: the whole run at once.
+            *pos += swar::spaces(bytes.get(*pos..).unwrap_or_default());
+        } else {
+            if b == b'\n' {
+                *line = line.saturating_add(1);
+            }
+            *pos += 1;
+        }
+        b = *bytes.get(*pos)?;
+    }
+    let start = *pos;
+    let (end, flags) = match b {
+        b'{' => (start + 1, Scan::BRACE),
+        b'"' => return None,
+        _ if class::of(b) == 0 => (swar::ordinary_end(bytes, start + 1), 0),
+        _ => return None,
+    };
+    let first_line = *line;
+    match class::of(*bytes.get(end)?) {
+        class::SPACE => {}
+        class::NEWLINE => *line = first_line.saturating_add(1),
+        _ => return None,
+    }
+    *pos = end + 1;
+    Some(Scan {
+        start,
+        end,
+        line: first_line,
+        end_line: first_line,
+        flags,
+    })
 }
 
 /// Where and why a word ended.
@@ -637,4 +686,108 @@ pub fn tokens(input: &[u8]) -> Vec<RawToken<'_>> {
         Lexeme::Token(token) => Some(token),
         Lexeme::Comment { .. } => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What a test compares of a token: its offsets, lines and flags.
+    type Found = (usize, usize, usize, usize, u8);
+
+    fn found(scan: Scan) -> Found {
+        (scan.start, scan.end, scan.line, scan.end_line, scan.flags)
+    }
+
+    /// Every token by the general path alone, and where the cursor ends.
+    fn general(text: &str) -> (Vec<Found>, usize, usize) {
+        let mut lexer = Lexer::new(text);
+        let tokens = core::iter::from_fn(|| lexer.general_token().map(found)).collect();
+        (tokens, lexer.pos, lexer.line)
+    }
+
+    /// Every token as the parser lexes them, `batch` at a time, and where the cursor ends.
+    fn batched(text: &str, batch: usize) -> (Vec<Found>, usize, usize) {
+        let mut lexer = Lexer::new(text);
+        let mut tokens = Vec::new();
+        loop {
+            let before = tokens.len();
+            lexer.scan_tokens(batch, &mut tokens, found);
+            if tokens.len() < before.saturating_add(batch) {
+                return (tokens, lexer.pos, lexer.line);
+            }
+        }
+    }
+
+    /// Text made of the pieces the lexer treats differently: blanks of every kind, quotes,
+    /// escapes, comments, braces and the `{$VAR}` / `{%VAR%}` openers, CR, BOM, Unicode
+    /// whitespace, other non-ASCII, and words longer than one eight-byte chunk.
+    fn text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(
+            &[
+                " ",
+                "  ",
+                "        ",
+                "\t",
+                "\x0b",
+                "\x0c",
+                "\n",
+                "\r",
+                "\r\n",
+                "\"",
+                "\\",
+                "\\\"",
+                "#",
+                "{",
+                "}",
+                "{$",
+                "{%",
+                "%}",
+                "$",
+                "a",
+                "zone0.example.org:53",
+                "!",
+                "|",
+                "~",
+                "\u{7f}",
+                "\u{85}",
+                "\u{a0}",
+                "\u{2028}",
+                "\u{3000}",
+                "\u{feff}",
+                "é",
+                "\u{0}",
+            ][..],
+        );
+        proptest::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The fast path (and the batches) change nothing: the same tokens, lines and flags
+        /// as the general path alone, and the cursor ends at the same place.
+        #[test]
+        fn the_fast_path_finds_what_the_general_path_finds(text in text(), batch in 1usize..5) {
+            let expected = general(&text);
+            prop_assert_eq!(batched(&text, batch), expected.clone());
+            prop_assert_eq!(batched(&text, usize::MAX), expected);
+        }
+
+        /// The public lexer, which also tries the fast path first, hands out the tokens of
+        /// the general path.
+        #[test]
+        fn the_public_tokens_are_the_general_paths(text in text()) {
+            let mut lexer = Lexer::new(&text);
+            let expected: Vec<RawToken<'_>> = core::iter::from_fn(|| lexer.general_token())
+                .map(|scan| scan.raw_token(&text))
+                .collect();
+            prop_assert_eq!(tokens(text.as_bytes()), expected);
+        }
+    }
 }

@@ -249,6 +249,13 @@ enum Kind {
 }
 
 impl Kind {
+    /// The kind of the token `scan` found in `src`, whose text the lexer edited.
+    #[cold]
+    #[inline(never)]
+    fn of_edited(scan: lexer::Scan, src: &str) -> Kind {
+        Kind::of(scan.text(src).as_bytes())
+    }
+
     #[inline]
     fn of(text: &[u8]) -> Kind {
         match text {
@@ -292,6 +299,32 @@ struct Tok {
 }
 
 impl Tok {
+    /// The token `scan` found in `src`, text `text` of file `file` (which [`check_len`]
+    /// accepted).
+    #[inline(always)]
+    fn new(scan: lexer::Scan, src: &str, text: TextId, file: FileId) -> Tok {
+        let kind = if scan.has(lexer::Scan::EDITED) {
+            Kind::of_edited(scan, src)
+        } else {
+            // Only a token of one or six bytes can be a brace or `import`.
+            match scan.end.wrapping_sub(scan.start) {
+                1 | 6 => Kind::of(src.as_bytes().get(scan.start..scan.end).unwrap_or_default()),
+                _ => Kind::Word,
+            }
+        };
+        // Lossless: `check_len` bounds every offset and line.
+        Tok {
+            start: scan.start as u32,
+            end: scan.end as u32,
+            line: scan.line as u32,
+            end_line: scan.end_line as u32,
+            text,
+            file,
+            kind,
+            flags: scan.flags,
+        }
+    }
+
     /// Whether `next` is on the line this token ends on (the rule of `NextArg`).
     #[inline]
     fn is_same_line_as(&self, next: &Tok) -> bool {
@@ -334,32 +367,7 @@ fn check_len(len: usize) -> core::result::Result<(), TooLarge> {
 #[inline(always)]
 fn lex_into(lexer: &mut Lexer<'_>, text: TextId, file: FileId, out: &mut Vec<Tok>, limit: usize) {
     let src = lexer.source();
-    let bytes = src.as_bytes();
-    for _ in 0..limit {
-        let Some(scan) = lexer.next_token() else {
-            return;
-        };
-        let kind = if scan.has(lexer::Scan::EDITED) {
-            Kind::of(scan.text(src).as_bytes())
-        } else {
-            // Only a token of one or six bytes can be a brace or `import`.
-            match scan.end.wrapping_sub(scan.start) {
-                1 | 6 => Kind::of(bytes.get(scan.start..scan.end).unwrap_or_default()),
-                _ => Kind::Word,
-            }
-        };
-        // Lossless: `check_len` bounds every offset and line.
-        out.push(Tok {
-            start: scan.start as u32,
-            end: scan.end as u32,
-            line: scan.line as u32,
-            end_line: scan.end_line as u32,
-            text,
-            file,
-            kind,
-            flags: scan.flags,
-        });
-    }
+    lexer.scan_tokens(limit, out, |scan| Tok::new(scan, src, text, file));
 }
 
 /// The main input's tokens, lexed a batch at a time: the lexer runs in a tight loop, and
@@ -423,10 +431,13 @@ impl<'i> MainTokens<'i> {
     }
 
     fn refill(&mut self) {
-        self.batch.clear();
+        // Filled as a local, whose length the compiler can keep in a register.
+        let mut batch = core::mem::take(&mut self.batch);
+        batch.clear();
         self.at = 0;
         let (text, file) = (TextId::MAIN, FileId::MAIN);
-        lex_into(&mut self.lexer, text, file, &mut self.batch, Self::BATCH);
+        lex_into(&mut self.lexer, text, file, &mut batch, Self::BATCH);
+        self.batch = batch;
     }
 }
 
