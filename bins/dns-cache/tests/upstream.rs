@@ -101,6 +101,16 @@ fn big_records() -> Vec<String> {
         .collect()
 }
 
+/// A UDP client with an 8192-byte EDNS buffer gets all 20 TXT records of `name`, untruncated.
+fn assert_all_twenty_over_udp(server: &DnsCache, name: &str) {
+    let udp = server
+        .udp(&query(name, Type::TXT, Some((8192, false)), 14))
+        .unwrap();
+    let m = Message::parse(&udp).unwrap();
+    assert!(!m.header().tc);
+    assert_eq!(m.counts().answers, 20);
+}
+
 #[test]
 fn truncation_and_tcp_retry() {
     let records = big_records();
@@ -133,21 +143,11 @@ fn truncation_and_tcp_retry() {
     assert_eq!(Message::parse(&tcp).unwrap().counts().answers, 20);
     // prefer_udp, UDP client: the first attempt waits in the upstream socket's reader,
     // comes back truncated and goes on over TCP; a large EDNS buffer takes it all.
-    let udp = prefer
-        .udp(&query("big2.test.", Type::TXT, Some((8192, false)), 14))
-        .unwrap();
-    let m = Message::parse(&udp).unwrap();
-    assert!(!m.header().tc);
-    assert_eq!(m.counts().answers, 20);
+    assert_all_twenty_over_udp(&prefer, "big2.test.");
 
     // force_tcp: a UDP client with a large EDNS buffer gets everything from a TCP upstream.
     let force = forwarding(unbound.port, "        force_tcp\n");
-    let udp = force
-        .udp(&query("big.test.", Type::TXT, Some((8192, false)), 15))
-        .unwrap();
-    let m = Message::parse(&udp).unwrap();
-    assert!(!m.header().tc);
-    assert_eq!(m.counts().answers, 20);
+    assert_all_twenty_over_udp(&force, "big.test.");
     let (_, text) = http_get(force.http[0], "/metrics").unwrap();
     assert!(
         text.contains(&format!(
