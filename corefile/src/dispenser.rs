@@ -150,7 +150,7 @@ impl<'a> Dispenser<'a> {
         self.token().map_or((String::from(self.filename), 0), |t| {
             (
                 String::from(t.file.path(self.files).unwrap_or(self.filename)),
-                t.line,
+                t.line as usize,
             )
         })
     }

@@ -21,8 +21,10 @@ pub mod plugin_order;
 pub mod plugins;
 pub mod syntax;
 pub mod template;
+pub mod text;
 pub mod view;
 pub mod zone;
 
 pub use error::{Error, ParseError, ParseErrorKind};
+pub use text::Text;
 pub use view::{CorefileView, load, load_with};

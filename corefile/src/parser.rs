@@ -24,6 +24,7 @@ use crate::env::{self, Env};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::import::Resolver;
 use crate::lexer::{self, Lexer};
+use crate::text::Text;
 
 /// Snippet expansions allowed in one parse (caddy's `maxSnippetExpansions`).
 pub const MAX_SNIPPET_EXPANSIONS: usize = 10_000;
@@ -59,9 +60,10 @@ impl FileId {
 pub struct Token<'a> {
     /// The text, environment-substituted except for directive-name tokens. Borrowed from the
     /// main input unless lexing or substitution changed it, or it comes from an imported file.
-    pub text: Cow<'a, str>,
-    /// 1-based line of its first character in its file.
-    pub line: usize,
+    pub text: Text<'a>,
+    /// 1-based line of its first character in its file (a parsed text is below 4 GiB, so
+    /// its lines fit).
+    pub line: u32,
     /// The file it came from; [`FileId::path`] names it.
     pub file: FileId,
 }
@@ -70,7 +72,7 @@ impl Token<'_> {
     /// The same token, owning its text.
     pub fn into_owned(self) -> Token<'static> {
         Token {
-            text: Cow::Owned(self.text.into_owned()),
+            text: self.text.into_owned(),
             line: self.line,
             file: self.file,
         }
@@ -86,9 +88,10 @@ impl Token<'_> {
         self.file == next.file && self.end_line() == next.line
     }
 
-    fn end_line(&self) -> usize {
+    fn end_line(&self) -> u32 {
+        let newlines = self.text.bytes().filter(|&b| b == b'\n').count();
         self.line
-            .saturating_add(self.text.bytes().filter(|&b| b == b'\n').count())
+            .saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX))
     }
 }
 
@@ -1321,8 +1324,8 @@ fn imports_itself(tokens: &[Tok], texts: &Texts<'_>, name: &str, env: &dyn Env) 
 #[inline(always)]
 fn output<'i>(token: &Tok, text: Cow<'i, str>) -> Token<'i> {
     Token {
-        text,
-        line: token.line(),
+        text: Text::from(text),
+        line: token.line,
         file: token.file,
     }
 }
@@ -1338,6 +1341,12 @@ mod tests {
         assert!(check_len(max - 1).is_ok());
         assert!(check_len(max).is_err());
         assert!(check_len(usize::MAX).is_err());
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_token_is_three_words() {
+        assert_eq!(size_of::<Token<'_>>(), 24);
     }
 
     #[test]

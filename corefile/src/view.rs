@@ -355,12 +355,12 @@ pub fn lines<'a>(tokens: &[Token<'a>]) -> Vec<Line<'a>> {
         match &*token.text {
             "{" if open.len() >= MAX_LINES_DEPTH => {
                 too_deep += 1;
-                line.push(LineItem::Word(token.text.clone()));
+                line.push(LineItem::Word(token.text.to_cow()));
                 line_open = true;
             }
             "}" if too_deep > 0 => {
                 too_deep -= 1;
-                line.push(LineItem::Word(token.text.clone()));
+                line.push(LineItem::Word(token.text.to_cow()));
                 line_open = true;
             }
             "{" => {
@@ -375,7 +375,7 @@ pub fn lines<'a>(tokens: &[Token<'a>]) -> Vec<Line<'a>> {
                 line_open = true;
             }
             _ => {
-                line.push(LineItem::Word(token.text.clone()));
+                line.push(LineItem::Word(token.text.to_cow()));
                 line_open = true;
             }
         }

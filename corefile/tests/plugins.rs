@@ -219,8 +219,8 @@ fn setup_outcome(plugin: &str, text: &[u8]) -> Result<(), String> {
     let tokens: Vec<Token> = corefile::lexer::tokens(text)
         .into_iter()
         .map(|t| Token {
-            text: t.text,
-            line: t.line,
+            text: t.text.into(),
+            line: u32::try_from(t.line).unwrap(),
             file: FileId::MAIN,
         })
         .collect();

@@ -199,14 +199,14 @@ fn s2_2_a_repeated_directive_is_one_range_of_the_block_tokens() {
     let input = b". {\n    log a\n    errors\n    log b {\n        c\n    }\n    errors x\n}\n";
     let blocks = view::parse_only(input, "Corefile", &PluginOrder::default()).unwrap();
     let block = &blocks[0];
-    let texts = |name: &str| -> Vec<(String, usize)> {
+    let texts = |name: &str| -> Vec<(String, u32)> {
         let tokens = block.tokens_of(block.directive(name).unwrap());
         tokens
             .iter()
             .map(|t| (t.text.to_string(), t.line))
             .collect()
     };
-    let expected = |list: &[(&str, usize)]| -> Vec<(String, usize)> {
+    let expected = |list: &[(&str, u32)]| -> Vec<(String, u32)> {
         list.iter().map(|&(t, l)| (t.to_string(), l)).collect()
     };
     assert_eq!(
@@ -389,8 +389,8 @@ fn s2_long_inputs_parse_as_their_blocks_do_alone() {
         .map(|b| b.into_owned())
         .collect::<Vec<_>>()
     };
-    let snippet_lines = snippet.lines().count();
-    let lines_per_block = varied_block(0).lines().count();
+    let snippet_lines = u32::try_from(snippet.lines().count()).unwrap();
+    let lines_per_block = u32::try_from(varied_block(0).lines().count()).unwrap();
     let blocks = 400;
     let all: String = core::iter::once(snippet.to_string())
         .chain((0..blocks).map(varied_block))
@@ -408,7 +408,7 @@ fn s2_long_inputs_parse_as_their_blocks_do_alone() {
             .iter_mut()
             .filter(|t| t.line > snippet_lines)
         {
-            token.line += i * lines_per_block;
+            token.line += u32::try_from(i).unwrap() * lines_per_block;
         }
         assert_eq!(*block, expected, "block {i}");
     }

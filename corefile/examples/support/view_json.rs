@@ -89,7 +89,7 @@ fn s(text: &str) -> Json {
 
 /// A token of `block`.
 fn token(t: &Token, block: &BlockView) -> Json {
-    let mut fields = vec![("text", s(&t.text)), ("line", Json::Num(t.line))];
+    let mut fields = vec![("text", s(&t.text)), ("line", Json::Num(t.line as usize))];
     if let Some(file) = t.file.path(&block.files) {
         fields.push(("file", s(file)));
     }
