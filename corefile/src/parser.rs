@@ -213,6 +213,7 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         }
     };
     let valid = options.directives.map(ValidNames::new);
+    let by_id = alloc::vec![0; valid.as_ref().map_or(0, |v| v.names.len())];
     let mut parser = Parser {
         valid,
         main,
@@ -229,6 +230,7 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         block_tokens: 0,
         block_directives: 0,
         scratch_ids: Vec::new(),
+        scratch_by_id: by_id,
         scratch_occurrences: Vec::new(),
         snippet_expansions: 0,
         file_expansions: 0,
@@ -598,6 +600,8 @@ struct Parser<'a, 'i> {
     /// Reused buffers for one block's directive ids (in `valid`) and its occurrences
     /// (directive index and token range), in source order.
     scratch_ids: Vec<Option<usize>>,
+    /// Reused for [`Found::by_id`]: one entry per valid name, all 0 between blocks.
+    scratch_by_id: Vec<u32>,
     scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
@@ -871,6 +875,7 @@ impl<'i> Parser<'_, 'i> {
         let mut names = Found {
             directives: Vec::with_capacity(self.block_directives),
             ids: core::mem::take(&mut self.scratch_ids),
+            by_id: core::mem::take(&mut self.scratch_by_id),
         };
         names.ids.clear();
         let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
@@ -896,9 +901,9 @@ impl<'i> Parser<'_, 'i> {
         }
         self.block_tokens = tokens.len();
         self.block_directives = names.directives.len();
-        self.scratch_ids = names.ids;
-        (block.directives, block.tokens) =
-            group_by_directive(tokens, names.directives, &mut occurrences);
+        let directives;
+        (directives, self.scratch_ids, self.scratch_by_id) = names.finish();
+        (block.directives, block.tokens) = group_by_directive(tokens, directives, &mut occurrences);
         self.scratch_occurrences = occurrences;
         Ok(())
     }
@@ -954,14 +959,12 @@ impl<'i> Parser<'_, 'i> {
                 },
                 None => None,
             };
-            let Some(end) = directive_end(rest, at) else {
+            let start = tokens.len();
+            let Some(end) = take_directive(rest, at, &self.texts, tokens) else {
+                tokens.truncate(start);
                 break;
             };
             let slot = names.slot(text, id);
-            let start = tokens.len();
-            let texts = &self.texts;
-            let taken = rest.get(at..end).unwrap_or_default().iter();
-            tokens.extend(taken.map(|token| output(token, texts.text(token))));
             occurrences.push((slot, start..tokens.len()));
             at = end;
         }
@@ -1198,16 +1201,27 @@ fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
     }
 }
 
-/// Where the directive whose name is `tokens[name]` ends (the index of the token after it),
-/// if all its tokens are in `tokens` and each is a [`Step::Take`].
-fn directive_end(tokens: &[Tok], name: usize) -> Option<usize> {
+/// Appends to `out` the directive whose name is `tokens[name]`, and returns where it ends
+/// (the index of the token after it), if all its tokens are in `tokens` and each is a
+/// [`Step::Take`]. Otherwise it returns `None`, with some of its tokens appended.
+#[inline(always)]
+fn take_directive<'i>(
+    tokens: &[Tok],
+    name: usize,
+    texts: &Texts<'i>,
+    out: &mut Vec<Token<'i>>,
+) -> Option<usize> {
     let first = tokens.get(name)?;
+    out.push(output(first, texts.text(first)));
     let (mut file, mut end_line) = (first.file, first.end_line);
     let mut nesting = 0usize;
     for (at, token) in tokens.iter().enumerate().skip(name + 1) {
         let new_line = file != token.file || end_line < token.line;
         match step(token, new_line, &mut nesting) {
-            Step::Take => (file, end_line) = (token.file, token.end_line),
+            Step::Take => {
+                out.push(output(token, texts.text(token)));
+                (file, end_line) = (token.file, token.end_line);
+            }
             Step::End => return Some(at),
             Step::Other => return None,
         }
@@ -1222,25 +1236,43 @@ struct Found<'i> {
     directives: Vec<Directive<'i>>,
     /// `ids[i]` is the id of `directives[i]`.
     ids: Vec<Option<usize>>,
+    /// By valid-name id: one plus the index in `directives` of that directive, 0 while the
+    /// block has not named it. Reset by [`Found::finish`], so it can serve the next block.
+    by_id: Vec<u32>,
 }
 
 impl<'i> Found<'i> {
     /// The index of the directive `name` (with id `id`), added if it is new.
     #[inline(always)]
     fn slot(&mut self, name: Cow<'i, str>, id: Option<usize>) -> usize {
-        let known = self
-            .ids
-            .iter()
-            .zip(&self.directives)
-            .position(|(known_id, known)| match (known_id, id) {
-                (Some(known_id), Some(id)) => *known_id == id,
-                _ => known.name == name,
-            });
+        let known = match id {
+            // Every id is `Some` when names are checked, `None` when any is accepted.
+            Some(id) => match self.by_id.get(id).copied() {
+                Some(0) | None => None,
+                Some(slot) => Some(slot as usize - 1),
+            },
+            None => self.directives.iter().position(|known| known.name == name),
+        };
         known.unwrap_or_else(|| {
             self.directives.push(Directive { name, tokens: 0..0 });
             self.ids.push(id);
-            self.directives.len() - 1
+            let len = self.directives.len();
+            if let Some(slot) = id.and_then(|id| self.by_id.get_mut(id)) {
+                // A block has fewer directives than valid names, far below `u32::MAX`.
+                *slot = u32::try_from(len).unwrap_or(0);
+            }
+            len - 1
         })
+    }
+
+    /// Clears `by_id` for the next block and hands back the reusable buffers.
+    fn finish(mut self) -> (Vec<Directive<'i>>, Vec<Option<usize>>, Vec<u32>) {
+        for id in self.ids.iter().flatten() {
+            if let Some(slot) = self.by_id.get_mut(*id) {
+                *slot = 0;
+            }
+        }
+        (self.directives, self.ids, self.by_id)
     }
 }
 
