@@ -100,15 +100,17 @@ pub(crate) struct Scan {
     pub(crate) line: usize,
     /// The line its last character is on (a quoted token may span lines).
     pub(crate) end_line: usize,
-    /// [`Scan::QUOTED`], [`Scan::BRACE`], [`Scan::EDITED`].
+    /// [`Scan::QUOTED`], [`Scan::REFERENCE`], [`Scan::EDITED`].
     pub(crate) flags: u8,
 }
 
 impl Scan {
     /// The token was written in quotes.
     pub(crate) const QUOTED: u8 = 1;
-    /// Its text holds a `{` (only then can it hold a `{$` or `{%` reference).
-    pub(crate) const BRACE: u8 = 2;
+    /// Its text may hold a `{$` or `{%` reference: a `{` is followed by `$` or `%`, or, in
+    /// a word whose CRs are dropped, by anything. Without it the text is its own
+    /// substitution.
+    pub(crate) const REFERENCE: u8 = 2;
     /// Its text is not its raw span: a CR outside quotes is dropped, or `\"` unescaped.
     pub(crate) const EDITED: u8 = 4;
 
@@ -433,7 +435,8 @@ impl<'a> Lexer<'a> {
                     Some(&next) => {
                         match next {
                             b'"' => flags |= Scan::EDITED,
-                            b'{' => flags |= Scan::BRACE,
+                            // The backslash stays in the text, before the brace.
+                            b'{' if opens_reference(bytes, at + 1) => flags |= Scan::REFERENCE,
                             b'\n' => self.line = self.line.saturating_add(1),
                             _ => {}
                         }
@@ -445,8 +448,8 @@ impl<'a> Lexer<'a> {
                     at += 1;
                 }
                 Some(&b) => {
-                    if b == b'{' {
-                        flags |= Scan::BRACE;
+                    if b == b'{' && opens_reference(bytes, at) {
+                        flags |= Scan::REFERENCE;
                     }
                     at += 1;
                 }
@@ -501,8 +504,9 @@ impl<'a> Lexer<'a> {
         if scan.cr {
             flags |= Scan::EDITED;
         }
-        if scan.brace {
-            flags |= Scan::BRACE;
+        // Dropping a CR can join a `{` to a `$` or `%`.
+        if scan.reference || scan.brace && scan.cr {
+            flags |= Scan::REFERENCE;
         }
         Scan {
             start,
@@ -523,6 +527,7 @@ impl<'a> Lexer<'a> {
             stop: Stop::Eof,
             cr: false,
             brace: false,
+            reference: false,
         };
         loop {
             scan.end = swar::ordinary_end(bytes, scan.end);
@@ -540,7 +545,10 @@ impl<'a> Lexer<'a> {
                 }
                 // A CR belongs to the word but not to its text.
                 class::CR => scan.cr = true,
-                class::BRACE => scan.brace = true,
+                class::BRACE => {
+                    scan.brace = true;
+                    scan.reference |= opens_reference(bytes, scan.end);
+                }
                 class::HIGH => match self.char_at(scan.end) {
                     Some(c) if c.is_whitespace() => {
                         scan.stop = Stop::Space(c);
@@ -578,7 +586,8 @@ fn common_token(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Scan>
     }
     let start = *pos;
     let (end, flags) = match b {
-        b'{' => (start + 1, Scan::BRACE),
+        // A lone brace holds no reference.
+        b'{' => (start + 1, 0),
         b'"' => return None,
         _ if class::of(b) == 0 => (swar::ordinary_end(bytes, start + 1), 0),
         _ => return None,
@@ -609,6 +618,14 @@ struct WordScan {
     cr: bool,
     /// Whether it holds a `{`.
     brace: bool,
+    /// Whether it holds a `{` followed by `$` or `%`.
+    reference: bool,
+}
+
+/// Whether the `{` at `at` in `bytes` is followed by `$` or `%`, the start of a reference.
+#[inline(always)]
+fn opens_reference(bytes: &[u8], at: usize) -> bool {
+    matches!(bytes.get(at + 1), Some(b'$' | b'%'))
 }
 
 /// Why a word ended.
@@ -722,6 +739,25 @@ mod tests {
                 return (tokens, lexer.pos, lexer.line);
             }
         }
+    }
+
+    #[test]
+    fn only_a_brace_before_a_dollar_or_percent_may_open_a_reference() {
+        // Spec 2.3: `{$NAME}` and `{%NAME%}` are the references; other braces are text.
+        let flagged = |text: &str| -> Vec<bool> {
+            general(text)
+                .0
+                .iter()
+                .map(|&(.., flags)| flags & Scan::REFERENCE != 0)
+                .collect()
+        };
+        assert_eq!(
+            flagged("{ } {x} \"{remote} {type}\" a{ {$A} x{%B%} \"{$C}\" \"\\{$D}\""),
+            [false, false, false, false, false, true, true, true, true]
+        );
+        // Dropping the CR makes `{$E}` of `{\r$E}`.
+        assert_eq!(flagged("{\r$E} {\rx}"), [true, true]);
+        assert_eq!(flagged("\"{\r$F}\""), [false]);
     }
 
     /// Text made of the pieces the lexer treats differently: blanks of every kind, quotes,

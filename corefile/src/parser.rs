@@ -6,7 +6,7 @@
 //! and previous token, which is all Go's parser ever looks back at. A token inside the parser
 //! is a small `Copy` value: offsets into its text (never a copy of it) and what the parser
 //! asks of it, found while lexing: brace or `import`, the line it ends on, whether it can hold
-//! an environment reference. Its text becomes a [`Cow`] only when a [`Token`] is handed out.
+//! an environment reference. Its text becomes a [`Text`] only when a [`Token`] is handed out.
 //!
 //! Directives whose tokens need nothing but appending (no import, substitution or error) are
 //! taken straight from the lexed batch by a fast path; anything else goes through the
@@ -299,7 +299,7 @@ struct Tok {
     /// Its file: `FileId(n)` is `Parser::files[n - 1]`.
     file: FileId,
     kind: Kind,
-    /// The lexer's flags ([`lexer::Scan::BRACE`], [`lexer::Scan::EDITED`], ...).
+    /// The lexer's flags ([`lexer::Scan::REFERENCE`], [`lexer::Scan::EDITED`], ...).
     flags: u8,
 }
 
@@ -755,7 +755,7 @@ impl<'i> Parser<'_, 'i> {
     #[inline(always)]
     fn substituted(&self, token: &Tok) -> Result<Cow<'i, str>> {
         let text = self.texts.text(token);
-        if token.flags & lexer::Scan::BRACE == 0 {
+        if token.flags & lexer::Scan::REFERENCE == 0 {
             return Ok(text);
         }
         self.substituted_slow(text)
@@ -947,8 +947,8 @@ impl<'i> Parser<'_, 'i> {
         let rest = self.main.lexed();
         let mut at = 0usize;
         while let Some(name) = rest.get(at) {
-            // Without a brace, the name is its own substitution.
-            if name.kind != Kind::Word || name.flags & lexer::Scan::BRACE != 0 {
+            // Without a reference, the name is its own substitution.
+            if name.kind != Kind::Word || name.flags & lexer::Scan::REFERENCE != 0 {
                 break;
             }
             let text = self.texts.text(name);
@@ -1195,8 +1195,8 @@ fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
             Step::Take
         }
         Kind::Import if !new_line => Step::Take,
-        // `{` and `}` hold no reference; a word with a brace may.
-        Kind::Word if token.flags & lexer::Scan::BRACE == 0 => Step::Take,
+        // `{` and `}` hold no reference; a word may.
+        Kind::Word if token.flags & lexer::Scan::REFERENCE == 0 => Step::Take,
         _ => Step::Other,
     }
 }

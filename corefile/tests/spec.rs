@@ -264,6 +264,15 @@ fn s2_3_environment_substitution() {
         load_env(". {\n    {$UNSET}\n}\n", &env).unwrap_err(),
         "Corefile:2 - Error during parsing: Unknown directive ''"
     );
+    // Substitution sees the lexed text: a dropped CR joins `{` and `$`; other braces are
+    // text, quoted or not, and an escaped brace is still a brace.
+    let v = load_env(
+        ". {\n    log {\r$P} \"{remote} {$P}\" {x} \"\\{$P}\"\n}\n",
+        &env,
+    )
+    .unwrap();
+    let texts: Vec<&str> = v.blocks[0].tokens.iter().map(|t| &*t.text).collect();
+    assert_eq!(texts, ["log", "log", "{remote} log", "{x}", "\\log"]);
 }
 
 #[test]
