@@ -546,7 +546,7 @@ impl<'a> ValidNames<'a> {
             match self.slots.get(at).copied().unwrap_or(0) {
                 0 => return Err(at),
                 n => {
-                    if self.names.get(n - 1).is_some_and(|&known| known == name) {
+                    if self.names.get(n - 1).is_some_and(|&known| same_name(known, name)) {
                         return Ok(n - 1);
                     }
                 }
@@ -561,6 +561,13 @@ impl<'a> ValidNames<'a> {
     fn id(&self, name: &str) -> Option<usize> {
         self.find(name).ok()
     }
+}
+
+/// `a == b` for short texts such as directive names, compared in place: a call to
+/// `memcmp` costs more than the few bytes it would compare.
+#[inline(always)]
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 struct Parser<'a, 'i> {
