@@ -229,6 +229,7 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         snippets: Vec::new(),
         block_tokens: 0,
         block_directives: 0,
+        any_names: BTreeMap::new(),
         scratch_ids: Vec::new(),
         scratch_by_id: by_id,
         scratch_occurrences: Vec::new(),
@@ -546,7 +547,11 @@ impl<'a> ValidNames<'a> {
             match self.slots.get(at).copied().unwrap_or(0) {
                 0 => return Err(at),
                 n => {
-                    if self.names.get(n - 1).is_some_and(|&known| same_name(known, name)) {
+                    if self
+                        .names
+                        .get(n - 1)
+                        .is_some_and(|&known| same_name(known, name))
+                    {
                         return Ok(n - 1);
                     }
                 }
@@ -573,6 +578,8 @@ fn same_name(a: &str, b: &str) -> bool {
 struct Parser<'a, 'i> {
     /// The accepted directive names; `None` accepts any.
     valid: Option<ValidNames<'a>>,
+    /// When any name is accepted, an id for each name met so far, in order of first sight.
+    any_names: BTreeMap<Cow<'i, str>, usize>,
     /// What is left of the main input's tokens.
     main: MainTokens<'i>,
     /// The texts tokens point into.
@@ -606,7 +613,7 @@ struct Parser<'a, 'i> {
     block_directives: usize,
     /// Reused buffers for one block's directive ids (in `valid`) and its occurrences
     /// (directive index and token range), in source order.
-    scratch_ids: Vec<Option<usize>>,
+    scratch_ids: Vec<usize>,
     /// Reused for [`Found::by_id`]: one entry per valid name, all 0 between blocks.
     scratch_by_id: Vec<u32>,
     scratch_occurrences: Vec<(usize, Range<usize>)>,
@@ -916,16 +923,12 @@ impl<'i> Parser<'_, 'i> {
     }
 
     /// The index in `names` of the directive the cursor names, added if it is new.
-    fn directive_slot(&self, names: &mut Found<'i>) -> Result<usize> {
+    fn directive_slot(&mut self, names: &mut Found<'i>) -> Result<usize> {
         let name = self.substituted_val()?;
-        let id = match &self.valid {
-            Some(valid) => match valid.id(&name) {
-                Some(id) => Some(id),
-                None => return Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned()))),
-            },
-            None => None,
-        };
-        Ok(names.slot(name, id))
+        match directive_id(&self.valid, &mut self.any_names, &name) {
+            Some(id) => Ok(names.slot(name, id)),
+            None => Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned()))),
+        }
     }
 
     /// The fast path of [`Parser::directives`], between two directives when the cursor
@@ -959,12 +962,8 @@ impl<'i> Parser<'_, 'i> {
                 break;
             }
             let text = self.texts.text(name);
-            let id = match &self.valid {
-                Some(valid) => match valid.id(&text) {
-                    Some(id) => Some(id),
-                    None => break,
-                },
-                None => None,
+            let Some(id) = directive_id(&self.valid, &mut self.any_names, &text) else {
+                break;
             };
             let start = tokens.len();
             let Some(end) = take_directive(rest, at, &self.texts, tokens) else {
@@ -1236,46 +1235,74 @@ fn take_directive<'i>(
     None
 }
 
-/// The directives of one block, in order of first appearance, each with its id among the
-/// valid names (`None` when any name is accepted).
+/// The id of the directive `name`: its index among the `valid` names, or, when any name is
+/// accepted, its id in `any` (a new name takes the next one); `None` for a name that is not
+/// valid. Equal names have equal ids.
+#[inline(always)]
+// `name` is a `Cow` so that a new name keeps its borrow as the key of `any`.
+#[allow(clippy::ptr_arg)]
+fn directive_id<'i>(
+    valid: &Option<ValidNames<'_>>,
+    any: &mut BTreeMap<Cow<'i, str>, usize>,
+    name: &Cow<'i, str>,
+) -> Option<usize> {
+    match valid {
+        Some(valid) => valid.id(name),
+        None => Some(any_name_id(any, name)),
+    }
+}
+
+/// The id of `name` in `any`, added if it is new.
+#[inline(never)]
+#[allow(clippy::ptr_arg)] // As in `directive_id`.
+fn any_name_id<'i>(any: &mut BTreeMap<Cow<'i, str>, usize>, name: &Cow<'i, str>) -> usize {
+    let next = any.len();
+    *any.entry(name.clone()).or_insert(next)
+}
+
+/// The directives of one block, in order of first appearance, each with its id
+/// ([`directive_id`]).
 struct Found<'i> {
     /// Their names; the token ranges are set once the block is read.
     directives: Vec<Directive<'i>>,
     /// `ids[i]` is the id of `directives[i]`.
-    ids: Vec<Option<usize>>,
-    /// By valid-name id: one plus the index in `directives` of that directive, 0 while the
-    /// block has not named it. Reset by [`Found::finish`], so it can serve the next block.
+    ids: Vec<usize>,
+    /// By id: one plus the index in `directives` of that directive, 0 while the block has
+    /// not named it. Reset by [`Found::finish`], so it can serve the next block.
     by_id: Vec<u32>,
 }
 
 impl<'i> Found<'i> {
     /// The index of the directive `name` (with id `id`), added if it is new.
     #[inline(always)]
-    fn slot(&mut self, name: Cow<'i, str>, id: Option<usize>) -> usize {
-        let known = match id {
-            // Every id is `Some` when names are checked, `None` when any is accepted.
-            Some(id) => match self.by_id.get(id).copied() {
-                Some(0) | None => None,
-                Some(slot) => Some(slot as usize - 1),
-            },
-            None => self.directives.iter().position(|known| known.name == name),
-        };
-        known.unwrap_or_else(|| {
-            self.directives.push(Directive { name, tokens: 0..0 });
-            self.ids.push(id);
-            let len = self.directives.len();
-            if let Some(slot) = id.and_then(|id| self.by_id.get_mut(id)) {
-                // A block has fewer directives than valid names, far below `u32::MAX`.
-                *slot = u32::try_from(len).unwrap_or(0);
-            }
-            len - 1
-        })
+    fn slot(&mut self, name: Cow<'i, str>, id: usize) -> usize {
+        match self.by_id.get(id).copied() {
+            Some(0) | None => self.add(name, id),
+            Some(slot) => slot as usize - 1,
+        }
+    }
+
+    /// Adds the directive `name` (with id `id`) and returns its index.
+    #[inline(always)]
+    fn add(&mut self, name: Cow<'i, str>, id: usize) -> usize {
+        self.directives.push(Directive { name, tokens: 0..0 });
+        self.ids.push(id);
+        if self.by_id.len() <= id {
+            // Ids of names met during the parse (when any is accepted) grow past the table.
+            self.by_id.resize(id.saturating_add(1), 0);
+        }
+        let len = self.directives.len();
+        if let Some(slot) = self.by_id.get_mut(id) {
+            // Fewer directives than bytes of text, which `check_len` keeps below `u32::MAX`.
+            *slot = u32::try_from(len).unwrap_or(0);
+        }
+        len - 1
     }
 
     /// Clears `by_id` for the next block and hands back the reusable buffers.
-    fn finish(mut self) -> (Vec<Directive<'i>>, Vec<Option<usize>>, Vec<u32>) {
-        for id in self.ids.iter().flatten() {
-            if let Some(slot) = self.by_id.get_mut(*id) {
+    fn finish(mut self) -> (Vec<Directive<'i>>, Vec<usize>, Vec<u32>) {
+        for &id in &self.ids {
+            if let Some(slot) = self.by_id.get_mut(id) {
                 *slot = 0;
             }
         }
