@@ -14,6 +14,7 @@
 //! general path would have left it.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -188,7 +189,10 @@ impl core::fmt::Debug for ParseOptions<'_> {
 }
 
 /// Parses `input` into server blocks, which borrow their text from it where they can.
-pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<ServerBlock<'i>>> {
+pub fn parse<'i>(
+    input: &'i [u8],
+    options: ParseOptions<'_>,
+) -> core::result::Result<Vec<ServerBlock<'i>>, ParseError> {
     let mut texts = Texts {
         main: "",
         owned: Vec::new(),
@@ -238,7 +242,7 @@ pub fn parse<'i>(input: &'i [u8], options: ParseOptions<'_>) -> Result<Vec<Serve
         imported_tokens: 0,
         eof: false,
     };
-    parser.parse_all()
+    parser.parse_all().map_err(|e| *e)
 }
 
 /// What the parser knows about a token's text without comparing strings.
@@ -619,7 +623,9 @@ struct Parser<'a, 'i> {
     scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
-type Result<T> = core::result::Result<T, ParseError>;
+/// The parser's results: the error is boxed, so that the many results it moves are no larger
+/// than their values.
+type Result<T> = core::result::Result<T, Box<ParseError>>;
 
 impl<'i> Parser<'_, 'i> {
     // --- Dispenser primitives -----------------------------------------------------------
@@ -738,19 +744,19 @@ impl<'i> Parser<'_, 'i> {
         file.path(&self.files).unwrap_or(self.opts.filename)
     }
 
-    fn err(&self, kind: ParseErrorKind) -> ParseError {
+    fn err(&self, kind: ParseErrorKind) -> Box<ParseError> {
         let (file, line) = match &self.cur {
             Some(t) => (self.file_name(t.file), t.line()),
             None => (self.opts.filename, 0),
         };
-        ParseError {
+        Box::new(ParseError {
             file: String::from(file),
             line,
             kind,
-        }
+        })
     }
 
-    fn syntax_err(&self, expected: char) -> ParseError {
+    fn syntax_err(&self, expected: char) -> Box<ParseError> {
         self.err(ParseErrorKind::Syntax {
             found: self.val().into_owned(),
             expected,
