@@ -233,7 +233,7 @@ pub fn parse<'i>(
         snippets: Vec::new(),
         block_tokens: 0,
         block_directives: 0,
-        any_names: BTreeMap::new(),
+        any_names: AnyNames::default(),
         scratch_ids: Vec::new(),
         scratch_by_id: by_id,
         scratch_occurrences: Vec::new(),
@@ -582,8 +582,8 @@ fn same_name(a: &str, b: &str) -> bool {
 struct Parser<'a, 'i> {
     /// The accepted directive names; `None` accepts any.
     valid: Option<ValidNames<'a>>,
-    /// When any name is accepted, an id for each name met so far, in order of first sight.
-    any_names: BTreeMap<Cow<'i, str>, usize>,
+    /// When any name is accepted, an id for each name met so far.
+    any_names: AnyNames<'i>,
     /// What is left of the main input's tokens.
     main: MainTokens<'i>,
     /// The texts tokens point into.
@@ -1242,28 +1242,55 @@ fn take_directive<'i>(
 }
 
 /// The id of the directive `name`: its index among the `valid` names, or, when any name is
-/// accepted, its id in `any` (a new name takes the next one); `None` for a name that is not
-/// valid. Equal names have equal ids.
+/// accepted, its id in `any`; `None` for a name that is not valid. Equal names have equal
+/// ids.
 #[inline(always)]
-// `name` is a `Cow` so that a new name keeps its borrow as the key of `any`.
+// `name` is a `Cow` so that a new name keeps its borrow in `any`.
 #[allow(clippy::ptr_arg)]
 fn directive_id<'i>(
     valid: &Option<ValidNames<'_>>,
-    any: &mut BTreeMap<Cow<'i, str>, usize>,
+    any: &mut AnyNames<'i>,
     name: &Cow<'i, str>,
 ) -> Option<usize> {
     match valid {
         Some(valid) => valid.id(name),
-        None => Some(any_name_id(any, name)),
+        None => Some(any.id(name)),
     }
 }
 
-/// The id of `name` in `any`, added if it is new.
-#[inline(never)]
-#[allow(clippy::ptr_arg)] // As in `directive_id`.
-fn any_name_id<'i>(any: &mut BTreeMap<Cow<'i, str>, usize>, name: &Cow<'i, str>) -> usize {
-    let next = any.len();
-    *any.entry(name.clone()).or_insert(next)
+/// Directive ids when any name is accepted: each new name takes the next id. The first
+/// names are found by a scan (a Corefile names a few dozen plugins at most), any more in a
+/// map, so that a block of many distinct names stays `O(n log n)`.
+#[derive(Default)]
+struct AnyNames<'i> {
+    /// The first [`AnyNames::FEW`] names, by id.
+    few: Vec<Cow<'i, str>>,
+    /// The others, with their ids.
+    many: BTreeMap<Cow<'i, str>, usize>,
+}
+
+impl<'i> AnyNames<'i> {
+    /// How many names are found by a scan.
+    const FEW: usize = 32;
+
+    /// The id of `name`, added if it is new.
+    #[inline(never)]
+    #[allow(clippy::ptr_arg)] // As in `directive_id`.
+    fn id(&mut self, name: &Cow<'i, str>) -> usize {
+        if let Some(id) = self.few.iter().position(|known| same_name(known, name)) {
+            return id;
+        }
+        if let Some(&id) = self.many.get(&**name) {
+            return id;
+        }
+        if self.few.len() < Self::FEW {
+            self.few.push(name.clone());
+            return self.few.len() - 1;
+        }
+        let id = Self::FEW + self.many.len();
+        self.many.insert(name.clone(), id);
+        id
+    }
 }
 
 /// The directives of one block, in order of first appearance, each with its id
