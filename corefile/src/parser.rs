@@ -1443,6 +1443,37 @@ mod tests {
     }
 
     #[test]
+    fn with_any_name_accepted_each_distinct_name_is_one_directive() {
+        // Past the 32 names found by a scan, names are found in a map: both must merge
+        // repeats (caddy groups a block's occurrences of a directive).
+        let mut input = String::from(". {\n");
+        for i in 0..100 {
+            input.push_str(&alloc::format!("    n{i}\n"));
+        }
+        input.push_str("    n7 again\n    n70 again\n}\n");
+        let blocks = parse(
+            input.as_bytes(),
+            ParseOptions {
+                filename: "Corefile",
+                directives: None,
+                env: &crate::env::NoEnv,
+                resolver: &mut crate::import::NoFiles,
+            },
+        )
+        .unwrap();
+        let block = &blocks[0];
+        assert_eq!(block.directives.len(), 100);
+        for name in ["n7", "n70"] {
+            let texts: Vec<&str> = block
+                .tokens_of(block.directive(name).unwrap())
+                .iter()
+                .map(|t| &*t.text)
+                .collect();
+            assert_eq!(texts, [name, name, "again"]);
+        }
+    }
+
+    #[test]
     #[cfg(target_pointer_width = "64")]
     fn a_token_is_three_words() {
         assert_eq!(size_of::<Token<'_>>(), 24);
