@@ -8,7 +8,7 @@ use super::lex::{Word, words};
 use super::options::{
     Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::{HIGHS, below, equal, find, lines, may_contain};
+use super::scan::{HIGHS, below, equal, find, lines, may_contain, newlines};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -49,6 +49,9 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
     let mut buffer = Vec::new();
     let mut specs = Vec::new();
     let mut line_no = 0;
+    // Lines left in the text: a section reserves room for all of them, so its vector never
+    // regrows (moving every line parsed so far), and gives back what it did not use at COMMIT.
+    let mut lines_left = None;
     for raw in lines(text) {
         line_no += 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -78,14 +81,18 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
                     ParseErrorKind::UnknownTable(name.trim_end().into()),
                 ))
             })?;
-            open = Some((TableSection::new(table), line_no));
+            let left = *lines_left.get_or_insert_with(|| newlines(text) + 1);
+            let mut section = TableSection::new(table);
+            section.lines.reserve(left.saturating_sub(line_no));
+            open = Some((section, line_no));
             continue;
         }
         let Some((section, _)) = open.as_mut() else {
             return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
         };
         if trimmed.trim_end() == "COMMIT" {
-            if let Some((section, _)) = open.take() {
+            if let Some((mut section, _)) = open.take() {
+                section.lines.shrink_to_fit();
                 file.tables.push(section);
             }
             continue;

@@ -64,6 +64,21 @@ pub(crate) fn may_contain(bytes: &[u8], candidates: impl Fn(u64) -> u64) -> bool
     flags != 0
 }
 
+/// How many `\n` `text` holds. Blocks of 64 bytes are counted into a byte each, a loop of
+/// fixed length the compiler turns into vector compares.
+pub(crate) fn newlines(text: &str) -> usize {
+    let count = |block: &[u8]| {
+        block
+            .iter()
+            .map(|&b| usize::from(b == b'\n'))
+            .sum::<usize>()
+    };
+    let (blocks, tail) = text.as_bytes().as_chunks::<64>();
+    blocks.iter().fold(count(tail), |n, block| {
+        n + usize::from(block.iter().fold(0u8, |k, &b| k + u8::from(b == b'\n')))
+    })
+}
+
 /// The lines of `text`, split at `\n` exactly as `str::split('\n')` splits them.
 pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
     const NEWLINE: [bool; 256] = super::byte_set(b"\n");
@@ -105,6 +120,14 @@ mod tests {
     }
 
     proptest! {
+        /// Counts what a byte-by-byte count counts, whole blocks, tail and all.
+        #[test]
+        fn newlines_are_counted_exactly(
+            text in proptest::string::string_regex("[a\n]{0,200}").unwrap(),
+        ) {
+            prop_assert_eq!(newlines(&text), text.matches('\n').count());
+        }
+
         /// Finds what a byte-by-byte scan finds, from any start.
         #[test]
         fn agrees_with_a_byte_scan(
