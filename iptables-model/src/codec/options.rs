@@ -272,33 +272,68 @@ pub(crate) fn match_option<'a>(
     Ok(option)
 }
 
-/// Whether `word` starts a new criterion (so it cannot be an argument of an unknown option).
-pub(crate) fn is_general(word: &str) -> bool {
-    matches!(
-        word,
-        "!" | "-p"
-            | "--protocol"
-            | "-s"
-            | "--source"
-            | "--src"
-            | "-d"
-            | "--destination"
-            | "--dst"
-            | "-i"
-            | "--in-interface"
-            | "-o"
-            | "--out-interface"
-            | "-f"
-            | "--fragment"
-            | "-m"
-            | "--match"
-            | "-j"
-            | "--jump"
-            | "-g"
-            | "--goto"
-            | "-c"
-            | "--set-counters"
-    )
+/// A word that is a criterion of its own rather than a module's option (`!`, `-p`, `-j`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum General {
+    /// `!`.
+    Not,
+    /// `-p`, `--protocol`.
+    Protocol,
+    /// `-s`, `--source`, `--src`.
+    Source,
+    /// `-d`, `--destination`, `--dst`.
+    Destination,
+    /// `-i`, `--in-interface`.
+    InInterface,
+    /// `-o`, `--out-interface`.
+    OutInterface,
+    /// `-f`, `--fragment`.
+    Fragment,
+    /// `-m`, `--match`.
+    Match,
+    /// `-j`, `--jump`.
+    Jump,
+    /// `-g`, `--goto`.
+    Goto,
+    /// `-c`, `--set-counters`.
+    SetCounters,
+}
+
+impl General {
+    /// The criterion `word` starts, if any: one match on its bytes (short forms by their
+    /// letter, long ones after the dashes).
+    pub(crate) fn of(word: &str) -> Option<Self> {
+        Some(match word.as_bytes() {
+            [b'-', letter] => match letter {
+                b'p' => Self::Protocol,
+                b's' => Self::Source,
+                b'd' => Self::Destination,
+                b'i' => Self::InInterface,
+                b'o' => Self::OutInterface,
+                b'f' => Self::Fragment,
+                b'm' => Self::Match,
+                b'j' => Self::Jump,
+                b'g' => Self::Goto,
+                b'c' => Self::SetCounters,
+                _ => return None,
+            },
+            b"!" => Self::Not,
+            [b'-', b'-', long @ ..] => match long {
+                b"protocol" => Self::Protocol,
+                b"source" | b"src" => Self::Source,
+                b"destination" | b"dst" => Self::Destination,
+                b"in-interface" => Self::InInterface,
+                b"out-interface" => Self::OutInterface,
+                b"fragment" => Self::Fragment,
+                b"match" => Self::Match,
+                b"jump" => Self::Jump,
+                b"goto" => Self::Goto,
+                b"set-counters" => Self::SetCounters,
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// The words after an unknown option up to the next option or criterion.

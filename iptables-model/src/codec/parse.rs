@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::byte_set;
 use super::lex::{Word, words};
 use super::options::{
-    Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
+    Cursor, Failure, General, match_option, parse_u32, target_for, target_option,
 };
 use super::scan::{HIGHS, below, equal, find, lines, may_contain, newlines};
 use crate::addr::Cidr;
@@ -68,7 +68,10 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
             .count();
         // Blanks are ASCII: `indent` is a character boundary.
         let trimmed = line.get(indent..).unwrap_or_default();
-        if trimmed.trim_end().is_empty() || trimmed.starts_with('#') {
+        // Rules and chain lines (nearly every line) start with `-`, `:` or `[`: they are not
+        // blank, comments, table headers or COMMIT.
+        let special = !matches!(trimmed.as_bytes().first(), Some(b'-' | b':' | b'['));
+        if special && (trimmed.trim_end().is_empty() || trimmed.starts_with('#')) {
             continue;
         }
         if let Some(name) = trimmed.strip_prefix('*') {
@@ -90,7 +93,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
         let Some((section, _)) = open.as_mut() else {
             return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
         };
-        if trimmed.trim_end() == "COMMIT" {
+        if special && trimmed.trim_end() == "COMMIT" {
             if let Some((mut section, _)) = open.take() {
                 section.lines.shrink_to_fit();
                 file.tables.push(section);
@@ -356,15 +359,16 @@ fn criteria<'a>(
         let column = word.column;
         let neg = negated.is_some();
         let text = &*word.text;
-        let spec = match text {
-            "!" => {
+        let general = General::of(text);
+        let spec = match general {
+            Some(General::Not) => {
                 if neg {
                     return Err((column, ParseErrorKind::MisplacedNegation));
                 }
                 negated = Some(column);
                 continue;
             }
-            "-p" | "--protocol" => {
+            Some(General::Protocol) => {
                 if rule.protocol().is_some() {
                     return Err((column, ParseErrorKind::DuplicateOption("-p".into())));
                 }
@@ -373,7 +377,7 @@ fn criteria<'a>(
                     protocol: IpProtocol::from_name(&cur.value(text, column)?.text),
                 }
             }
-            "-s" | "--source" | "--src" | "-d" | "--destination" | "--dst" => {
+            Some(kind @ (General::Source | General::Destination)) => {
                 let value = cur.value(text, column)?;
                 let address: Cidr = value.text.parse().map_err(|_| {
                     (
@@ -384,7 +388,7 @@ fn criteria<'a>(
                         },
                     )
                 })?;
-                if text.starts_with("-s") || text.starts_with("--s") {
+                if kind == General::Source {
                     Spec::Source {
                         negated: neg,
                         address,
@@ -396,23 +400,23 @@ fn criteria<'a>(
                     }
                 }
             }
-            "-i" | "--in-interface" | "-o" | "--out-interface" => {
+            Some(kind @ (General::InInterface | General::OutInterface)) => {
                 let name = cur.value(text, column)?.text.clone();
-                if text.contains('i') && !text.contains("out") {
+                if kind == General::InInterface {
                     Spec::InInterface { negated: neg, name }
                 } else {
                     Spec::OutInterface { negated: neg, name }
                 }
             }
-            "-f" | "--fragment" => Spec::Fragment { negated: neg },
-            "-m" | "--match" => {
+            Some(General::Fragment) => Spec::Fragment { negated: neg },
+            Some(General::Match) => {
                 if neg {
                     return Err((column, ParseErrorKind::MisplacedNegation));
                 }
                 let module = Module::from_name(&cur.value(text, column)?.text);
                 Spec::Module(module)
             }
-            "-c" | "--set-counters" => {
+            Some(General::SetCounters) => {
                 let packets = cur.value(text, column)?;
                 let bytes = cur.value(text, column)?;
                 let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
@@ -424,7 +428,7 @@ fn criteria<'a>(
                 })?);
                 continue;
             }
-            "-j" | "--jump" | "-g" | "--goto" => {
+            Some(General::Jump | General::Goto) => {
                 if neg {
                     return Err((column, ParseErrorKind::MisplacedNegation));
                 }
@@ -433,10 +437,10 @@ fn criteria<'a>(
                 }
                 let name = cur.value(text, column)?;
                 let target_name = chain_name(Some(name), column)?;
-                let goto = text == "-g" || text == "--goto";
+                let goto = general == Some(General::Goto);
                 let next_is_option = cur
                     .peek()
-                    .is_some_and(|w| w.text.starts_with("--") && !is_general(&w.text));
+                    .is_some_and(|w| w.text.starts_with("--") && General::of(&w.text).is_none());
                 rule.target = Some(match target_for(&target_name) {
                     _ if goto => Target::Goto(target_name),
                     Some(t) => {
@@ -455,7 +459,8 @@ fn criteria<'a>(
                 });
                 continue;
             }
-            option if option.starts_with("--") => {
+            None if text.starts_with("--") => {
+                let option = text;
                 if !neg
                     && let Some(target) = rule.target.as_mut()
                     && target_option(target, option, column, cur)?
@@ -488,7 +493,8 @@ fn criteria<'a>(
                 };
                 Spec::Option(parsed)
             }
-            other => {
+            None => {
+                let other = text;
                 if options.join_unquoted_comment_words
                     && !neg
                     && let Some(Spec::Option(MatchOption::Comment(comment))) = rule.specs.last_mut()
