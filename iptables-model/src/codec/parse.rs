@@ -4,11 +4,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::byte_set;
-use super::lex::{Word, words};
+use super::lex::{Word, line_words, words};
 use super::options::{
     Cursor, Failure, General, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::{HIGHS, below, equal, find, lines, may_contain, newlines};
+use super::scan::{HIGHS, below, equal, find, line_end, may_contain, newlines};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -52,9 +52,10 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
     // Lines left in the text: a section reserves room for all of them, so its vector never
     // regrows (moving every line parsed so far), and gives back what it did not use at COMMIT.
     let mut lines_left = None;
-    for raw in lines(text) {
+    let bytes = text.as_bytes();
+    let mut next = Some(0);
+    while let Some(start) = next {
         line_no += 1;
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
         let at = |(column, kind): Failure| ParseError {
             position: Position {
                 line: line_no,
@@ -62,16 +63,33 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
             },
             kind,
         };
-        let indent = line
-            .bytes()
+        let indent = bytes
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
             .take_while(|b| matches!(b, b' ' | b'\t'))
             .count();
-        // Blanks are ASCII: `indent` is a character boundary.
+        // Rules and chain lines (nearly every line) start with `-`, `:` or `[`: they are split
+        // into words in the pass that finds their end.
+        if matches!(bytes.get(start + indent), Some(b'-' | b':' | b'[')) {
+            let Some((section, _)) = open.as_mut() else {
+                return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
+            };
+            let end = line_words(text, start, &mut buffer).map_err(at)?;
+            next = (end < bytes.len()).then_some(end + 1);
+            section
+                .lines
+                .push(parse_line(&buffer, &mut specs, options).map_err(at)?);
+            continue;
+        }
+        // Blank lines, comments, table headers, COMMIT and anything else.
+        let end = line_end(bytes, start);
+        next = (end < bytes.len()).then_some(end + 1);
+        let raw = text.get(start..end).unwrap_or_default();
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        // Blanks are ASCII: `indent` is a character boundary (the `\r` is after it).
         let trimmed = line.get(indent..).unwrap_or_default();
-        // Rules and chain lines (nearly every line) start with `-`, `:` or `[`: they are not
-        // blank, comments, table headers or COMMIT.
-        let special = !matches!(trimmed.as_bytes().first(), Some(b'-' | b':' | b'['));
-        if special && (trimmed.trim_end().is_empty() || trimmed.starts_with('#')) {
+        if trimmed.trim_end().is_empty() || trimmed.starts_with('#') {
             continue;
         }
         if let Some(name) = trimmed.strip_prefix('*') {
@@ -93,7 +111,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
         let Some((section, _)) = open.as_mut() else {
             return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
         };
-        if special && trimmed.trim_end() == "COMMIT" {
+        if trimmed.trim_end() == "COMMIT" {
             if let Some((mut section, _)) = open.take() {
                 section.lines.shrink_to_fit();
                 file.tables.push(section);

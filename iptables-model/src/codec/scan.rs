@@ -79,45 +79,18 @@ pub(crate) fn newlines(text: &str) -> usize {
     })
 }
 
-/// The lines of `text`, split at `\n` exactly as `str::split('\n')` splits them.
-pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
+/// The index of the first `\n` at or after `from` in `bytes` (or the length).
+pub(crate) fn line_end(bytes: &[u8], from: usize) -> usize {
     const NEWLINE: [bool; 256] = super::byte_set(b"\n");
-    let bytes = text.as_bytes();
-    let mut next = Some(0);
-    core::iter::from_fn(move || {
-        let start = next?;
-        let end = find(bytes, start, |c| equal(c, b'\n'), &NEWLINE);
-        next = (end < bytes.len()).then_some(end + 1);
-        // `\n` is ASCII: both ends are character boundaries.
-        text.get(start..end)
-    })
+    find(bytes, from, |c| equal(c, b'\n'), &NEWLINE)
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
-    use alloc::vec::Vec;
-
     use super::*;
     use crate::codec::byte_set;
-
-    #[test]
-    fn lines_split_as_str_split_does() {
-        for text in [
-            "",
-            "a",
-            "a\n",
-            "\n\n",
-            "ab\r\ncd\n\né",
-            "0123456789abcdef\n0123456789",
-        ] {
-            assert_eq!(
-                lines(text).collect::<Vec<_>>(),
-                text.split('\n').collect::<Vec<_>>()
-            );
-        }
-    }
 
     proptest! {
         /// Counts what a byte-by-byte count counts, whole blocks, tail and all.
