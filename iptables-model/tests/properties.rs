@@ -160,11 +160,11 @@ fn block() -> impl Strategy<Value = Vec<Spec<'static>>> {
         )
             .prop_map(move |(module, name, args)| m(
                 Module::Other(module),
-                vec![MatchOption::Unknown {
-                    negated: false,
-                    name: name.into(),
-                    args: args.into_iter().map(Into::into).collect(),
-                }]
+                vec![MatchOption::unknown(
+                    false,
+                    name.into(),
+                    args.into_iter().map(Into::into).collect(),
+                )]
             )),
     ]
 }

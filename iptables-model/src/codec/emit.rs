@@ -159,11 +159,11 @@ fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result 
             write!(f, " {name} ")?;
             word(f, n, false)
         }
-        MatchOption::Unknown { negated, args, .. } => {
-            bang(f, *negated)?;
+        MatchOption::Unknown(option) => {
+            bang(f, option.negated)?;
             f.write_char(' ')?;
             word(f, name, false)?;
-            args.iter().try_for_each(|a| {
+            option.args.iter().try_for_each(|a| {
                 f.write_char(' ')?;
                 word(f, a, false)
             })

@@ -134,7 +134,7 @@ fn negatable(option: &MatchOption) -> bool {
         | MatchOption::SrcType { .. }
         | MatchOption::DstType { .. }
         | MatchOption::Multiport { .. }
-        | MatchOption::Unknown { .. } => true,
+        | MatchOption::Unknown(_) => true,
         MatchOption::Comment(_)
         | MatchOption::StatisticMode(_)
         | MatchOption::Packet(_)
@@ -260,11 +260,7 @@ pub(crate) fn match_option<'a>(
             }
         }
         "--nfacct-name" => MatchOption::NfacctName(cur.value(name, column)?.text.to_string()),
-        _ => MatchOption::Unknown {
-            negated,
-            name: String::from(name).into(),
-            args: verbatim_args(cur),
-        },
+        _ => MatchOption::unknown(negated, String::from(name).into(), verbatim_args(cur)),
     };
     if negated && !negatable(&option) {
         return Err((column, ParseErrorKind::MisplacedNegation));

@@ -503,11 +503,7 @@ fn criteria<'a>(
                 let parsed = if known || implicit {
                     match_option(option, neg, column, cur)?
                 } else {
-                    MatchOption::Unknown {
-                        negated: neg,
-                        name: word.text.clone(),
-                        args: super::options::verbatim_args(cur),
-                    }
+                    MatchOption::unknown(neg, word.text.clone(), super::options::verbatim_args(cur))
                 };
                 Spec::Option(parsed)
             }
