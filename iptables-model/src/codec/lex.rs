@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use super::byte_set;
 use super::options::Failure;
-use super::scan::{below, equal, find, line_end};
+use super::scan::{below, equal, equal_exact, find, line_end};
 use crate::error::ParseErrorKind;
 
 /// A word of a line and its 1-based column.
@@ -113,16 +113,21 @@ fn split<'a, const TO_NEWLINE: bool>(
         let (chunk, real) = chunk_at(bytes, at);
         // Blanks, `"` and `\n` are below `#`; the byte test drops the others (`!`, controls).
         let mut mask = below(chunk, b'#') | equal(chunk, b'\\');
+        let spaces = equal_exact(chunk, b' ');
         while mask != 0 {
             let i = at + (mask.trailing_zeros() / 8) as usize;
-            mask &= mask - 1;
-            match bytes.get(i) {
-                Some(b' ' | b'\t') => {
-                    if start < i {
-                        out.push(word(start, i));
-                    }
-                    start = i + 1;
+            let bit = mask & mask.wrapping_neg();
+            mask ^= bit;
+            // Nearly every flagged byte is a space: told by its own mask, a test the branch
+            // predictor learns, rather than by a jump through a table on every byte.
+            if spaces & bit != 0 || bytes.get(i) == Some(&b'\t') {
+                if start < i {
+                    out.push(word(start, i));
                 }
+                start = i + 1;
+                continue;
+            }
+            match bytes.get(i) {
                 Some(b'"' | b'\\') => {
                     let (end, text) = quoted_word::<TO_NEWLINE>(text, from, start)?;
                     out.push(Word {

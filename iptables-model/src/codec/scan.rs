@@ -15,6 +15,13 @@ pub(crate) const fn equal(chunk: u64, byte: u8) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGHS
 }
 
+/// Flags exactly the bytes of `chunk` equal to `byte`: no byte is flagged for a borrow from
+/// the one below it (as [`equal`] may flag one above a match), at two more operations.
+pub(crate) const fn equal_exact(chunk: u64, byte: u8) -> u64 {
+    let x = chunk ^ (ONES * byte as u64);
+    !((x & !HIGHS).wrapping_add(!HIGHS) | x) & HIGHS
+}
+
 /// Flags the bytes of `chunk` below `bound` (at most 128).
 pub(crate) const fn below(chunk: u64, bound: u8) -> u64 {
     chunk.wrapping_sub(ONES * bound as u64) & !chunk & HIGHS
@@ -99,6 +106,15 @@ mod tests {
             text in proptest::string::string_regex("[a\n]{0,200}").unwrap(),
         ) {
             prop_assert_eq!(newlines(&text), text.matches('\n').count());
+        }
+
+        /// Flags exactly the bytes equal to the one asked for.
+        #[test]
+        fn equal_exact_flags_exactly_the_equal_bytes(chunk in any::<[u8; 8]>(), byte in any::<u8>()) {
+            let flags = equal_exact(u64::from_le_bytes(chunk), byte);
+            for (k, &b) in chunk.iter().enumerate() {
+                prop_assert_eq!(flags >> (8 * k) & 0x80 != 0, b == byte);
+            }
         }
 
         /// Finds what a byte-by-byte scan finds, from any start.
