@@ -196,10 +196,7 @@ fn target() -> impl Strategy<Value = Option<Target<'static>>> {
         any::<u32>().prop_map(|v| Target::Mark(iptables_model::model::MarkAction::OrMark(v))),
         Just(Target::Notrack),
         ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2)).prop_map(|(name, args)| {
-            Target::Other {
-                name: name.into(),
-                args: args.into_iter().map(Into::into).collect(),
-            }
+            Target::other(name.into(), args.into_iter().map(Into::into).collect())
         }),
     ])
 }

@@ -424,9 +424,9 @@ pub(crate) fn target_option<'a>(
                 _ => return Err(invalid(name, word)),
             };
         }
-        (Target::Other { args, .. }, _) => {
-            args.push(String::from(name).into());
-            args.extend(verbatim_args(cur));
+        (Target::Other(other), _) => {
+            other.args.push(String::from(name).into());
+            other.args.extend(verbatim_args(cur));
         }
         _ => return Ok(false),
     }

@@ -468,10 +468,7 @@ fn criteria<'a>(
                     None if next_is_option
                         || OPTIONLESS_EXTENSIONS.contains(&target_name.as_str()) =>
                     {
-                        Target::Other {
-                            name: target_name,
-                            args: Vec::new(),
-                        }
+                        Target::other(target_name, Vec::new())
                     }
                     None => Target::Jump(target_name),
                 });

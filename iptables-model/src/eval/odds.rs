@@ -418,8 +418,8 @@ impl Evaluator<'_> {
                         }
                         break;
                     }
-                    Some(Target::Other { name, .. })
-                        if matches!(name.as_str(), "LOG" | "NFLOG" | "TRACE" | "AUDIT") =>
+                    Some(Target::Other(other))
+                        if matches!(other.name.as_str(), "LOG" | "NFLOG" | "TRACE" | "AUDIT") =>
                     {
                         None
                     }

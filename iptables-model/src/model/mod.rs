@@ -15,4 +15,4 @@ pub use matches::{
 };
 pub use name::{ChainName, INLINE_NAME_BYTES};
 pub use rule::{IpProtocol, OwnedRule, Rule, Spec};
-pub use target::{MarkAction, Target};
+pub use target::{MarkAction, OtherTarget, Target};
