@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::byte_set;
-use super::options::Failure;
+use super::options::{Failure, fail};
 use super::scan::{below, equal, equal_exact, find, line_end};
 use crate::error::ParseErrorKind;
 
@@ -209,7 +209,7 @@ fn general(line: &str, start: usize) -> Result<(usize, Cow<'_, str>), Failure> {
         i += 1;
     }
     if quoted {
-        return Err((line.len(), ParseErrorKind::UnterminatedQuote));
+        return Err(fail(line.len(), ParseErrorKind::UnterminatedQuote));
     }
     Ok((
         i,
@@ -246,7 +246,7 @@ mod tests {
     }
 
     /// Every word through the general path only (the reference for the borrowed fast paths).
-    fn split_general(line: &str) -> Result<Vec<(String, usize)>, (usize, ParseErrorKind)> {
+    fn split_general(line: &str) -> Result<Vec<(String, usize)>, Failure> {
         let bytes = line.as_bytes();
         let mut out = Vec::new();
         let mut i = 0;
@@ -288,11 +288,11 @@ mod tests {
         assert_eq!(split("a\\é b")[0].0, "aé");
         let mut out = Vec::new();
         assert!(matches!(
-            words("\"open", &mut out),
+            words("\"open", &mut out).map_err(Failure::into_parts),
             Err((_, ParseErrorKind::UnterminatedQuote))
         ));
         assert!(matches!(
-            words("a\\", &mut out),
+            words("a\\", &mut out).map_err(Failure::into_parts),
             Err((_, ParseErrorKind::DanglingEscape))
         ));
     }

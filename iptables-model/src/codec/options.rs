@@ -1,6 +1,7 @@
 //! Values of match options and target options.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -12,8 +13,30 @@ use crate::model::{
     RecentOption, StatisticMode, Target,
 };
 
-/// A failure with the column it points at.
-pub(crate) type Failure = (usize, ParseErrorKind);
+/// A failure with the column it points at, boxed: failures are rare, and a small error keeps
+/// every `Result` the parser moves around small.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Failure(Box<(usize, ParseErrorKind)>);
+
+impl Failure {
+    /// The column and what went wrong.
+    pub(crate) fn into_parts(self) -> (usize, ParseErrorKind) {
+        *self.0
+    }
+}
+
+impl From<(usize, ParseErrorKind)> for Failure {
+    #[cold]
+    fn from(failure: (usize, ParseErrorKind)) -> Self {
+        Self(Box::new(failure))
+    }
+}
+
+/// A failure of `kind` at `column`.
+#[cold]
+pub(crate) fn fail(column: usize, kind: ParseErrorKind) -> Failure {
+    Failure::from((column, kind))
+}
 
 /// Words of one line with a read position.
 pub(crate) struct Cursor<'w, 'a> {
@@ -35,7 +58,7 @@ impl<'w, 'a> Cursor<'w, 'a> {
     /// The value of option `option` (written at `column`).
     pub(crate) fn value(&mut self, option: &str, column: usize) -> Result<&'w Word<'a>, Failure> {
         self.next()
-            .ok_or_else(|| (column, ParseErrorKind::MissingValue(option.into())))
+            .ok_or_else(|| fail(column, ParseErrorKind::MissingValue(option.into())))
     }
 
     /// The column just after the last word (for errors at the end of a line).
@@ -45,7 +68,7 @@ impl<'w, 'a> Cursor<'w, 'a> {
 }
 
 fn invalid(option: &str, word: &Word<'_>) -> Failure {
-    (
+    fail(
         word.column,
         ParseErrorKind::InvalidValue {
             option: option.into(),
@@ -263,7 +286,7 @@ pub(crate) fn match_option<'a>(
         _ => MatchOption::unknown(negated, String::from(name).into(), verbatim_args(cur)),
     };
     if negated && !negatable(&option) {
-        return Err((column, ParseErrorKind::MisplacedNegation));
+        return Err(fail(column, ParseErrorKind::MisplacedNegation));
     }
     Ok(option)
 }

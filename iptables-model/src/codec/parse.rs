@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::byte_set;
 use super::lex::{Word, line_words, words};
 use super::options::{
-    Cursor, Failure, General, match_option, parse_u32, target_for, target_option,
+    Cursor, Failure, General, fail, match_option, parse_u32, target_for, target_option,
 };
 use super::scan::{HIGHS, below, equal, find, line_end, may_contain, newlines};
 use crate::addr::Cidr;
@@ -56,12 +56,15 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
     let mut next = Some(0);
     while let Some(start) = next {
         line_no += 1;
-        let at = |(column, kind): Failure| ParseError {
-            position: Position {
-                line: line_no,
-                column,
-            },
-            kind,
+        let at = |failure: Failure| {
+            let (column, kind) = failure.into_parts();
+            ParseError {
+                position: Position {
+                    line: line_no,
+                    column,
+                },
+                kind,
+            }
         };
         let indent = bytes
             .get(start..)
@@ -73,7 +76,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
         // into words in the pass that finds their end.
         if matches!(bytes.get(start + indent), Some(b'-' | b':' | b'[')) {
             let Some((section, _)) = open.as_mut() else {
-                return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
+                return Err(at(fail(1 + indent, ParseErrorKind::OutsideTable)));
             };
             let end = line_words(text, start, &mut buffer).map_err(at)?;
             next = (end < bytes.len()).then_some(end + 1);
@@ -94,10 +97,10 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
         }
         if let Some(name) = trimmed.strip_prefix('*') {
             if open.is_some() {
-                return Err(at((1, ParseErrorKind::MissingCommit)));
+                return Err(at(fail(1, ParseErrorKind::MissingCommit)));
             }
             let table = Table::from_name(name.trim_end()).ok_or_else(|| {
-                at((
+                at(fail(
                     2 + indent,
                     ParseErrorKind::UnknownTable(name.trim_end().into()),
                 ))
@@ -109,7 +112,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
             continue;
         }
         let Some((section, _)) = open.as_mut() else {
-            return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
+            return Err(at(fail(1 + indent, ParseErrorKind::OutsideTable)));
         };
         if trimmed.trim_end() == "COMMIT" {
             if let Some((mut section, _)) = open.take() {
@@ -138,9 +141,12 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
 /// `-m tcp -p tcp --dport 80 -j ACCEPT`. The rule borrows from `text` like [`parse`]'s.
 pub fn parse_rule(text: &str) -> Result<Rule<'_>, ParseError> {
     let mut buffer = Vec::new();
-    let at = |(column, kind): Failure| ParseError {
-        position: Position { line: 1, column },
-        kind,
+    let at = |failure: Failure| {
+        let (column, kind) = failure.into_parts();
+        ParseError {
+            position: Position { line: 1, column },
+            kind,
+        }
     };
     words(text, &mut buffer).map_err(at)?;
     let mut cur = Cursor {
@@ -188,7 +194,10 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
         None | Some(b'-' | b'!' | b'[' | b':' | b'*' | b'#')
     );
     if bad || bad_start {
-        return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
+        return Err(fail(
+            word.column,
+            ParseErrorKind::InvalidChainName(name.into()),
+        ));
     }
     Ok(ChainName::from(name))
 }
@@ -233,7 +242,7 @@ fn parse_line<'a>(
                 "-" => None,
                 "ACCEPT" => Some(Policy::Accept),
                 "DROP" => Some(Policy::Drop),
-                other => return Err((w.column, ParseErrorKind::InvalidPolicy(other.into()))),
+                other => return Err(fail(w.column, ParseErrorKind::InvalidPolicy(other.into()))),
             },
         };
         let counters = match cur.next() {
@@ -246,7 +255,7 @@ fn parse_line<'a>(
             })?),
         };
         if let Some(extra) = cur.next() {
-            return Err((
+            return Err(fail(
                 extra.column,
                 ParseErrorKind::UnexpectedWord(extra.text.to_string()),
             ));
@@ -304,7 +313,7 @@ fn parse_line<'a>(
             match cur.peek().map(|w| (w, w.text.parse::<u32>())) {
                 Some((w, Ok(position))) if cur.words.len() == cur.pos + 1 => {
                     if position == 0 {
-                        return Err((
+                        return Err(fail(
                             w.column,
                             ParseErrorKind::InvalidValue {
                                 option: "-D".into(),
@@ -332,10 +341,10 @@ fn parse_line<'a>(
                 .map(|_| chain_name(cur.next(), column))
                 .transpose()?,
         ),
-        other => return Err((column, ParseErrorKind::UnknownLine(other.into()))),
+        other => return Err(fail(column, ParseErrorKind::UnknownLine(other.into()))),
     };
     if let Some(extra) = cur.next() {
-        return Err((
+        return Err(fail(
             extra.column,
             ParseErrorKind::UnexpectedWord(extra.text.to_string()),
         ));
@@ -381,14 +390,14 @@ fn criteria<'a>(
         let spec = match general {
             Some(General::Not) => {
                 if neg {
-                    return Err((column, ParseErrorKind::MisplacedNegation));
+                    return Err(fail(column, ParseErrorKind::MisplacedNegation));
                 }
                 negated = Some(column);
                 continue;
             }
             Some(General::Protocol) => {
                 if rule.protocol().is_some() {
-                    return Err((column, ParseErrorKind::DuplicateOption("-p".into())));
+                    return Err(fail(column, ParseErrorKind::DuplicateOption("-p".into())));
                 }
                 Spec::Protocol {
                     negated: neg,
@@ -429,7 +438,7 @@ fn criteria<'a>(
             Some(General::Fragment) => Spec::Fragment { negated: neg },
             Some(General::Match) => {
                 if neg {
-                    return Err((column, ParseErrorKind::MisplacedNegation));
+                    return Err(fail(column, ParseErrorKind::MisplacedNegation));
                 }
                 let module = Module::from_name(&cur.value(text, column)?.text);
                 Spec::Module(module)
@@ -448,10 +457,10 @@ fn criteria<'a>(
             }
             Some(General::Jump | General::Goto) => {
                 if neg {
-                    return Err((column, ParseErrorKind::MisplacedNegation));
+                    return Err(fail(column, ParseErrorKind::MisplacedNegation));
                 }
                 if rule.target.is_some() {
-                    return Err((column, ParseErrorKind::DuplicateTarget));
+                    return Err(fail(column, ParseErrorKind::DuplicateTarget));
                 }
                 let name = cur.value(text, column)?;
                 let target_name = chain_name(Some(name), column)?;
@@ -495,7 +504,7 @@ fn criteria<'a>(
                         "--dport" | "--sport" | "--destination-port" | "--source-port"
                     );
                 if !known && !implicit && !any_module {
-                    return Err((column, ParseErrorKind::UnknownOption(option.into())));
+                    return Err(fail(column, ParseErrorKind::UnknownOption(option.into())));
                 }
                 let parsed = if known || implicit {
                     match_option(option, neg, column, cur)?
@@ -515,17 +524,17 @@ fn criteria<'a>(
                     comment.push_str(other);
                     continue;
                 }
-                return Err((column, ParseErrorKind::UnexpectedWord(other.into())));
+                return Err(fail(column, ParseErrorKind::UnexpectedWord(other.into())));
             }
         };
         negated = None;
         rule.specs.push(spec);
     }
     if let Some(column) = negated {
-        return Err((column, ParseErrorKind::MisplacedNegation));
+        return Err(fail(column, ParseErrorKind::MisplacedNegation));
     }
     if target_needs_option {
-        return Err((
+        return Err(fail(
             cur.end_column(),
             ParseErrorKind::MissingValue("--set-xmark".into()),
         ));
