@@ -80,9 +80,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
             };
             let end = line_words(text, start, &mut buffer).map_err(at)?;
             next = (end < bytes.len()).then_some(end + 1);
-            section
-                .lines
-                .push(parse_line(&buffer, &mut specs, options).map_err(at)?);
+            parse_line(&buffer, &mut specs, options, &mut section.lines).map_err(at)?;
             continue;
         }
         // Blank lines, comments, table headers, COMMIT and anything else.
@@ -122,8 +120,7 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
             continue;
         }
         words(line, &mut buffer).map_err(at)?;
-        let line = parse_line(&buffer, &mut specs, options).map_err(at)?;
-        section.lines.push(line);
+        parse_line(&buffer, &mut specs, options, &mut section.lines).map_err(at)?;
     }
     match open {
         Some((_, start)) => Err(ParseError {
@@ -153,7 +150,19 @@ pub fn parse_rule(text: &str) -> Result<Rule<'_>, ParseError> {
         words: &buffer,
         pos: 0,
     };
-    rule(&mut cur, &mut Vec::new(), None, ParseOptions::default()).map_err(at)
+    let mut rule = Rule {
+        counters: None,
+        specs: Vec::new(),
+        target: None,
+    };
+    fill_rule(
+        &mut cur,
+        &mut Vec::new(),
+        &mut rule,
+        ParseOptions::default(),
+    )
+    .map_err(at)?;
+    Ok(rule)
 }
 
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failure> {
@@ -215,12 +224,14 @@ fn counters(text: &str) -> Option<Counters> {
     })
 }
 
-/// Parses one line of a table section; `specs` is scratch space for rules' criteria.
+/// Parses one line of a table section onto the end of `lines`; `specs` is scratch space for
+/// rules' criteria.
 fn parse_line<'a>(
     buffer: &[Word<'a>],
     specs: &mut Vec<Spec<'a>>,
     options: ParseOptions,
-) -> Result<Line<'a>, Failure> {
+    lines: &mut Vec<Line<'a>>,
+) -> Result<(), Failure> {
     let mut cur = Cursor {
         words: buffer,
         pos: 0,
@@ -260,11 +271,12 @@ fn parse_line<'a>(
                 ParseErrorKind::UnexpectedWord(extra.text.to_string()),
             ));
         }
-        return Ok(Line::Chain(ChainLine {
+        lines.push(Line::Chain(ChainLine {
             name,
             policy,
             counters,
         }));
+        return Ok(());
     }
     let (prefix, command) = if first.text.starts_with('[') {
         let c = counters(&first.text).ok_or_else(|| {
@@ -286,10 +298,16 @@ fn parse_line<'a>(
         (None, first)
     };
     let column = command.column;
+    // A rule starts empty and is parsed where its line lies in `lines` (not moved after).
+    let rule = || Rule {
+        counters: prefix,
+        specs: Vec::new(),
+        target: None,
+    };
     let command = match &*command.text {
         "-A" | "--append" => Command::Append {
             chain: chain_name(cur.next(), column)?,
-            rule: rule(&mut cur, specs, prefix, options)?,
+            rule: rule(),
         },
         "-I" | "--insert" => {
             let chain = chain_name(cur.next(), column)?;
@@ -305,7 +323,7 @@ fn parse_line<'a>(
             Command::Insert {
                 chain,
                 position,
-                rule: rule(&mut cur, specs, prefix, options)?,
+                rule: rule(),
             }
         }
         "-D" | "--delete" => {
@@ -326,7 +344,7 @@ fn parse_line<'a>(
                 }
                 _ => Command::Delete {
                     chain,
-                    rule: rule(&mut cur, specs, prefix, options)?,
+                    rule: rule(),
                 },
             }
         }
@@ -343,35 +361,39 @@ fn parse_line<'a>(
         ),
         other => return Err(fail(column, ParseErrorKind::UnknownLine(other.into()))),
     };
+    lines.push(Line::Command(command));
+    if let Some(Line::Command(
+        Command::Append { rule, .. } | Command::Insert { rule, .. } | Command::Delete { rule, .. },
+    )) = lines.last_mut()
+    {
+        fill_rule(&mut cur, specs, rule, options)?;
+    }
     if let Some(extra) = cur.next() {
         return Err(fail(
             extra.column,
             ParseErrorKind::UnexpectedWord(extra.text.to_string()),
         ));
     }
-    Ok(Line::Command(command))
+    Ok(())
 }
 
-/// Parses rule words up to the end of the line. The criteria are gathered in `scratch` (kept
-/// for the next rule) and copied into a vector of their exact size.
-fn rule<'a>(
+/// Parses rule words up to the end of the line into `rule` (which has no criteria yet). The
+/// criteria are gathered in `scratch` (kept for the next rule) and copied into a vector of
+/// their exact size.
+fn fill_rule<'a>(
     cur: &mut Cursor<'_, 'a>,
     scratch: &mut Vec<Spec<'a>>,
-    counters: Option<Counters>,
+    rule: &mut Rule<'a>,
     options: ParseOptions,
-) -> Result<Rule<'a>, Failure> {
+) -> Result<(), Failure> {
     scratch.clear();
-    let mut rule = Rule {
-        counters,
-        specs: core::mem::take(scratch),
-        target: None,
-    };
-    let parsed = criteria(cur, &mut rule, options);
+    rule.specs = core::mem::take(scratch);
+    let parsed = criteria(cur, rule, options);
     // `append` moves the criteria with one copy of their bytes.
     let mut specs = Vec::with_capacity(rule.specs.len());
     specs.append(&mut rule.specs);
     *scratch = core::mem::replace(&mut rule.specs, specs);
-    parsed.map(|()| rule)
+    parsed
 }
 
 /// Parses the criteria and the target of `rule`.
