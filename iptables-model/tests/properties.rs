@@ -154,7 +154,11 @@ fn block() -> impl Strategy<Value = Vec<Spec<'static>>> {
         ),
         "[a-z_]{1,10}".prop_map(move |n| m(Module::Nfacct, vec![MatchOption::NfacctName(n)])),
         (
-            "[a-z]{2,6}",
+            // A name the crate types (`udp`, `mark`...) would read back as that module.
+            "[a-z]{2,6}".prop_filter("an untyped module", |name| matches!(
+                Module::from_name(name),
+                Module::Other(_)
+            )),
             "--[a-z]{2,6}",
             proptest::collection::vec("[a-z0-9 ,]{0,5}", 0..3)
         )
