@@ -161,10 +161,10 @@ impl FromStr for Cidr {
         let max = Self::host(addr).max_prefix();
         let prefix = match prefix {
             None => None,
-            Some(p) => Some(match (parse_decimal(p), addr, Ipv4Addr::from_str(p)) {
-                (Some(len), _, _) if len <= u32::from(max) => len as u8,
-                (None, IpAddr::V4(_), Ok(mask)) => {
-                    let bits = mask.to_bits();
+            Some(p) => Some(match (parse_decimal(p), addr) {
+                (Some(len), _) if len <= u32::from(max) => len as u8,
+                (None, IpAddr::V4(_)) => {
+                    let bits = Ipv4Addr::from_str(p).map_err(|_| InvalidCidr)?.to_bits();
                     let len = bits.leading_ones();
                     if bits.checked_shl(len).unwrap_or(0) != 0 {
                         return Err(InvalidCidr);

@@ -154,17 +154,21 @@ fn block() -> impl Strategy<Value = Vec<Spec<'static>>> {
         ),
         "[a-z_]{1,10}".prop_map(move |n| m(Module::Nfacct, vec![MatchOption::NfacctName(n)])),
         (
-            "[a-z]{2,6}",
+            // A name the crate types (`udp`, `mark`...) would read back as that module.
+            "[a-z]{2,6}".prop_filter("an untyped module", |name| matches!(
+                Module::from_name(name),
+                Module::Other(_)
+            )),
             "--[a-z]{2,6}",
             proptest::collection::vec("[a-z0-9 ,]{0,5}", 0..3)
         )
             .prop_map(move |(module, name, args)| m(
                 Module::Other(module),
-                vec![MatchOption::Unknown {
-                    negated: false,
-                    name: name.into(),
-                    args: args.into_iter().map(Into::into).collect(),
-                }]
+                vec![MatchOption::unknown(
+                    false,
+                    name.into(),
+                    args.into_iter().map(Into::into).collect(),
+                )]
             )),
     ]
 }
@@ -196,10 +200,7 @@ fn target() -> impl Strategy<Value = Option<Target<'static>>> {
         any::<u32>().prop_map(|v| Target::Mark(iptables_model::model::MarkAction::OrMark(v))),
         Just(Target::Notrack),
         ("LOG", proptest::collection::vec("--[a-z]{2,6}", 0..2)).prop_map(|(name, args)| {
-            Target::Other {
-                name: name.into(),
-                args: args.into_iter().map(Into::into).collect(),
-            }
+            Target::other(name.into(), args.into_iter().map(Into::into).collect())
         }),
     ])
 }

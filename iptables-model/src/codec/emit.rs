@@ -159,11 +159,11 @@ fn option(f: &mut dyn Write, option: &MatchOption, style: Style) -> fmt::Result 
             write!(f, " {name} ")?;
             word(f, n, false)
         }
-        MatchOption::Unknown { negated, args, .. } => {
-            bang(f, *negated)?;
+        MatchOption::Unknown(option) => {
+            bang(f, option.negated)?;
             f.write_char(' ')?;
             word(f, name, false)?;
-            args.iter().try_for_each(|a| {
+            option.args.iter().try_for_each(|a| {
                 f.write_char(' ')?;
                 word(f, a, false)
             })
@@ -240,7 +240,7 @@ fn target(f: &mut dyn Write, target: &Target) -> fmt::Result {
             MarkAction::XorMark(v) => write!(f, " --xor-mark {v:#x}"),
             MarkAction::AndMark(v) => write!(f, " --and-mark {v:#x}"),
         },
-        Target::Other { args, .. } => args.iter().try_for_each(|a| {
+        Target::Other(other) => other.args.iter().try_for_each(|a| {
             f.write_char(' ')?;
             word(f, a, false)
         }),

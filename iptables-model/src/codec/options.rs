@@ -1,6 +1,7 @@
 //! Values of match options and target options.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -12,8 +13,30 @@ use crate::model::{
     RecentOption, StatisticMode, Target,
 };
 
-/// A failure with the column it points at.
-pub(crate) type Failure = (usize, ParseErrorKind);
+/// A failure with the column it points at, boxed: failures are rare, and a small error keeps
+/// every `Result` the parser moves around small.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Failure(Box<(usize, ParseErrorKind)>);
+
+impl Failure {
+    /// The column and what went wrong.
+    pub(crate) fn into_parts(self) -> (usize, ParseErrorKind) {
+        *self.0
+    }
+}
+
+impl From<(usize, ParseErrorKind)> for Failure {
+    #[cold]
+    fn from(failure: (usize, ParseErrorKind)) -> Self {
+        Self(Box::new(failure))
+    }
+}
+
+/// A failure of `kind` at `column`.
+#[cold]
+pub(crate) fn fail(column: usize, kind: ParseErrorKind) -> Failure {
+    Failure::from((column, kind))
+}
 
 /// Words of one line with a read position.
 pub(crate) struct Cursor<'w, 'a> {
@@ -35,7 +58,7 @@ impl<'w, 'a> Cursor<'w, 'a> {
     /// The value of option `option` (written at `column`).
     pub(crate) fn value(&mut self, option: &str, column: usize) -> Result<&'w Word<'a>, Failure> {
         self.next()
-            .ok_or_else(|| (column, ParseErrorKind::MissingValue(option.into())))
+            .ok_or_else(|| fail(column, ParseErrorKind::MissingValue(option.into())))
     }
 
     /// The column just after the last word (for errors at the end of a line).
@@ -45,7 +68,7 @@ impl<'w, 'a> Cursor<'w, 'a> {
 }
 
 fn invalid(option: &str, word: &Word<'_>) -> Failure {
-    (
+    fail(
         word.column,
         ParseErrorKind::InvalidValue {
             option: option.into(),
@@ -134,7 +157,7 @@ fn negatable(option: &MatchOption) -> bool {
         | MatchOption::SrcType { .. }
         | MatchOption::DstType { .. }
         | MatchOption::Multiport { .. }
-        | MatchOption::Unknown { .. } => true,
+        | MatchOption::Unknown(_) => true,
         MatchOption::Comment(_)
         | MatchOption::StatisticMode(_)
         | MatchOption::Packet(_)
@@ -260,45 +283,76 @@ pub(crate) fn match_option<'a>(
             }
         }
         "--nfacct-name" => MatchOption::NfacctName(cur.value(name, column)?.text.to_string()),
-        _ => MatchOption::Unknown {
-            negated,
-            name: String::from(name).into(),
-            args: verbatim_args(cur),
-        },
+        _ => MatchOption::unknown(negated, String::from(name).into(), verbatim_args(cur)),
     };
     if negated && !negatable(&option) {
-        return Err((column, ParseErrorKind::MisplacedNegation));
+        return Err(fail(column, ParseErrorKind::MisplacedNegation));
     }
     Ok(option)
 }
 
-/// Whether `word` starts a new criterion (so it cannot be an argument of an unknown option).
-pub(crate) fn is_general(word: &str) -> bool {
-    matches!(
-        word,
-        "!" | "-p"
-            | "--protocol"
-            | "-s"
-            | "--source"
-            | "--src"
-            | "-d"
-            | "--destination"
-            | "--dst"
-            | "-i"
-            | "--in-interface"
-            | "-o"
-            | "--out-interface"
-            | "-f"
-            | "--fragment"
-            | "-m"
-            | "--match"
-            | "-j"
-            | "--jump"
-            | "-g"
-            | "--goto"
-            | "-c"
-            | "--set-counters"
-    )
+/// A word that is a criterion of its own rather than a module's option (`!`, `-p`, `-j`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum General {
+    /// `!`.
+    Not,
+    /// `-p`, `--protocol`.
+    Protocol,
+    /// `-s`, `--source`, `--src`.
+    Source,
+    /// `-d`, `--destination`, `--dst`.
+    Destination,
+    /// `-i`, `--in-interface`.
+    InInterface,
+    /// `-o`, `--out-interface`.
+    OutInterface,
+    /// `-f`, `--fragment`.
+    Fragment,
+    /// `-m`, `--match`.
+    Match,
+    /// `-j`, `--jump`.
+    Jump,
+    /// `-g`, `--goto`.
+    Goto,
+    /// `-c`, `--set-counters`.
+    SetCounters,
+}
+
+impl General {
+    /// The criterion `word` starts, if any: one match on its bytes (short forms by their
+    /// letter, long ones after the dashes).
+    pub(crate) fn of(word: &str) -> Option<Self> {
+        Some(match word.as_bytes() {
+            [b'-', letter] => match letter {
+                b'p' => Self::Protocol,
+                b's' => Self::Source,
+                b'd' => Self::Destination,
+                b'i' => Self::InInterface,
+                b'o' => Self::OutInterface,
+                b'f' => Self::Fragment,
+                b'm' => Self::Match,
+                b'j' => Self::Jump,
+                b'g' => Self::Goto,
+                b'c' => Self::SetCounters,
+                _ => return None,
+            },
+            b"!" => Self::Not,
+            [b'-', b'-', long @ ..] => match long {
+                b"protocol" => Self::Protocol,
+                b"source" | b"src" => Self::Source,
+                b"destination" | b"dst" => Self::Destination,
+                b"in-interface" => Self::InInterface,
+                b"out-interface" => Self::OutInterface,
+                b"fragment" => Self::Fragment,
+                b"match" => Self::Match,
+                b"jump" => Self::Jump,
+                b"goto" => Self::Goto,
+                b"set-counters" => Self::SetCounters,
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// The words after an unknown option up to the next option or criterion.
@@ -393,9 +447,9 @@ pub(crate) fn target_option<'a>(
                 _ => return Err(invalid(name, word)),
             };
         }
-        (Target::Other { args, .. }, _) => {
-            args.push(String::from(name).into());
-            args.extend(verbatim_args(cur));
+        (Target::Other(other), _) => {
+            other.args.push(String::from(name).into());
+            other.args.extend(verbatim_args(cur));
         }
         _ => return Ok(false),
     }

@@ -4,11 +4,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::byte_set;
-use super::lex::{Word, words};
+use super::lex::{Word, line_words, words};
 use super::options::{
-    Cursor, Failure, is_general, match_option, parse_u32, target_for, target_option,
+    Cursor, Failure, General, fail, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::{HIGHS, below, equal, find, lines, may_contain};
+use super::scan::{HIGHS, below, equal, find, line_end, may_contain, newlines};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -49,50 +49,78 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
     let mut buffer = Vec::new();
     let mut specs = Vec::new();
     let mut line_no = 0;
-    for raw in lines(text) {
+    // Lines left in the text: a section reserves room for all of them, so its vector never
+    // regrows (moving every line parsed so far), and gives back what it did not use at COMMIT.
+    let mut lines_left = None;
+    let bytes = text.as_bytes();
+    let mut next = Some(0);
+    while let Some(start) = next {
         line_no += 1;
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
-        let at = |(column, kind): Failure| ParseError {
-            position: Position {
-                line: line_no,
-                column,
-            },
-            kind,
+        let at = |failure: Failure| {
+            let (column, kind) = failure.into_parts();
+            ParseError {
+                position: Position {
+                    line: line_no,
+                    column,
+                },
+                kind,
+            }
         };
-        let indent = line
-            .bytes()
+        let indent = bytes
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
             .take_while(|b| matches!(b, b' ' | b'\t'))
             .count();
-        // Blanks are ASCII: `indent` is a character boundary.
+        // Rules and chain lines (nearly every line) start with `-`, `:` or `[`: they are split
+        // into words in the pass that finds their end.
+        if matches!(bytes.get(start + indent), Some(b'-' | b':' | b'[')) {
+            let Some((section, _)) = open.as_mut() else {
+                return Err(at(fail(1 + indent, ParseErrorKind::OutsideTable)));
+            };
+            let end = line_words(text, start, &mut buffer).map_err(at)?;
+            next = (end < bytes.len()).then_some(end + 1);
+            parse_line(&buffer, &mut specs, options, &mut section.lines).map_err(at)?;
+            continue;
+        }
+        // Blank lines, comments, table headers, COMMIT and anything else.
+        let end = line_end(bytes, start);
+        next = (end < bytes.len()).then_some(end + 1);
+        let raw = text.get(start..end).unwrap_or_default();
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        // Blanks are ASCII: `indent` is a character boundary (the `\r` is after it).
         let trimmed = line.get(indent..).unwrap_or_default();
         if trimmed.trim_end().is_empty() || trimmed.starts_with('#') {
             continue;
         }
         if let Some(name) = trimmed.strip_prefix('*') {
             if open.is_some() {
-                return Err(at((1, ParseErrorKind::MissingCommit)));
+                return Err(at(fail(1, ParseErrorKind::MissingCommit)));
             }
             let table = Table::from_name(name.trim_end()).ok_or_else(|| {
-                at((
+                at(fail(
                     2 + indent,
                     ParseErrorKind::UnknownTable(name.trim_end().into()),
                 ))
             })?;
-            open = Some((TableSection::new(table), line_no));
+            let left = *lines_left.get_or_insert_with(|| newlines(text) + 1);
+            let mut section = TableSection::new(table);
+            section.lines.reserve(left.saturating_sub(line_no));
+            open = Some((section, line_no));
             continue;
         }
         let Some((section, _)) = open.as_mut() else {
-            return Err(at((1 + indent, ParseErrorKind::OutsideTable)));
+            return Err(at(fail(1 + indent, ParseErrorKind::OutsideTable)));
         };
         if trimmed.trim_end() == "COMMIT" {
-            if let Some((section, _)) = open.take() {
+            if let Some((mut section, _)) = open.take() {
+                section.lines.shrink_to_fit();
                 file.tables.push(section);
             }
             continue;
         }
         words(line, &mut buffer).map_err(at)?;
-        let line = parse_line(&buffer, &mut specs, options).map_err(at)?;
-        section.lines.push(line);
+        parse_line(&buffer, &mut specs, options, &mut section.lines).map_err(at)?;
     }
     match open {
         Some((_, start)) => Err(ParseError {
@@ -110,16 +138,31 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
 /// `-m tcp -p tcp --dport 80 -j ACCEPT`. The rule borrows from `text` like [`parse`]'s.
 pub fn parse_rule(text: &str) -> Result<Rule<'_>, ParseError> {
     let mut buffer = Vec::new();
-    let at = |(column, kind): Failure| ParseError {
-        position: Position { line: 1, column },
-        kind,
+    let at = |failure: Failure| {
+        let (column, kind) = failure.into_parts();
+        ParseError {
+            position: Position { line: 1, column },
+            kind,
+        }
     };
     words(text, &mut buffer).map_err(at)?;
     let mut cur = Cursor {
         words: &buffer,
         pos: 0,
     };
-    rule(&mut cur, &mut Vec::new(), None, ParseOptions::default()).map_err(at)
+    let mut rule = Rule {
+        counters: None,
+        specs: Vec::new(),
+        target: None,
+    };
+    fill_rule(
+        &mut cur,
+        &mut Vec::new(),
+        &mut rule,
+        ParseOptions::default(),
+    )
+    .map_err(at)?;
+    Ok(rule)
 }
 
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failure> {
@@ -160,7 +203,10 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
         None | Some(b'-' | b'!' | b'[' | b':' | b'*' | b'#')
     );
     if bad || bad_start {
-        return Err((word.column, ParseErrorKind::InvalidChainName(name.into())));
+        return Err(fail(
+            word.column,
+            ParseErrorKind::InvalidChainName(name.into()),
+        ));
     }
     Ok(ChainName::from(name))
 }
@@ -178,12 +224,14 @@ fn counters(text: &str) -> Option<Counters> {
     })
 }
 
-/// Parses one line of a table section; `specs` is scratch space for rules' criteria.
+/// Parses one line of a table section onto the end of `lines`; `specs` is scratch space for
+/// rules' criteria.
 fn parse_line<'a>(
     buffer: &[Word<'a>],
     specs: &mut Vec<Spec<'a>>,
     options: ParseOptions,
-) -> Result<Line<'a>, Failure> {
+    lines: &mut Vec<Line<'a>>,
+) -> Result<(), Failure> {
     let mut cur = Cursor {
         words: buffer,
         pos: 0,
@@ -205,7 +253,7 @@ fn parse_line<'a>(
                 "-" => None,
                 "ACCEPT" => Some(Policy::Accept),
                 "DROP" => Some(Policy::Drop),
-                other => return Err((w.column, ParseErrorKind::InvalidPolicy(other.into()))),
+                other => return Err(fail(w.column, ParseErrorKind::InvalidPolicy(other.into()))),
             },
         };
         let counters = match cur.next() {
@@ -218,16 +266,17 @@ fn parse_line<'a>(
             })?),
         };
         if let Some(extra) = cur.next() {
-            return Err((
+            return Err(fail(
                 extra.column,
                 ParseErrorKind::UnexpectedWord(extra.text.to_string()),
             ));
         }
-        return Ok(Line::Chain(ChainLine {
+        lines.push(Line::Chain(ChainLine {
             name,
             policy,
             counters,
         }));
+        return Ok(());
     }
     let (prefix, command) = if first.text.starts_with('[') {
         let c = counters(&first.text).ok_or_else(|| {
@@ -249,10 +298,16 @@ fn parse_line<'a>(
         (None, first)
     };
     let column = command.column;
+    // A rule starts empty and is parsed where its line lies in `lines` (not moved after).
+    let rule = || Rule {
+        counters: prefix,
+        specs: Vec::new(),
+        target: None,
+    };
     let command = match &*command.text {
         "-A" | "--append" => Command::Append {
             chain: chain_name(cur.next(), column)?,
-            rule: rule(&mut cur, specs, prefix, options)?,
+            rule: rule(),
         },
         "-I" | "--insert" => {
             let chain = chain_name(cur.next(), column)?;
@@ -268,7 +323,7 @@ fn parse_line<'a>(
             Command::Insert {
                 chain,
                 position,
-                rule: rule(&mut cur, specs, prefix, options)?,
+                rule: rule(),
             }
         }
         "-D" | "--delete" => {
@@ -276,7 +331,7 @@ fn parse_line<'a>(
             match cur.peek().map(|w| (w, w.text.parse::<u32>())) {
                 Some((w, Ok(position))) if cur.words.len() == cur.pos + 1 => {
                     if position == 0 {
-                        return Err((
+                        return Err(fail(
                             w.column,
                             ParseErrorKind::InvalidValue {
                                 option: "-D".into(),
@@ -289,7 +344,7 @@ fn parse_line<'a>(
                 }
                 _ => Command::Delete {
                     chain,
-                    rule: rule(&mut cur, specs, prefix, options)?,
+                    rule: rule(),
                 },
             }
         }
@@ -304,37 +359,41 @@ fn parse_line<'a>(
                 .map(|_| chain_name(cur.next(), column))
                 .transpose()?,
         ),
-        other => return Err((column, ParseErrorKind::UnknownLine(other.into()))),
+        other => return Err(fail(column, ParseErrorKind::UnknownLine(other.into()))),
     };
+    lines.push(Line::Command(command));
+    if let Some(Line::Command(
+        Command::Append { rule, .. } | Command::Insert { rule, .. } | Command::Delete { rule, .. },
+    )) = lines.last_mut()
+    {
+        fill_rule(&mut cur, specs, rule, options)?;
+    }
     if let Some(extra) = cur.next() {
-        return Err((
+        return Err(fail(
             extra.column,
             ParseErrorKind::UnexpectedWord(extra.text.to_string()),
         ));
     }
-    Ok(Line::Command(command))
+    Ok(())
 }
 
-/// Parses rule words up to the end of the line. The criteria are gathered in `scratch` (kept
-/// for the next rule) and copied into a vector of their exact size.
-fn rule<'a>(
+/// Parses rule words up to the end of the line into `rule` (which has no criteria yet). The
+/// criteria are gathered in `scratch` (kept for the next rule) and copied into a vector of
+/// their exact size.
+fn fill_rule<'a>(
     cur: &mut Cursor<'_, 'a>,
     scratch: &mut Vec<Spec<'a>>,
-    counters: Option<Counters>,
+    rule: &mut Rule<'a>,
     options: ParseOptions,
-) -> Result<Rule<'a>, Failure> {
+) -> Result<(), Failure> {
     scratch.clear();
-    let mut rule = Rule {
-        counters,
-        specs: core::mem::take(scratch),
-        target: None,
-    };
-    let parsed = criteria(cur, &mut rule, options);
+    rule.specs = core::mem::take(scratch);
+    let parsed = criteria(cur, rule, options);
     // `append` moves the criteria with one copy of their bytes.
     let mut specs = Vec::with_capacity(rule.specs.len());
     specs.append(&mut rule.specs);
     *scratch = core::mem::replace(&mut rule.specs, specs);
-    parsed.map(|()| rule)
+    parsed
 }
 
 /// Parses the criteria and the target of `rule`.
@@ -349,24 +408,25 @@ fn criteria<'a>(
         let column = word.column;
         let neg = negated.is_some();
         let text = &*word.text;
-        let spec = match text {
-            "!" => {
+        let general = General::of(text);
+        let spec = match general {
+            Some(General::Not) => {
                 if neg {
-                    return Err((column, ParseErrorKind::MisplacedNegation));
+                    return Err(fail(column, ParseErrorKind::MisplacedNegation));
                 }
                 negated = Some(column);
                 continue;
             }
-            "-p" | "--protocol" => {
+            Some(General::Protocol) => {
                 if rule.protocol().is_some() {
-                    return Err((column, ParseErrorKind::DuplicateOption("-p".into())));
+                    return Err(fail(column, ParseErrorKind::DuplicateOption("-p".into())));
                 }
                 Spec::Protocol {
                     negated: neg,
                     protocol: IpProtocol::from_name(&cur.value(text, column)?.text),
                 }
             }
-            "-s" | "--source" | "--src" | "-d" | "--destination" | "--dst" => {
+            Some(kind @ (General::Source | General::Destination)) => {
                 let value = cur.value(text, column)?;
                 let address: Cidr = value.text.parse().map_err(|_| {
                     (
@@ -377,7 +437,7 @@ fn criteria<'a>(
                         },
                     )
                 })?;
-                if text.starts_with("-s") || text.starts_with("--s") {
+                if kind == General::Source {
                     Spec::Source {
                         negated: neg,
                         address,
@@ -389,23 +449,23 @@ fn criteria<'a>(
                     }
                 }
             }
-            "-i" | "--in-interface" | "-o" | "--out-interface" => {
+            Some(kind @ (General::InInterface | General::OutInterface)) => {
                 let name = cur.value(text, column)?.text.clone();
-                if text.contains('i') && !text.contains("out") {
+                if kind == General::InInterface {
                     Spec::InInterface { negated: neg, name }
                 } else {
                     Spec::OutInterface { negated: neg, name }
                 }
             }
-            "-f" | "--fragment" => Spec::Fragment { negated: neg },
-            "-m" | "--match" => {
+            Some(General::Fragment) => Spec::Fragment { negated: neg },
+            Some(General::Match) => {
                 if neg {
-                    return Err((column, ParseErrorKind::MisplacedNegation));
+                    return Err(fail(column, ParseErrorKind::MisplacedNegation));
                 }
                 let module = Module::from_name(&cur.value(text, column)?.text);
                 Spec::Module(module)
             }
-            "-c" | "--set-counters" => {
+            Some(General::SetCounters) => {
                 let packets = cur.value(text, column)?;
                 let bytes = cur.value(text, column)?;
                 let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
@@ -417,19 +477,19 @@ fn criteria<'a>(
                 })?);
                 continue;
             }
-            "-j" | "--jump" | "-g" | "--goto" => {
+            Some(General::Jump | General::Goto) => {
                 if neg {
-                    return Err((column, ParseErrorKind::MisplacedNegation));
+                    return Err(fail(column, ParseErrorKind::MisplacedNegation));
                 }
                 if rule.target.is_some() {
-                    return Err((column, ParseErrorKind::DuplicateTarget));
+                    return Err(fail(column, ParseErrorKind::DuplicateTarget));
                 }
                 let name = cur.value(text, column)?;
                 let target_name = chain_name(Some(name), column)?;
-                let goto = text == "-g" || text == "--goto";
+                let goto = general == Some(General::Goto);
                 let next_is_option = cur
                     .peek()
-                    .is_some_and(|w| w.text.starts_with("--") && !is_general(&w.text));
+                    .is_some_and(|w| w.text.starts_with("--") && General::of(&w.text).is_none());
                 rule.target = Some(match target_for(&target_name) {
                     _ if goto => Target::Goto(target_name),
                     Some(t) => {
@@ -439,16 +499,14 @@ fn criteria<'a>(
                     None if next_is_option
                         || OPTIONLESS_EXTENSIONS.contains(&target_name.as_str()) =>
                     {
-                        Target::Other {
-                            name: target_name,
-                            args: Vec::new(),
-                        }
+                        Target::other(target_name, Vec::new())
                     }
                     None => Target::Jump(target_name),
                 });
                 continue;
             }
-            option if option.starts_with("--") => {
+            None if text.starts_with("--") => {
+                let option = text;
                 if !neg
                     && let Some(target) = rule.target.as_mut()
                     && target_option(target, option, column, cur)?
@@ -468,20 +526,17 @@ fn criteria<'a>(
                         "--dport" | "--sport" | "--destination-port" | "--source-port"
                     );
                 if !known && !implicit && !any_module {
-                    return Err((column, ParseErrorKind::UnknownOption(option.into())));
+                    return Err(fail(column, ParseErrorKind::UnknownOption(option.into())));
                 }
                 let parsed = if known || implicit {
                     match_option(option, neg, column, cur)?
                 } else {
-                    MatchOption::Unknown {
-                        negated: neg,
-                        name: word.text.clone(),
-                        args: super::options::verbatim_args(cur),
-                    }
+                    MatchOption::unknown(neg, word.text.clone(), super::options::verbatim_args(cur))
                 };
                 Spec::Option(parsed)
             }
-            other => {
+            None => {
+                let other = text;
                 if options.join_unquoted_comment_words
                     && !neg
                     && let Some(Spec::Option(MatchOption::Comment(comment))) = rule.specs.last_mut()
@@ -491,17 +546,17 @@ fn criteria<'a>(
                     comment.push_str(other);
                     continue;
                 }
-                return Err((column, ParseErrorKind::UnexpectedWord(other.into())));
+                return Err(fail(column, ParseErrorKind::UnexpectedWord(other.into())));
             }
         };
         negated = None;
         rule.specs.push(spec);
     }
     if let Some(column) = negated {
-        return Err((column, ParseErrorKind::MisplacedNegation));
+        return Err(fail(column, ParseErrorKind::MisplacedNegation));
     }
     if target_needs_option {
-        return Err((
+        return Err(fail(
             cur.end_column(),
             ParseErrorKind::MissingValue("--set-xmark".into()),
         ));

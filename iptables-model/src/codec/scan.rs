@@ -15,6 +15,13 @@ pub(crate) const fn equal(chunk: u64, byte: u8) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGHS
 }
 
+/// Flags exactly the bytes of `chunk` equal to `byte`: no byte is flagged for a borrow from
+/// the one below it (as [`equal`] may flag one above a match), at two more operations.
+pub(crate) const fn equal_exact(chunk: u64, byte: u8) -> u64 {
+    let x = chunk ^ (ONES * byte as u64);
+    !((x & !HIGHS).wrapping_add(!HIGHS) | x) & HIGHS
+}
+
 /// Flags the bytes of `chunk` below `bound` (at most 128).
 pub(crate) const fn below(chunk: u64, bound: u8) -> u64 {
     chunk.wrapping_sub(ONES * bound as u64) & !chunk & HIGHS
@@ -64,47 +71,52 @@ pub(crate) fn may_contain(bytes: &[u8], candidates: impl Fn(u64) -> u64) -> bool
     flags != 0
 }
 
-/// The lines of `text`, split at `\n` exactly as `str::split('\n')` splits them.
-pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
-    const NEWLINE: [bool; 256] = super::byte_set(b"\n");
-    let bytes = text.as_bytes();
-    let mut next = Some(0);
-    core::iter::from_fn(move || {
-        let start = next?;
-        let end = find(bytes, start, |c| equal(c, b'\n'), &NEWLINE);
-        next = (end < bytes.len()).then_some(end + 1);
-        // `\n` is ASCII: both ends are character boundaries.
-        text.get(start..end)
+/// How many `\n` `text` holds. Blocks of 64 bytes are counted into a byte each, a loop of
+/// fixed length the compiler turns into vector compares.
+pub(crate) fn newlines(text: &str) -> usize {
+    let count = |block: &[u8]| {
+        block
+            .iter()
+            .map(|&b| usize::from(b == b'\n'))
+            .sum::<usize>()
+    };
+    let (blocks, tail) = text.as_bytes().as_chunks::<64>();
+    blocks.iter().fold(count(tail), |n, block| {
+        n + usize::from(block.iter().fold(0u8, |k, &b| k + u8::from(b == b'\n')))
     })
+}
+
+/// The index of the first `\n` at or after `from` in `bytes` (or the length).
+pub(crate) fn line_end(bytes: &[u8], from: usize) -> usize {
+    const NEWLINE: [bool; 256] = super::byte_set(b"\n");
+    find(bytes, from, |c| equal(c, b'\n'), &NEWLINE)
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
-    use alloc::vec::Vec;
-
     use super::*;
     use crate::codec::byte_set;
 
-    #[test]
-    fn lines_split_as_str_split_does() {
-        for text in [
-            "",
-            "a",
-            "a\n",
-            "\n\n",
-            "ab\r\ncd\n\né",
-            "0123456789abcdef\n0123456789",
-        ] {
-            assert_eq!(
-                lines(text).collect::<Vec<_>>(),
-                text.split('\n').collect::<Vec<_>>()
-            );
-        }
-    }
-
     proptest! {
+        /// Counts what a byte-by-byte count counts, whole blocks, tail and all.
+        #[test]
+        fn newlines_are_counted_exactly(
+            text in proptest::string::string_regex("[a\n]{0,200}").unwrap(),
+        ) {
+            prop_assert_eq!(newlines(&text), text.matches('\n').count());
+        }
+
+        /// Flags exactly the bytes equal to the one asked for.
+        #[test]
+        fn equal_exact_flags_exactly_the_equal_bytes(chunk in any::<[u8; 8]>(), byte in any::<u8>()) {
+            let flags = equal_exact(u64::from_le_bytes(chunk), byte);
+            for (k, &b) in chunk.iter().enumerate() {
+                prop_assert_eq!(flags >> (8 * k) & 0x80 != 0, b == byte);
+            }
+        }
+
         /// Finds what a byte-by-byte scan finds, from any start.
         #[test]
         fn agrees_with_a_byte_scan(

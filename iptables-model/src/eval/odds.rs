@@ -309,11 +309,11 @@ impl Evaluator<'_> {
                     | MatchOption::Packet(_)
                     | MatchOption::LimitIfaceIn
                     | MatchOption::LimitIfaceOut => (false, true),
-                    MatchOption::Unknown { name, .. } => {
+                    MatchOption::Unknown(option) => {
                         return Err(TraceError::Unsupported {
                             chain: chain.name.to_string(),
                             rule: index + 1,
-                            what: name.to_string(),
+                            what: option.name.to_string(),
                         });
                     }
                 },
@@ -418,8 +418,8 @@ impl Evaluator<'_> {
                         }
                         break;
                     }
-                    Some(Target::Other { name, .. })
-                        if matches!(name.as_str(), "LOG" | "NFLOG" | "TRACE" | "AUDIT") =>
+                    Some(Target::Other(other))
+                        if matches!(other.name.as_str(), "LOG" | "NFLOG" | "TRACE" | "AUDIT") =>
                     {
                         None
                     }

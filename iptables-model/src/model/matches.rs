@@ -1,6 +1,7 @@
 //! Match modules (`-m NAME`) and their typed options.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -434,31 +435,44 @@ pub enum MatchOption<'a> {
     },
     /// `--nfacct-name NAME`.
     NfacctName(String),
-    /// Any other option, kept verbatim: `[!] --name ARGS...`.
-    Unknown {
-        /// `!`.
-        negated: bool,
-        /// The option, with its dashes.
-        name: Cow<'a, str>,
-        /// Its arguments.
-        args: Vec<Cow<'a, str>>,
-    },
+    /// Any other option, kept verbatim: `[!] --name ARGS...` (boxed: rare, and so every
+    /// criterion stays 40 bytes).
+    Unknown(Box<UnknownOption<'a>>),
 }
 
-impl MatchOption<'_> {
+/// An option this crate does not type, kept verbatim: `[!] --name ARGS...`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnknownOption<'a> {
+    /// `!`.
+    pub negated: bool,
+    /// The option, with its dashes.
+    pub name: Cow<'a, str>,
+    /// Its arguments.
+    pub args: Vec<Cow<'a, str>>,
+}
+
+impl<'a> MatchOption<'a> {
+    /// The option `[!] NAME ARGS...` that this crate does not type.
+    pub fn unknown(negated: bool, name: Cow<'a, str>, args: Vec<Cow<'a, str>>) -> Self {
+        Self::Unknown(Box::new(UnknownOption {
+            negated,
+            name,
+            args,
+        }))
+    }
+
     /// This option with its text copied out of the parsed input.
     pub fn into_owned(self) -> MatchOption<'static> {
         match self {
             Self::Comment(text) => MatchOption::Comment(owned(text)),
-            Self::Unknown {
-                negated,
-                name,
-                args,
-            } => MatchOption::Unknown {
-                negated,
-                name: owned(name),
-                args: args.into_iter().map(owned).collect(),
-            },
+            Self::Unknown(option) => {
+                let UnknownOption {
+                    negated,
+                    name,
+                    args,
+                } = *option;
+                MatchOption::unknown(negated, owned(name), args.into_iter().map(owned).collect())
+            }
             Self::SourcePort { negated, ports } => MatchOption::SourcePort { negated, ports },
             Self::DestinationPort { negated, ports } => {
                 MatchOption::DestinationPort { negated, ports }
@@ -531,7 +545,7 @@ impl MatchOption<'_> {
                 MultiportKind::Either => "--ports",
             },
             Self::NfacctName(_) => "--nfacct-name",
-            Self::Unknown { name, .. } => name,
+            Self::Unknown(option) => &option.name,
         }
     }
 }

@@ -11,8 +11,8 @@ pub use document::{
 };
 pub use matches::{
     AddrType, CtState, MarkValue, MatchOption, Module, MultiportKind, PortRange, Probability,
-    RecentOption, StatisticMode,
+    RecentOption, StatisticMode, UnknownOption,
 };
 pub use name::{ChainName, INLINE_NAME_BYTES};
 pub use rule::{IpProtocol, OwnedRule, Rule, Spec};
-pub use target::{MarkAction, Target};
+pub use target::{MarkAction, OtherTarget, Target};

@@ -1,6 +1,7 @@
 //! Rule targets (`-j` / `-g`).
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::ChainName;
@@ -115,13 +116,18 @@ pub enum Target<'a> {
     Mark(MarkAction),
     /// `-j NOTRACK`.
     Notrack,
-    /// Any other target extension, kept verbatim (`-j LOG --log-prefix x`).
-    Other {
-        /// The target name.
-        name: ChainName,
-        /// Its arguments.
-        args: Vec<Cow<'a, str>>,
-    },
+    /// Any other target extension, kept verbatim (`-j LOG --log-prefix x`); boxed, so the
+    /// common targets keep a rule small.
+    Other(Box<OtherTarget<'a>>),
+}
+
+/// A target extension this crate does not type, kept verbatim: `-j NAME ARGS...`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OtherTarget<'a> {
+    /// The target name.
+    pub name: ChainName,
+    /// Its arguments.
+    pub args: Vec<Cow<'a, str>>,
 }
 
 /// Target extensions that take no options and so could be mistaken for chain names.
@@ -144,7 +150,7 @@ pub(crate) const OPTIONLESS_EXTENSIONS: &[&str] = &[
     "SYNPROXY",
 ];
 
-impl Target<'_> {
+impl<'a> Target<'a> {
     /// This target with its option values copied out of the parsed input.
     pub fn into_owned(self) -> Target<'static> {
         match self {
@@ -187,11 +193,16 @@ impl Target<'_> {
             },
             Self::Mark(action) => Target::Mark(action),
             Self::Notrack => Target::Notrack,
-            Self::Other { name, args } => Target::Other {
-                name,
-                args: args.into_iter().map(owned).collect(),
-            },
+            Self::Other(other) => {
+                let OtherTarget { name, args } = *other;
+                Target::other(name, args.into_iter().map(owned).collect())
+            }
         }
+    }
+
+    /// The target extension `-j NAME ARGS...` that this crate does not type.
+    pub fn other(name: ChainName, args: Vec<Cow<'a, str>>) -> Self {
+        Self::Other(Box::new(OtherTarget { name, args }))
     }
 
     /// The name written after `-j`/`-g`.
@@ -207,7 +218,7 @@ impl Target<'_> {
             Self::Masquerade { .. } => "MASQUERADE",
             Self::Mark(_) => "MARK",
             Self::Notrack => "NOTRACK",
-            Self::Other { name, .. } => name,
+            Self::Other(other) => &other.name,
         }
     }
 
