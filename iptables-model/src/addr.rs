@@ -68,7 +68,7 @@ impl Cidr {
     /// prefix is given, as Go's `net.ParseCIDR` does.
     pub fn parse_lenient(text: &str) -> Option<Self> {
         let text = text.trim();
-        let (addr, prefix) = match text.split_once('/') {
+        let (addr, prefix) = match crate::codec::split_once_ascii(text, b'/') {
             Some((a, p)) => (a, Some(p)),
             None => (text, None),
         };
@@ -153,7 +153,7 @@ impl FromStr for Cidr {
     /// Parses iptables' strict spelling: `ADDRESS`, `ADDRESS/LENGTH` or (IPv4)
     /// `ADDRESS/DOTTED-MASK` with a contiguous mask.
     fn from_str(text: &str) -> Result<Self, InvalidCidr> {
-        let (addr, prefix) = match text.split_once('/') {
+        let (addr, prefix) = match crate::codec::split_once_ascii(text, b'/') {
             Some((a, p)) => (a, Some(p)),
             None => (text, None),
         };

@@ -280,7 +280,7 @@ pub struct Probability(ShortText);
 impl Probability {
     /// Validates `text`: a decimal number between 0 and 1 (`1`, `0.5`, `.25`, `0.3333333333`).
     pub fn new(text: &str) -> Option<Self> {
-        let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+        let (int, frac) = crate::codec::split_once_ascii(text, b'.').unwrap_or((text, ""));
         let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
         let well_formed = (!int.is_empty() || !frac.is_empty())
             && digits(int)
