@@ -3,8 +3,8 @@
 //! by the extra iterations is the cost of one, start-up excluded).
 //!
 //! `cargo run --release -p benches --example dns_count -- OP MESSAGE ITERATIONS` with OP one of
-//! `walk-ours`, `walk-domain`, `owned-ours`, `owned-hickory` and MESSAGE one of `query`,
-//! `response`, `large`.
+//! `walk-ours`, `walk-domain`, `owned-ours`, `owned-hickory`, `encode-ours`, `encode-simple`
+//! and MESSAGE one of `query`, `response`, `large`.
 
 use std::hint::black_box;
 
@@ -21,6 +21,9 @@ fn main() {
         .find(|(name, _)| name == message)
         .expect("message: query, response or large");
     let iterations: usize = iterations.parse().expect("iterations");
+    let ours = OwnedMessage::parse(wire).expect("valid");
+    let simple = simple_dns::Packet::parse(wire).expect("valid");
+    let mut buf = vec![0u8; 65_535];
     let mut n = 0usize;
     for _ in 0..iterations {
         let w = black_box(*wire);
@@ -31,6 +34,11 @@ fn main() {
             "owned-hickory" => hickory_proto::op::Message::from_vec(w)
                 .expect("valid")
                 .answers
+                .len(),
+            "encode-ours" => black_box(&ours).encode(&mut buf).expect("fits"),
+            "encode-simple" => black_box(&simple)
+                .build_bytes_vec_compressed()
+                .expect("encodes")
                 .len(),
             _ => panic!("unknown op {op}"),
         });

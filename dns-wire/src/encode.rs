@@ -97,6 +97,9 @@ impl<'b> Encoder<'b> {
     }
 
     /// Writes the header with the final counts and returns the message length.
+    // Inlined: called out of line, it takes the encoder (with its kilobyte compression table)
+    // by value, a copy of the whole of it.
+    #[inline]
     pub fn finish(self) -> usize {
         let header = self.header.to_bytes(self.counts);
         if let Some(dst) = self.buf.get_mut(..HEADER_LEN) {
