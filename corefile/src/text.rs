@@ -8,6 +8,7 @@
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
+use core::borrow::Borrow;
 use core::cmp::Ordering;
 use core::fmt;
 use core::hash::{Hash, Hasher};
@@ -15,7 +16,8 @@ use core::ops::Deref;
 
 /// The text of a [`Token`](crate::parser::Token): a `&'a str` into the parsed input, or a
 /// `String` of its own (a text the lexer unescaped, an environment substitution, a token
-/// of an imported file). It dereferences to `str` and compares, hashes and prints as one.
+/// of an imported file). It dereferences to `str`; compares, hashes and prints as one; can be
+/// looked up by `&str` in a map keyed by `Text`; and converts into a `Cow` without a copy.
 #[derive(Clone)]
 pub struct Text<'a>(Repr<'a>);
 
@@ -99,6 +101,15 @@ impl<'a> From<Cow<'a, str>> for Text<'a> {
     }
 }
 
+impl<'a> From<Text<'a>> for Cow<'a, str> {
+    fn from(text: Text<'a>) -> Self {
+        match text.0 {
+            Repr::Borrowed(text) => Cow::Borrowed(text),
+            Repr::Owned(text) => Cow::Owned(*text),
+        }
+    }
+}
+
 impl Deref for Text<'_> {
     type Target = str;
 
@@ -109,6 +120,14 @@ impl Deref for Text<'_> {
 
 impl AsRef<str> for Text<'_> {
     fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+// `Eq`, `Ord` and `Hash` are those of the `str`, so maps keyed by `Text` can be searched by
+// `&str`.
+impl Borrow<str> for Text<'_> {
+    fn borrow(&self) -> &str {
         self.as_str()
     }
 }
@@ -206,5 +225,14 @@ mod tests {
             Text::from(Cow::Borrowed("x")),
             Text::default().to_string() + "x"
         );
+    }
+
+    #[test]
+    fn converts_to_a_cow_without_copying_and_serves_as_a_str_key() {
+        assert!(matches!(Cow::from(Text::from("a")), Cow::Borrowed("a")));
+        assert!(matches!(Cow::from(Text::from(String::from("b"))), Cow::Owned(s) if s == "b"));
+        let keys: alloc::collections::BTreeSet<Text<'_>> =
+            [Text::from("log"), Text::from(String::from("errors"))].into();
+        assert!(keys.contains("log") && keys.contains("errors") && !keys.contains("cache"));
     }
 }
