@@ -384,6 +384,9 @@ impl Loop {
     }
 
     async fn restart(&mut self, status: std::io::Result<std::process::ExitStatus>) {
+        // Here, not in `exited`: a branch of the main loop's `select!` must not await after it
+        // has consumed its event, or another branch that wins meanwhile drops the exit.
+        self.nginx.reap().await;
         self.shared.healthy.store(false, Ordering::Relaxed);
         self.reconciler.restarted();
         let Some(config) = self.reconciler.running().map(String::from) else {

@@ -228,18 +228,21 @@ impl Nginx {
         self.run(command, "nginx -s reload").await
     }
 
-    /// Resolves when the master process exits (never when none is running).
+    /// Resolves when the master process exits (never when none is running); [`Nginx::reap`]
+    /// comes next. Cancel-safe, as `select!` needs: it changes nothing, so a call dropped
+    /// before it resolves loses no exit, and the next call sees it.
     pub async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
         match self.child.as_mut() {
-            Some(child) => {
-                let status = child.wait().await;
-                self.child = None;
-                // Workers of a master that died keep the listening sockets: end them too.
-                self.kill_group().await;
-                status
-            }
+            Some(child) => child.wait().await,
             None => std::future::pending().await,
         }
+    }
+
+    /// Forgets a master that [exited](Nginx::exited) and ends its workers, which keep the
+    /// listening sockets.
+    pub async fn reap(&mut self) {
+        self.child = None;
+        self.kill_group().await;
     }
 
     /// Stops nginx gracefully (`-s quit`), killing it after 10 s.
