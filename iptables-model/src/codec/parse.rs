@@ -211,16 +211,25 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
     Ok(ChainName::from(name))
 }
 
+/// `[PACKETS:BYTES]`, two decimal `u64`s.
 fn counters(text: &str) -> Option<Counters> {
-    let (packets, bytes) = text.strip_prefix('[')?.strip_suffix(']')?.split_once(':')?;
-    let number = |s: &str| {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
+    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+    let (packets, bytes) = super::split_once_ascii(inner, b':')?;
     Some(Counters {
-        packets: number(packets)?,
-        bytes: number(bytes)?,
+        packets: decimal(packets)?,
+        bytes: decimal(bytes)?,
+    })
+}
+
+/// Digits only (no sign), as a `u64` that does not overflow: what `str::parse` accepts of
+/// them, by a byte loop (nearly every count is a `0`).
+fn decimal(text: &str) -> Option<u64> {
+    if text.is_empty() {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |n, b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        n.checked_mul(10)?.checked_add(u64::from(digit))
     })
 }
 
@@ -562,4 +571,42 @@ fn criteria<'a>(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Counters, counters, decimal};
+
+    #[test]
+    fn counters_are_two_decimal_u64s_in_brackets() {
+        let both = |packets, bytes| Some(Counters { packets, bytes });
+        assert_eq!(counters("[0:0]"), both(0, 0));
+        assert_eq!(counters("[12:3400]"), both(12, 3400));
+        assert_eq!(counters("[18446744073709551615:1]"), both(u64::MAX, 1));
+        for bad in [
+            "[18446744073709551616:0]",
+            "[+1:0]",
+            "[:0]",
+            "[1:]",
+            "[1:2:3]",
+            "[1 :2]",
+            "1:2",
+            "[1:2",
+            "[١:2]",
+        ] {
+            assert_eq!(counters(bad), None, "{bad}");
+        }
+    }
+
+    proptest! {
+        /// The byte loop accepts exactly the all-digit texts `str::parse::<u64>` accepts.
+        #[test]
+        fn decimal_reads_as_str_parse_does(text in "[0-9+ a-]{0,22}") {
+            let all_digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+            let expected = if all_digits { text.parse::<u64>().ok() } else { None };
+            prop_assert_eq!(decimal(&text), expected);
+        }
+    }
 }
