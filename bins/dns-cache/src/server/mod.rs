@@ -107,8 +107,18 @@ impl Pending {
         let mut out = Vec::new();
         let outcome = chain.settled(&req, result, None, &mut out);
         chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
-        let _ = socket.try_send_to(&out, self.client);
-        drop(permit);
+        let client = self.client;
+        match socket.try_send_to(&out, client) {
+            // The socket's send buffer is full: the reply waits for room in a task (as
+            // CoreDNS's blocking write waits), still counted against the listener's limit.
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                tokio::spawn(async move {
+                    let _ = socket.send_to(&out, client).await;
+                    drop(permit);
+                });
+            }
+            _ => drop(permit),
+        }
     }
 
     fn spawn_udp(
