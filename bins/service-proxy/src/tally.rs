@@ -13,8 +13,9 @@ const NO_LOCAL: &str = " has no local endpoints\"";
 /// One table's chains.
 #[derive(Clone, Debug, Default)]
 struct TableTally {
-    /// Hashed: a full sync looks up one chain per line, among tens of thousands.
-    chains: HashMap<String, usize>,
+    /// Hashed: a full sync looks up tens of thousands of chains (SipHash took a quarter of
+    /// the replay; foldhash is seeded at random too).
+    chains: HashMap<String, usize, foldhash::fast::RandomState>,
     total: usize,
 }
 
@@ -29,14 +30,15 @@ impl TableTally {
         }
     }
 
-    fn add(&mut self, chain: &str) {
+    /// `rules` rules appended to `chain`.
+    fn add(&mut self, chain: &str, rules: usize) {
         match self.chains.get_mut(chain) {
-            Some(rules) => *rules += 1,
+            Some(count) => *count += rules,
             None => {
-                self.chains.insert(chain.to_owned(), 1);
+                self.chains.insert(chain.to_owned(), rules);
             }
         }
-        self.total += 1;
+        self.total += rules;
     }
 
     fn delete(&mut self, chain: &str) {
@@ -78,8 +80,14 @@ impl RuleTally {
         } = self;
         let mut written: Vec<(String, usize)> = Vec::new();
         let mut current: Option<(&str, &mut TableTally)> = None;
+        // The rules appended to one chain in a row, added to its count at once: an input
+        // writes each chain's rules together, so most lines cost no map lookup.
+        let mut run: Option<(&str, usize)> = None;
         for line in text.lines() {
             if let Some(name) = line.strip_prefix('*') {
+                if let Some((_, tally)) = current.as_mut() {
+                    flush(&mut run, tally);
+                }
                 written.push((name.to_owned(), 0));
                 current = Some((name, tables.entry(name.to_owned()).or_default()));
                 continue;
@@ -88,15 +96,20 @@ impl RuleTally {
                 continue;
             };
             let (command, chain) = match line.strip_prefix(':') {
-                Some(declaration) => (":", declaration),
-                None => line.split_once(' ').unwrap_or((line, "")),
+                Some(declaration) => (":", first_word(declaration).0),
+                None => {
+                    let (command, rest) = first_word(line);
+                    (command, first_word(rest).0)
+                }
             };
-            let chain = chain.split(' ').next().unwrap_or_default();
             let no_local = match (*table, chain) {
                 ("filter", "KUBE-SERVICES") => Some(&mut *internal),
                 ("filter", "KUBE-EXTERNAL-SERVICES") => Some(&mut *external),
                 _ => None,
             };
+            if !matches!(command, "-A" | "-I") {
+                flush(&mut run, tally);
+            }
             match command {
                 ":" => {
                     tally.declare(chain);
@@ -105,17 +118,26 @@ impl RuleTally {
                     }
                 }
                 "-A" | "-I" => {
-                    tally.add(chain);
+                    match run.as_mut() {
+                        Some((same, rules)) if *same == chain => *rules += 1,
+                        _ => {
+                            flush(&mut run, tally);
+                            run = Some((chain, 1));
+                        }
+                    }
                     if let Some((_, n)) = written.last_mut() {
                         *n += 1;
                     }
-                    if let (Some(ports), Some(port)) = (no_local, no_local_port(line)) {
+                    if let Some(ports) = no_local
+                        && let Some(port) = no_local_port(line)
+                    {
                         *ports.entry(port.to_owned()).or_default() += 1;
                     }
                 }
                 "-D" => {
                     tally.delete(chain);
-                    if let (Some(ports), Some(port)) = (no_local, no_local_port(line))
+                    if let Some(ports) = no_local
+                        && let Some(port) = no_local_port(line)
                         && let Some(rules) = ports.get_mut(port)
                     {
                         *rules -= 1;
@@ -127,6 +149,9 @@ impl RuleTally {
                 "-X" => tally.delete_chain(chain),
                 _ => {}
             }
+        }
+        if let Some((_, tally)) = current.as_mut() {
+            flush(&mut run, tally);
         }
         written
     }
@@ -141,6 +166,25 @@ impl RuleTally {
     /// The service ports with no local endpoint: `(internal, external)` traffic policy.
     pub fn no_local_endpoints(&self) -> (usize, usize) {
         (self.internal.len(), self.external.len())
+    }
+}
+
+/// The first word of `text` and what follows the space after it, by a byte loop: the words
+/// are a few bytes long, shorter than a searcher takes to set up.
+fn first_word(text: &str) -> (&str, &str) {
+    match text.bytes().position(|b| b == b' ') {
+        Some(at) => (
+            text.get(..at).unwrap_or_default(),
+            text.get(at + 1..).unwrap_or_default(),
+        ),
+        None => (text, ""),
+    }
+}
+
+/// Adds a run of rules appended to one chain to the table's counts.
+fn flush(run: &mut Option<(&str, usize)>, tally: &mut TableTally) {
+    if let Some((chain, rules)) = run.take() {
+        tally.add(chain, rules);
     }
 }
 
