@@ -483,6 +483,33 @@ impl<'i> Texts<'i> {
         Cow::Owned(self.view(token).into_owned())
     }
 
+    /// The token handed out for `token`, whose text needs no substitution: built in place,
+    /// without the detour through a `Cow`.
+    #[inline(always)]
+    fn output(&self, token: &Tok) -> Token<'i> {
+        let text = if token.text == TextId::MAIN && token.flags & lexer::Scan::EDITED == 0 {
+            Text::borrowed(
+                self.main
+                    .get(token.start as usize..token.end as usize)
+                    .unwrap_or_default(),
+            )
+        } else {
+            self.owned_text(token)
+        };
+        Token {
+            text,
+            line: token.line,
+            file: token.file,
+        }
+    }
+
+    /// The text of a token the lexer edited or that comes from a text the parser owns.
+    #[cold]
+    #[inline(never)]
+    fn owned_text(&self, token: &Tok) -> Text<'i> {
+        Text::from(self.view(token).into_owned())
+    }
+
     /// The lexed text of `token`, borrowed from these texts unless the lexer edited it.
     fn view(&self, token: &Tok) -> Cow<'_, str> {
         token.scan().text(self.source(token.text))
@@ -1066,7 +1093,7 @@ impl<'i> Parser<'_, 'i> {
             if step(token, new_line, nesting) != Step::Take {
                 break;
             }
-            tokens.push(output(token, self.texts.text(token)));
+            tokens.push(self.texts.output(token));
             (file, end_line) = (token.file, token.end_line);
             taken += 1;
         }
@@ -1231,7 +1258,7 @@ fn take_directive<'i>(
         let new_line = file != token.file || end_line < token.line;
         match step(token, new_line, &mut nesting) {
             Step::Take => {
-                out.push(output(token, texts.text(token)));
+                out.push(texts.output(token));
                 (file, end_line) = (token.file, token.end_line);
             }
             Step::End => return Some(at),
