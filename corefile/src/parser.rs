@@ -999,7 +999,7 @@ impl<'i> Parser<'_, 'i> {
                 break;
             };
             let start = tokens.len();
-            let Some(end) = take_directive(rest, at, &self.texts, tokens) else {
+            let Some(end) = take_directive(rest, at, text.clone(), &self.texts, tokens) else {
                 tokens.truncate(start);
                 break;
             };
@@ -1240,18 +1240,20 @@ fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
     }
 }
 
-/// Appends to `out` the directive whose name is `tokens[name]`, and returns where it ends
-/// (the index of the token after it), if all its tokens are in `tokens` and each is a
-/// [`Step::Take`]. Otherwise it returns `None`, with some of its tokens appended.
+/// Appends to `out` the directive whose name is `tokens[name]`, with text `text`, and
+/// returns where it ends (the index of the token after it), if all its tokens are in
+/// `tokens` and each is a [`Step::Take`]. Otherwise it returns `None`, with some of its
+/// tokens appended.
 #[inline(always)]
 fn take_directive<'i>(
     tokens: &[Tok],
     name: usize,
+    text: Cow<'i, str>,
     texts: &Texts<'i>,
     out: &mut Vec<Token<'i>>,
 ) -> Option<usize> {
     let first = tokens.get(name)?;
-    out.push(output(first, texts.text(first)));
+    out.push(output(first, text));
     let (mut file, mut end_line) = (first.file, first.end_line);
     let mut nesting = 0usize;
     for (at, token) in tokens.iter().enumerate().skip(name + 1) {
