@@ -599,11 +599,27 @@ impl<'a> ValidNames<'a> {
     }
 }
 
-/// `a == b` for short texts such as directive names, compared in place: a call to
-/// `memcmp` costs more than the few bytes it would compare.
+/// `a == b` for short texts such as directive names, compared in place (a call to `memcmp`
+/// costs more than the few bytes it would compare): from 4 to 16 bytes, as two words that
+/// overlap in the middle.
 #[inline(always)]
 fn same_name(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        0..4 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..8 => {
+            a.first_chunk::<4>() == b.first_chunk::<4>()
+                && a.last_chunk::<4>() == b.last_chunk::<4>()
+        }
+        8..=16 => {
+            a.first_chunk::<8>() == b.first_chunk::<8>()
+                && a.last_chunk::<8>() == b.last_chunk::<8>()
+        }
+        _ => a == b,
+    }
 }
 
 struct Parser<'a, 'i> {
@@ -1506,6 +1522,22 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     fn a_token_is_three_words() {
         assert_eq!(size_of::<Token<'_>>(), 24);
+    }
+
+    #[test]
+    fn names_compare_equal_exactly_when_their_bytes_do() {
+        // Every length of each way of comparing, and a difference at every position.
+        for len in 0..=20 {
+            let name: String = (0..len).map(|i| char::from(b'a' + i as u8)).collect();
+            assert!(same_name(&name, &name.clone()));
+            for at in 0..len {
+                let mut other = name.clone().into_bytes();
+                other[at] = b'-';
+                let other = String::from_utf8(other).unwrap();
+                assert!(!same_name(&name, &other), "{name} vs {other}");
+            }
+            assert!(!same_name(&name, &alloc::format!("{name}x")));
+        }
     }
 
     #[test]
