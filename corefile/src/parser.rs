@@ -1102,15 +1102,20 @@ impl<'i> Parser<'_, 'i> {
             return;
         };
         let rest = self.main.lexed();
-        let (mut file, mut end_line) = (cur.file, cur.end_line);
+        // The main input's tokens are all of one file: a token of another is on another
+        // line than any of them.
+        let mut end_line = if cur.file == FileId::MAIN {
+            cur.end_line
+        } else {
+            0
+        };
         let mut taken = 0usize;
         for token in rest {
-            let new_line = file != token.file || end_line < token.line;
-            if step(token, new_line, nesting) != Step::Take {
+            if step(token, end_line < token.line, nesting) != Step::Take {
                 break;
             }
             tokens.push(self.texts.output(token));
-            (file, end_line) = (token.file, token.end_line);
+            end_line = token.end_line;
             taken += 1;
         }
         self.took(taken);
@@ -1256,10 +1261,10 @@ fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
     }
 }
 
-/// Appends to `out` the directive whose name is `tokens[name]`, with text `text`, and
-/// returns where it ends (the index of the token after it), if all its tokens are in
-/// `tokens` and each is a [`Step::Take`]. Otherwise it returns `None`, with some of its
-/// tokens appended.
+/// Appends to `out` the directive whose name is `tokens[name]`, with text `text`, where
+/// `tokens` are lexed tokens of the main input; returns where it ends (the index of the token
+/// after it), if all its tokens are in `tokens` and each is a [`Step::Take`]. Otherwise it
+/// returns `None`, with some of its tokens appended.
 #[inline(always)]
 fn take_directive<'i>(
     tokens: &[Tok],
@@ -1270,14 +1275,14 @@ fn take_directive<'i>(
 ) -> Option<usize> {
     let first = tokens.get(name)?;
     out.push(output(first, text));
-    let (mut file, mut end_line) = (first.file, first.end_line);
+    // The main input's tokens are all of one file: only lines tell a new line.
+    let mut end_line = first.end_line;
     let mut nesting = 0usize;
     for (at, token) in tokens.iter().enumerate().skip(name + 1) {
-        let new_line = file != token.file || end_line < token.line;
-        match step(token, new_line, &mut nesting) {
+        match step(token, end_line < token.line, &mut nesting) {
             Step::Take => {
                 out.push(texts.output(token));
-                (file, end_line) = (token.file, token.end_line);
+                end_line = token.end_line;
             }
             Step::End => return Some(at),
             Step::Other => return None,
