@@ -483,33 +483,6 @@ impl<'i> Texts<'i> {
         Cow::Owned(self.view(token).into_owned())
     }
 
-    /// The token handed out for `token`, whose text needs no substitution: built in place,
-    /// without the detour through a `Cow`.
-    #[inline(always)]
-    fn output(&self, token: &Tok) -> Token<'i> {
-        let text = if token.text == TextId::MAIN && token.flags & lexer::Scan::EDITED == 0 {
-            Text::borrowed(
-                self.main
-                    .get(token.start as usize..token.end as usize)
-                    .unwrap_or_default(),
-            )
-        } else {
-            self.owned_text(token)
-        };
-        Token {
-            text,
-            line: token.line,
-            file: token.file,
-        }
-    }
-
-    /// The text of a token the lexer edited or that comes from a text the parser owns.
-    #[cold]
-    #[inline(never)]
-    fn owned_text(&self, token: &Tok) -> Text<'i> {
-        Text::from(self.view(token).into_owned())
-    }
-
     /// The lexed text of `token`, borrowed from these texts unless the lexer edited it.
     fn view(&self, token: &Tok) -> Cow<'_, str> {
         token.scan().text(self.source(token.text))
@@ -1101,7 +1074,7 @@ impl<'i> Parser<'_, 'i> {
         let Some(cur) = self.cur else {
             return;
         };
-        let rest = self.main.lexed();
+        let (rest, main) = (self.main.lexed(), self.texts.main);
         // The main input's tokens are all of one file: a token of another is on another
         // line than any of them.
         let mut end_line = if cur.file == FileId::MAIN {
@@ -1114,7 +1087,7 @@ impl<'i> Parser<'_, 'i> {
             if step(token, end_line < token.line, nesting) != Step::Take {
                 break;
             }
-            tokens.push(self.texts.output(token));
+            tokens.push(main_output(main, token));
             end_line = token.end_line;
             taken += 1;
         }
@@ -1276,12 +1249,12 @@ fn take_directive<'i>(
     let first = tokens.get(name)?;
     out.push(output(first, text));
     // The main input's tokens are all of one file: only lines tell a new line.
-    let mut end_line = first.end_line;
+    let (main, mut end_line) = (texts.main, first.end_line);
     let mut nesting = 0usize;
     for (at, token) in tokens.iter().enumerate().skip(name + 1) {
         match step(token, end_line < token.line, &mut nesting) {
             Step::Take => {
-                out.push(texts.output(token));
+                out.push(main_output(main, token));
                 end_line = token.end_line;
             }
             Step::End => return Some(at),
@@ -1467,6 +1440,30 @@ fn imports_itself(tokens: &[Tok], texts: &Texts<'_>, name: &str, env: &dyn Env) 
             && at_line_start
             && env::substitute(&texts.view(arg), env).is_ok_and(|p| p == name)
     })
+}
+
+/// The token handed out for `token`, a lexed token of the main input `main` whose text
+/// needs no substitution: built in place, without the detour through a `Cow`.
+#[inline(always)]
+fn main_output<'i>(main: &'i str, token: &Tok) -> Token<'i> {
+    let text = if token.flags & lexer::Scan::EDITED == 0 {
+        let raw = main.get(token.start as usize..token.end as usize);
+        Text::borrowed(raw.unwrap_or_default())
+    } else {
+        edited_text(main, token)
+    };
+    Token {
+        text,
+        line: token.line,
+        file: FileId::MAIN,
+    }
+}
+
+/// The text of `token`, a token of the main input `main` that the lexer edited.
+#[cold]
+#[inline(never)]
+fn edited_text<'i>(main: &'i str, token: &Tok) -> Text<'i> {
+    Text::from(token.scan().text(main).into_owned())
 }
 
 /// The token handed out for `token`, with text `text`.
