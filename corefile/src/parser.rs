@@ -217,7 +217,7 @@ pub fn parse<'i>(
         }
     };
     let valid = options.directives.map(ValidNames::new);
-    let by_id = alloc::vec![0; valid.as_ref().map_or(0, |v| v.names.len())];
+    let by_id = alloc::vec![(0, 0); valid.as_ref().map_or(0, |v| v.names.len())];
     let mut parser = Parser {
         valid,
         main,
@@ -234,7 +234,7 @@ pub fn parse<'i>(
         block_tokens: 0,
         block_directives: 0,
         any_names: AnyNames::default(),
-        scratch_ids: Vec::new(),
+        blocks_read: 0,
         scratch_by_id: by_id,
         scratch_occurrences: Vec::new(),
         snippet_expansions: 0,
@@ -631,11 +631,12 @@ struct Parser<'a, 'i> {
     block_tokens: usize,
     /// The previous block's directive count, likewise.
     block_directives: usize,
-    /// Reused buffers for one block's directive ids (in `valid`) and its occurrences
-    /// (directive index and token range), in source order.
-    scratch_ids: Vec<usize>,
-    /// Reused for [`Found::by_id`]: one entry per valid name, all 0 between blocks.
-    scratch_by_id: Vec<u32>,
+    /// The blocks whose directives were read, which numbers them for [`Found::by_id`].
+    blocks_read: u32,
+    /// Reused for [`Found::by_id`]: one entry per directive id.
+    scratch_by_id: Vec<(u32, u32)>,
+    /// Reused for one block's occurrences (directive index and token range), in source
+    /// order.
     scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
@@ -908,12 +909,14 @@ impl<'i> Parser<'_, 'i> {
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         // Blocks tend to look alike: the previous one's size is the first guess.
         let mut tokens = Vec::with_capacity(self.block_tokens);
+        // Never saturates: a block takes two bytes of the main input (which `check_len`
+        // keeps below `u32::MAX`) or tokens of an import (at most `MAX_TOKENS`).
+        self.blocks_read = self.blocks_read.saturating_add(1);
         let mut names = Found {
             directives: Vec::with_capacity(self.block_directives),
-            ids: core::mem::take(&mut self.scratch_ids),
             by_id: core::mem::take(&mut self.scratch_by_id),
+            block: self.blocks_read,
         };
-        names.ids.clear();
         let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
         occurrences.clear();
         loop {
@@ -938,7 +941,7 @@ impl<'i> Parser<'_, 'i> {
         self.block_tokens = tokens.len();
         self.block_directives = names.directives.len();
         let directives;
-        (directives, self.scratch_ids, self.scratch_by_id) = names.finish();
+        (directives, self.scratch_by_id) = (names.directives, names.by_id);
         (block.directives, block.tokens) = group_by_directive(tokens, directives, &mut occurrences);
         self.scratch_occurrences = occurrences;
         Ok(())
@@ -1321,11 +1324,12 @@ impl<'i> AnyNames<'i> {
 struct Found<'i> {
     /// Their names; the token ranges are set once the block is read.
     directives: Vec<Directive<'i>>,
-    /// `ids[i]` is the id of `directives[i]`.
-    ids: Vec<usize>,
-    /// By id: one plus the index in `directives` of that directive, 0 while the block has
-    /// not named it. Reset by [`Found::finish`], so it can serve the next block.
-    by_id: Vec<u32>,
+    /// By id: the number of the last block that named that directive, and its index in
+    /// that block's `directives`. Entries of earlier blocks are stale, so the table serves
+    /// every block without being cleared.
+    by_id: Vec<(u32, u32)>,
+    /// The number of this block (from 1).
+    block: u32,
 }
 
 impl<'i> Found<'i> {
@@ -1333,36 +1337,25 @@ impl<'i> Found<'i> {
     #[inline(always)]
     fn slot(&mut self, name: Cow<'i, str>, id: usize) -> usize {
         match self.by_id.get(id).copied() {
-            Some(0) | None => self.add(name, id),
-            Some(slot) => slot as usize - 1,
+            Some((block, slot)) if block == self.block => slot as usize,
+            _ => self.add(name, id),
         }
     }
 
     /// Adds the directive `name` (with id `id`) and returns its index.
     #[inline(always)]
     fn add(&mut self, name: Cow<'i, str>, id: usize) -> usize {
+        let slot = self.directives.len();
         self.directives.push(Directive { name, tokens: 0..0 });
-        self.ids.push(id);
         if self.by_id.len() <= id {
             // Ids of names met during the parse (when any is accepted) grow past the table.
-            self.by_id.resize(id.saturating_add(1), 0);
+            self.by_id.resize(id.saturating_add(1), (0, 0));
         }
-        let len = self.directives.len();
-        if let Some(slot) = self.by_id.get_mut(id) {
+        if let Some(entry) = self.by_id.get_mut(id) {
             // Fewer directives than bytes of text, which `check_len` keeps below `u32::MAX`.
-            *slot = u32::try_from(len).unwrap_or(0);
+            *entry = (self.block, slot as u32);
         }
-        len - 1
-    }
-
-    /// Clears `by_id` for the next block and hands back the reusable buffers.
-    fn finish(mut self) -> (Vec<Directive<'i>>, Vec<usize>, Vec<u32>) {
-        for &id in &self.ids {
-            if let Some(slot) = self.by_id.get_mut(id) {
-                *slot = 0;
-            }
-        }
-        (self.directives, self.ids, self.by_id)
+        slot
     }
 }
 
