@@ -574,8 +574,15 @@ fn common_token(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Scan>
     let mut b = *bytes.get(*pos)?;
     while class::of(b) & (class::SPACE | class::NEWLINE) != 0 {
         if b == b' ' {
-            // Indentation: the whole run at once.
-            *pos += swar::spaces(bytes.get(*pos..).unwrap_or_default());
+            // Indentation: four or eight spaces at once, as most Corefiles indent.
+            let rest = bytes.get(*pos..).unwrap_or_default();
+            *pos += if rest.starts_with(b"        ") {
+                8
+            } else if rest.starts_with(b"    ") {
+                4
+            } else {
+                1
+            };
         } else {
             if b == b'\n' {
                 *line = line.saturating_add(1);

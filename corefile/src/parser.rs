@@ -217,7 +217,7 @@ pub fn parse<'i>(
         }
     };
     let valid = options.directives.map(ValidNames::new);
-    let by_id = alloc::vec![0; valid.as_ref().map_or(0, |v| v.names.len())];
+    let by_id = alloc::vec![(0, 0); valid.as_ref().map_or(0, |v| v.names.len())];
     let mut parser = Parser {
         valid,
         main,
@@ -234,7 +234,7 @@ pub fn parse<'i>(
         block_tokens: 0,
         block_directives: 0,
         any_names: AnyNames::default(),
-        scratch_ids: Vec::new(),
+        blocks_read: 0,
         scratch_by_id: by_id,
         scratch_occurrences: Vec::new(),
         snippet_expansions: 0,
@@ -572,11 +572,27 @@ impl<'a> ValidNames<'a> {
     }
 }
 
-/// `a == b` for short texts such as directive names, compared in place: a call to
-/// `memcmp` costs more than the few bytes it would compare.
+/// `a == b` for short texts such as directive names, compared in place (a call to `memcmp`
+/// costs more than the few bytes it would compare): from 4 to 16 bytes, as two words that
+/// overlap in the middle.
 #[inline(always)]
 fn same_name(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        0..4 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..8 => {
+            a.first_chunk::<4>() == b.first_chunk::<4>()
+                && a.last_chunk::<4>() == b.last_chunk::<4>()
+        }
+        8..=16 => {
+            a.first_chunk::<8>() == b.first_chunk::<8>()
+                && a.last_chunk::<8>() == b.last_chunk::<8>()
+        }
+        _ => a == b,
+    }
 }
 
 struct Parser<'a, 'i> {
@@ -615,11 +631,12 @@ struct Parser<'a, 'i> {
     block_tokens: usize,
     /// The previous block's directive count, likewise.
     block_directives: usize,
-    /// Reused buffers for one block's directive ids (in `valid`) and its occurrences
-    /// (directive index and token range), in source order.
-    scratch_ids: Vec<usize>,
-    /// Reused for [`Found::by_id`]: one entry per valid name, all 0 between blocks.
-    scratch_by_id: Vec<u32>,
+    /// The blocks whose directives were read, which numbers them for [`Found::by_id`].
+    blocks_read: u32,
+    /// Reused for [`Found::by_id`]: one entry per directive id.
+    scratch_by_id: Vec<(u32, u32)>,
+    /// Reused for one block's occurrences (directive index and token range), in source
+    /// order.
     scratch_occurrences: Vec<(usize, Range<usize>)>,
 }
 
@@ -892,12 +909,14 @@ impl<'i> Parser<'_, 'i> {
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         // Blocks tend to look alike: the previous one's size is the first guess.
         let mut tokens = Vec::with_capacity(self.block_tokens);
+        // Never saturates: a block takes two bytes of the main input (which `check_len`
+        // keeps below `u32::MAX`) or tokens of an import (at most `MAX_TOKENS`).
+        self.blocks_read = self.blocks_read.saturating_add(1);
         let mut names = Found {
             directives: Vec::with_capacity(self.block_directives),
-            ids: core::mem::take(&mut self.scratch_ids),
             by_id: core::mem::take(&mut self.scratch_by_id),
+            block: self.blocks_read,
         };
-        names.ids.clear();
         let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
         occurrences.clear();
         loop {
@@ -922,7 +941,7 @@ impl<'i> Parser<'_, 'i> {
         self.block_tokens = tokens.len();
         self.block_directives = names.directives.len();
         let directives;
-        (directives, self.scratch_ids, self.scratch_by_id) = names.finish();
+        (directives, self.scratch_by_id) = (names.directives, names.by_id);
         (block.directives, block.tokens) = group_by_directive(tokens, directives, &mut occurrences);
         self.scratch_occurrences = occurrences;
         Ok(())
@@ -972,7 +991,7 @@ impl<'i> Parser<'_, 'i> {
                 break;
             };
             let start = tokens.len();
-            let Some(end) = take_directive(rest, at, &self.texts, tokens) else {
+            let Some(end) = take_directive(rest, at, text.clone(), &self.texts, tokens) else {
                 tokens.truncate(start);
                 break;
             };
@@ -1058,16 +1077,21 @@ impl<'i> Parser<'_, 'i> {
         let Some(cur) = self.cur else {
             return;
         };
-        let rest = self.main.lexed();
-        let (mut file, mut end_line) = (cur.file, cur.end_line);
+        let (rest, main) = (self.main.lexed(), self.texts.main);
+        // The main input's tokens are all of one file: a token of another is on another
+        // line than any of them.
+        let mut end_line = if cur.file == FileId::MAIN {
+            cur.end_line
+        } else {
+            0
+        };
         let mut taken = 0usize;
         for token in rest {
-            let new_line = file != token.file || end_line < token.line;
-            if step(token, new_line, nesting) != Step::Take {
+            if step(token, end_line < token.line, nesting) != Step::Take {
                 break;
             }
-            tokens.push(output(token, self.texts.text(token)));
-            (file, end_line) = (token.file, token.end_line);
+            tokens.push(main_output(main, token));
+            end_line = token.end_line;
             taken += 1;
         }
         self.took(taken);
@@ -1213,26 +1237,28 @@ fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
     }
 }
 
-/// Appends to `out` the directive whose name is `tokens[name]`, and returns where it ends
-/// (the index of the token after it), if all its tokens are in `tokens` and each is a
-/// [`Step::Take`]. Otherwise it returns `None`, with some of its tokens appended.
+/// Appends to `out` the directive whose name is `tokens[name]`, with text `text`, where
+/// `tokens` are lexed tokens of the main input; returns where it ends (the index of the token
+/// after it), if all its tokens are in `tokens` and each is a [`Step::Take`]. Otherwise it
+/// returns `None`, with some of its tokens appended.
 #[inline(always)]
 fn take_directive<'i>(
     tokens: &[Tok],
     name: usize,
+    text: Cow<'i, str>,
     texts: &Texts<'i>,
     out: &mut Vec<Token<'i>>,
 ) -> Option<usize> {
     let first = tokens.get(name)?;
-    out.push(output(first, texts.text(first)));
-    let (mut file, mut end_line) = (first.file, first.end_line);
+    out.push(output(first, text));
+    // The main input's tokens are all of one file: only lines tell a new line.
+    let (main, mut end_line) = (texts.main, first.end_line);
     let mut nesting = 0usize;
     for (at, token) in tokens.iter().enumerate().skip(name + 1) {
-        let new_line = file != token.file || end_line < token.line;
-        match step(token, new_line, &mut nesting) {
+        match step(token, end_line < token.line, &mut nesting) {
             Step::Take => {
-                out.push(output(token, texts.text(token)));
-                (file, end_line) = (token.file, token.end_line);
+                out.push(main_output(main, token));
+                end_line = token.end_line;
             }
             Step::End => return Some(at),
             Step::Other => return None,
@@ -1298,11 +1324,12 @@ impl<'i> AnyNames<'i> {
 struct Found<'i> {
     /// Their names; the token ranges are set once the block is read.
     directives: Vec<Directive<'i>>,
-    /// `ids[i]` is the id of `directives[i]`.
-    ids: Vec<usize>,
-    /// By id: one plus the index in `directives` of that directive, 0 while the block has
-    /// not named it. Reset by [`Found::finish`], so it can serve the next block.
-    by_id: Vec<u32>,
+    /// By id: the number of the last block that named that directive, and its index in
+    /// that block's `directives`. Entries of earlier blocks are stale, so the table serves
+    /// every block without being cleared.
+    by_id: Vec<(u32, u32)>,
+    /// The number of this block (from 1).
+    block: u32,
 }
 
 impl<'i> Found<'i> {
@@ -1310,36 +1337,25 @@ impl<'i> Found<'i> {
     #[inline(always)]
     fn slot(&mut self, name: Cow<'i, str>, id: usize) -> usize {
         match self.by_id.get(id).copied() {
-            Some(0) | None => self.add(name, id),
-            Some(slot) => slot as usize - 1,
+            Some((block, slot)) if block == self.block => slot as usize,
+            _ => self.add(name, id),
         }
     }
 
     /// Adds the directive `name` (with id `id`) and returns its index.
     #[inline(always)]
     fn add(&mut self, name: Cow<'i, str>, id: usize) -> usize {
+        let slot = self.directives.len();
         self.directives.push(Directive { name, tokens: 0..0 });
-        self.ids.push(id);
         if self.by_id.len() <= id {
             // Ids of names met during the parse (when any is accepted) grow past the table.
-            self.by_id.resize(id.saturating_add(1), 0);
+            self.by_id.resize(id.saturating_add(1), (0, 0));
         }
-        let len = self.directives.len();
-        if let Some(slot) = self.by_id.get_mut(id) {
+        if let Some(entry) = self.by_id.get_mut(id) {
             // Fewer directives than bytes of text, which `check_len` keeps below `u32::MAX`.
-            *slot = u32::try_from(len).unwrap_or(0);
+            *entry = (self.block, slot as u32);
         }
-        len - 1
-    }
-
-    /// Clears `by_id` for the next block and hands back the reusable buffers.
-    fn finish(mut self) -> (Vec<Directive<'i>>, Vec<usize>, Vec<u32>) {
-        for &id in &self.ids {
-            if let Some(slot) = self.by_id.get_mut(id) {
-                *slot = 0;
-            }
-        }
-        (self.directives, self.ids, self.by_id)
+        slot
     }
 }
 
@@ -1419,6 +1435,30 @@ fn imports_itself(tokens: &[Tok], texts: &Texts<'_>, name: &str, env: &dyn Env) 
     })
 }
 
+/// The token handed out for `token`, a lexed token of the main input `main` whose text
+/// needs no substitution: built in place, without the detour through a `Cow`.
+#[inline(always)]
+fn main_output<'i>(main: &'i str, token: &Tok) -> Token<'i> {
+    let text = if token.flags & lexer::Scan::EDITED == 0 {
+        let raw = main.get(token.start as usize..token.end as usize);
+        Text::borrowed(raw.unwrap_or_default())
+    } else {
+        edited_text(main, token)
+    };
+    Token {
+        text,
+        line: token.line,
+        file: FileId::MAIN,
+    }
+}
+
+/// The text of `token`, a token of the main input `main` that the lexer edited.
+#[cold]
+#[inline(never)]
+fn edited_text<'i>(main: &'i str, token: &Tok) -> Text<'i> {
+    Text::from(token.scan().text(main).into_owned())
+}
+
 /// The token handed out for `token`, with text `text`.
 #[inline(always)]
 fn output<'i>(token: &Tok, text: Cow<'i, str>) -> Token<'i> {
@@ -1477,6 +1517,22 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     fn a_token_is_three_words() {
         assert_eq!(size_of::<Token<'_>>(), 24);
+    }
+
+    #[test]
+    fn names_compare_equal_exactly_when_their_bytes_do() {
+        // Every length of each way of comparing, and a difference at every position.
+        for len in 0..=20 {
+            let name: String = (0..len).map(|i| char::from(b'a' + i as u8)).collect();
+            assert!(same_name(&name, &name.clone()));
+            for at in 0..len {
+                let mut other = name.clone().into_bytes();
+                other[at] = b'-';
+                let other = String::from_utf8(other).unwrap();
+                assert!(!same_name(&name, &other), "{name} vs {other}");
+            }
+            assert!(!same_name(&name, &alloc::format!("{name}x")));
+        }
     }
 
     #[test]
