@@ -235,6 +235,23 @@ COMMIT
         assert_eq!(totals(&tally), [("filter", 4), ("nat", 3)]);
     }
 
+    /// A chain's rules are counted run by run, wherever its runs are: flushing it later takes
+    /// all of them away, and only them.
+    #[test]
+    fn a_chain_counts_the_rules_of_all_its_runs() {
+        let mut tally = RuleTally::default();
+        let full = "*nat\n:A - [0:0]\n:B - [0:0]\n-A A -j RETURN\n-A A -j RETURN\n\
+                    -A B -j RETURN\n-I A 1 -j RETURN\nCOMMIT\n*filter\n:A - [0:0]\n\
+                    -A A -j RETURN\nCOMMIT\n";
+        let written = tally.apply(full, true);
+        assert_eq!(written, [("nat".to_owned(), 4), ("filter".to_owned(), 1)]);
+        assert_eq!(totals(&tally), [("filter", 1), ("nat", 4)]);
+        tally.apply("*nat\n:A - [0:0]\n-A A -j RETURN\nCOMMIT\n", false);
+        assert_eq!(totals(&tally), [("filter", 1), ("nat", 2)]);
+        tally.apply("*nat\n-X B\nCOMMIT\n", false);
+        assert_eq!(totals(&tally), [("filter", 1), ("nat", 1)]);
+    }
+
     /// `--noflush`: a declared chain is flushed, `-D` deletes one rule, `-X` the chain, and
     /// chains not mentioned keep their rules.
     #[test]
