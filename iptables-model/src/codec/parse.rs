@@ -477,12 +477,12 @@ fn criteria<'a>(
             Some(General::SetCounters) => {
                 let packets = cur.value(text, column)?;
                 let bytes = cur.value(text, column)?;
-                let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
-                rule.counters = Some(self::counters(&both).ok_or_else(|| {
-                    (
-                        packets.column,
-                        ParseErrorKind::InvalidCounters(both.clone()),
-                    )
+                let counters = decimal(&packets.text)
+                    .zip(decimal(&bytes.text))
+                    .map(|(packets, bytes)| Counters { packets, bytes });
+                rule.counters = Some(counters.ok_or_else(|| {
+                    let both = alloc::format!("[{}:{}]", packets.text, bytes.text);
+                    fail(packets.column, ParseErrorKind::InvalidCounters(both))
                 })?);
                 continue;
             }
@@ -577,7 +577,7 @@ fn criteria<'a>(
 mod tests {
     use proptest::prelude::*;
 
-    use super::{Counters, counters, decimal};
+    use super::{Counters, ParseErrorKind, counters, decimal, parse_rule};
 
     #[test]
     fn counters_are_two_decimal_u64s_in_brackets() {
@@ -597,6 +597,31 @@ mod tests {
             "[١:2]",
         ] {
             assert_eq!(counters(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn set_counters_takes_packets_and_bytes_as_two_words() {
+        let rule = parse_rule("-c 3 400 -j ACCEPT").unwrap();
+        assert_eq!(
+            rule.counters,
+            Some(Counters {
+                packets: 3,
+                bytes: 400
+            })
+        );
+        for (bad, shown) in [
+            ("-c 1:2 3", "[1:2:3]"),
+            ("-c 1 x", "[1:x]"),
+            ("-c -1 0", "[-1:0]"),
+        ] {
+            let error = parse_rule(bad).unwrap_err();
+            assert_eq!(error.position.column, 4, "{bad}");
+            assert_eq!(
+                error.kind,
+                ParseErrorKind::InvalidCounters(shown.into()),
+                "{bad}"
+            );
         }
     }
 
