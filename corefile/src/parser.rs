@@ -347,6 +347,17 @@ impl Tok {
         self.line as usize
     }
 
+    /// Its span of `source`, when the lexer did not edit its text (a dropped CR, an
+    /// unescaped quote).
+    #[inline(always)]
+    fn unedited<'t>(&self, source: &'t str) -> Option<&'t str> {
+        (self.flags & lexer::Scan::EDITED == 0).then(|| {
+            source
+                .get(self.start as usize..self.end as usize)
+                .unwrap_or_default()
+        })
+    }
+
     /// The lexer's view of this token, to read its text.
     fn scan(&self) -> lexer::Scan {
         lexer::Scan {
@@ -476,11 +487,10 @@ impl<'i> Texts<'i> {
     /// it, owned otherwise.
     #[inline(always)]
     fn text(&self, token: &Tok) -> Cow<'i, str> {
-        if token.text == TextId::MAIN && token.flags & lexer::Scan::EDITED == 0 {
-            let raw = self.main.get(token.start as usize..token.end as usize);
-            return Cow::Borrowed(raw.unwrap_or_default());
+        match token.unedited(self.main) {
+            Some(raw) if token.text == TextId::MAIN => Cow::Borrowed(raw),
+            _ => Cow::Owned(self.view(token).into_owned()),
         }
-        Cow::Owned(self.view(token).into_owned())
     }
 
     /// The lexed text of `token`, borrowed from these texts unless the lexer edited it.
@@ -1439,11 +1449,9 @@ fn imports_itself(tokens: &[Tok], texts: &Texts<'_>, name: &str, env: &dyn Env) 
 /// needs no substitution: built in place, without the detour through a `Cow`.
 #[inline(always)]
 fn main_output<'i>(main: &'i str, token: &Tok) -> Token<'i> {
-    let text = if token.flags & lexer::Scan::EDITED == 0 {
-        let raw = main.get(token.start as usize..token.end as usize);
-        Text::borrowed(raw.unwrap_or_default())
-    } else {
-        edited_text(main, token)
+    let text = match token.unedited(main) {
+        Some(raw) => Text::borrowed(raw),
+        None => edited_text(main, token),
     };
     Token {
         text,
