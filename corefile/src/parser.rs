@@ -289,7 +289,13 @@ impl TextId {
 /// A token inside the parser: where its text lies, its file, and facts found while lexing.
 /// It is small and `Copy`: moving it through the cursor, the snippets and the frames copies
 /// no text. Offsets and lines fit `u32` because [`check_len`] refuses longer texts.
+///
+/// Its 26 bytes are padded to 32, so that a copy moves two separate 16-byte halves. At 28
+/// bytes the two halves overlap, and the next copy of a token just copied has to wait until
+/// both stores are done (the CPU cannot forward one load from two stores): about 5 % of the
+/// whole parse.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(8))]
 struct Tok {
     /// Byte offset of its raw text in `text`.
     start: u32,
@@ -402,7 +408,7 @@ struct MainTokens<'i> {
 }
 
 impl<'i> MainTokens<'i> {
-    /// Tokens per batch (28 bytes each).
+    /// Tokens per batch (32 bytes each).
     const BATCH: usize = 2048;
 
     fn new(lexer: Lexer<'i>) -> Self {
