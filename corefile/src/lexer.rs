@@ -311,7 +311,9 @@ impl<'a> Lexer<'a> {
         if let Some(comment) = self.pending_comment.take() {
             return Some(comment);
         }
-        if let Some(scan) = common_token(self.src.as_bytes(), &mut self.pos, &mut self.line) {
+        // Comments are lexemes here: the fast path leaves them to the general one.
+        let common = common_token::<false>(self.src.as_bytes(), &mut self.pos, &mut self.line);
+        if let Some(scan) = common {
             return Some(Lexeme::Token(scan.raw_token(self.src)));
         }
         self.skip_whitespace();
@@ -344,7 +346,7 @@ impl<'a> Lexer<'a> {
         // The cursor stays in locals, out of reach of the writes to `out`.
         let (mut pos, mut line) = (self.pos, self.line);
         for _ in 0..limit {
-            if let Some(scan) = common_token(bytes, &mut pos, &mut line) {
+            if let Some(scan) = common_token::<true>(bytes, &mut pos, &mut line) {
                 out.push(make(scan));
                 continue;
             }
@@ -565,15 +567,32 @@ impl<'a> Lexer<'a> {
 }
 
 /// The fast path of the lexer at byte offset `pos` of `bytes` (on line `line`): after blanks
-/// (spaces, TABs, VT, FF, LF), the common token, a run of ordinary ASCII bytes or a lone `{`
-/// ended by one of those blanks, which it consumes. Anything else (a quote, comment, CR,
-/// non-ASCII byte, `{` inside a word, the end of the input) is left to
-/// [`Lexer::general_token`], with only the blanks consumed.
+/// (spaces, TABs, VT, FF, LF), and with `SKIP_COMMENTS` after whole-line comments too, the
+/// common token, a run of ordinary ASCII bytes or a lone `{` ended by one of those blanks,
+/// which it consumes. Anything else (a quote, a comment it does not skip, CR, non-ASCII byte,
+/// `{` inside a word, the end of the input) is left to [`Lexer::general_token`], with only
+/// the blanks and comments consumed.
 #[inline(always)]
-fn common_token(bytes: &[u8], pos: &mut usize, line: &mut usize) -> Option<Scan> {
+fn common_token<const SKIP_COMMENTS: bool>(
+    bytes: &[u8],
+    pos: &mut usize,
+    line: &mut usize,
+) -> Option<Scan> {
     let mut b = *bytes.get(*pos)?;
-    while class::of(b) & (class::SPACE | class::NEWLINE) != 0 {
-        if b == b' ' {
+    let skipped = if SKIP_COMMENTS {
+        class::SPACE | class::NEWLINE | class::HASH
+    } else {
+        class::SPACE | class::NEWLINE
+    };
+    while class::of(b) & skipped != 0 {
+        if SKIP_COMMENTS && b == b'#' {
+            // A comment where a token would start runs to the end of its line, which it
+            // consumes (as `Lexer::skip_line_comment` does). One without a newline after it
+            // ends the input: the general path takes it.
+            let rest = bytes.get(*pos..).unwrap_or_default();
+            *pos += rest.iter().position(|&c| c == b'\n')? + 1;
+            *line = line.saturating_add(1);
+        } else if b == b' ' {
             // Indentation: four or eight spaces at once, as most Corefiles indent.
             let rest = bytes.get(*pos..).unwrap_or_default();
             *pos += if rest.starts_with(b"        ") {
@@ -765,6 +784,25 @@ mod tests {
         // Dropping the CR makes `{$E}` of `{\r$E}`.
         assert_eq!(flagged("{\r$E} {\rx}"), [true, true]);
         assert_eq!(flagged("\"{\r$F}\""), [false]);
+    }
+
+    #[test]
+    fn the_fast_path_skips_whole_line_comments_as_the_general_path_does() {
+        // Spec 1, comments: a `#` where a token would start comments out the rest of its
+        // line; at the end of the input without a newline, and inside a word, the general
+        // path reads it.
+        for text in [
+            "a # b\nc",
+            "  # one\n\t# two\n d",
+            "x {\n    health :8080 # liveness\n    ready\n}",
+            "x\n# last",
+            "a#b c",
+            "# only",
+            "#\n#\n",
+        ] {
+            assert_eq!(batched(text, usize::MAX), general(text), "{text:?}");
+            assert_eq!(batched(text, 1), general(text), "{text:?}");
+        }
     }
 
     /// Text made of the pieces the lexer treats differently: blanks of every kind, quotes,
