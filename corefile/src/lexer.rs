@@ -409,11 +409,10 @@ impl<'a> Lexer<'a> {
     fn skip_line_comment(&mut self) -> (usize, usize, usize) {
         let start = self.pos;
         let line = self.line;
-        let rest = self.src.as_bytes().get(start..).unwrap_or_default();
-        let len = rest.iter().position(|&b| b == b'\n');
-        let end = start + len.unwrap_or(rest.len());
+        let newline = newline_from(self.src.as_bytes(), start);
+        let end = newline.unwrap_or(self.src.len());
         self.pos = end;
-        if len.is_some() {
+        if newline.is_some() {
             self.pos += 1;
             self.line = self.line.saturating_add(1);
         }
@@ -566,6 +565,14 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// The offset of the first `\n` at or after `from` in `bytes`: where a comment starting at
+/// `from` ends.
+#[inline(always)]
+fn newline_from(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = bytes.get(from..).unwrap_or_default();
+    rest.iter().position(|&b| b == b'\n').map(|len| from + len)
+}
+
 /// The fast path of the lexer at byte offset `pos` of `bytes` (on line `line`): after blanks
 /// (spaces, TABs, VT, FF, LF), and with `SKIP_COMMENTS` after whole-line comments too, the
 /// common token, a run of ordinary ASCII bytes or a lone `{` ended by one of those blanks,
@@ -589,8 +596,7 @@ fn common_token<const SKIP_COMMENTS: bool>(
             // A comment where a token would start runs to the end of its line, which it
             // consumes (as `Lexer::skip_line_comment` does). One without a newline after it
             // ends the input: the general path takes it.
-            let rest = bytes.get(*pos..).unwrap_or_default();
-            *pos += rest.iter().position(|&c| c == b'\n')? + 1;
+            *pos = newline_from(bytes, *pos)? + 1;
             *line = line.saturating_add(1);
         } else if b == b' ' {
             // Indentation: four or eight spaces at once, as most Corefiles indent.
