@@ -3,7 +3,8 @@
 //! A chunk is read as a little-endian `u64`; a mask flags the high bit of every byte that may
 //! stop the scan. Borrows only run upwards, so the lowest flag of each mask is exact and the
 //! first flagged byte is the first candidate; a [`byte_set`](super::byte_set) table then
-//! decides.
+//! decides. [`block_flags`] gathers the masks of eight chunks into one bit per byte, for
+//! scans that visit many flagged bytes (the word splitter: every blank).
 
 const ONES: u64 = u64::from_le_bytes([0x01; 8]);
 /// The high bit of every byte of a chunk (flags the non-ASCII bytes).
@@ -15,16 +16,45 @@ pub(crate) const fn equal(chunk: u64, byte: u8) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGHS
 }
 
-/// Flags exactly the bytes of `chunk` equal to `byte`: no byte is flagged for a borrow from
-/// the one below it (as [`equal`] may flag one above a match), at two more operations.
-pub(crate) const fn equal_exact(chunk: u64, byte: u8) -> u64 {
-    let x = chunk ^ (ONES * byte as u64);
-    !((x & !HIGHS).wrapping_add(!HIGHS) | x) & HIGHS
-}
-
 /// Flags the bytes of `chunk` below `bound` (at most 128).
 pub(crate) const fn below(chunk: u64, bound: u8) -> u64 {
     chunk.wrapping_sub(ONES * bound as u64) & !chunk & HIGHS
+}
+
+/// A chunk's flags (high bits of its bytes) gathered into its low eight bits, byte `k`'s
+/// flag in bit `k`: the multiplier moves the flag of byte `k` (bit `8k` after the shift) to
+/// bit `56 + k`, and no two products meet, so nothing carries.
+const fn gather(flags: u64) -> u64 {
+    (flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// The flags of up to 64 bytes from `at`, one bit each (bit `k` for byte `at + k`), and how
+/// many of those bytes there are. `candidates` flags a chunk's bytes in their high bits, as
+/// [`below`] and [`equal`] do. One mask for a whole block lets a scan loop over the flagged
+/// bytes of 64 at once, so its exit branch is taken once per block, not once per chunk.
+#[inline(always)]
+pub(crate) fn block_flags(
+    bytes: &[u8],
+    at: usize,
+    candidates: impl Fn(u64) -> u64,
+) -> (u64, usize) {
+    let rest = bytes.get(at..).unwrap_or_default();
+    let flags = |block: &[u8; 64]| {
+        let (chunks, _) = block.as_chunks::<8>();
+        chunks.iter().enumerate().fold(0, |flags, (k, chunk)| {
+            flags | gather(candidates(u64::from_le_bytes(*chunk))) << (8 * k)
+        })
+    };
+    if let Some(block) = rest.first_chunk::<64>() {
+        return (flags(block), 64);
+    }
+    // The last, short block: padded, and the padding's flags dropped.
+    let mut padded = [0u8; 64];
+    if let Some(head) = padded.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    let real = u64::MAX.checked_shr(64 - rest.len() as u32).unwrap_or(0);
+    (flags(&padded) & real, rest.len())
 }
 
 /// The index of the first byte at or after `from` in `set` (or the length). `candidates`
@@ -108,12 +138,25 @@ mod tests {
             prop_assert_eq!(newlines(&text), text.matches('\n').count());
         }
 
-        /// Flags exactly the bytes equal to the one asked for.
+        /// One bit per byte, in order, as the chunk masks flag them; nothing past the end.
         #[test]
-        fn equal_exact_flags_exactly_the_equal_bytes(chunk in any::<[u8; 8]>(), byte in any::<u8>()) {
-            let flags = equal_exact(u64::from_le_bytes(chunk), byte);
-            for (k, &b) in chunk.iter().enumerate() {
-                prop_assert_eq!(flags >> (8 * k) & 0x80 != 0, b == byte);
+        fn block_flags_gathers_every_chunk_flag_in_order(
+            bytes in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'"'), Just(b'a'), any::<u8>()], 0..150),
+            at in 0usize..160,
+        ) {
+            let candidates = |c| below(c, b'#') | equal(c, b'\\');
+            let (flags, real) = block_flags(&bytes, at, candidates);
+            let rest = bytes.get(at..).unwrap_or_default();
+            prop_assert_eq!(real, rest.len().min(64));
+            // Each byte's flag as the chunk mask of its own eight bytes (zero-padded) has it.
+            for k in 0..64 {
+                let chunk_start = k / 8 * 8;
+                let mut chunk = [0u8; 8];
+                for (j, slot) in chunk.iter_mut().enumerate() {
+                    *slot = rest.get(chunk_start + j).copied().unwrap_or(0);
+                }
+                let flagged = candidates(u64::from_le_bytes(chunk)) >> (8 * (k % 8) + 7) & 1 == 1;
+                prop_assert_eq!(flags >> k & 1 == 1, flagged && k < real, "byte {}", k);
             }
         }
 
