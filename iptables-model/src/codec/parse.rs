@@ -8,7 +8,7 @@ use super::lex::{Word, line_words, words};
 use super::options::{
     Cursor, Failure, General, fail, match_option, parse_u32, target_for, target_option,
 };
-use super::scan::{HIGHS, below, equal, find, line_end, may_contain, newlines};
+use super::scan::{HIGHS, below, equal, find, line_end, may_contain, section_lines};
 use crate::addr::Cidr;
 use crate::error::{ParseError, ParseErrorKind, Position};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
@@ -49,9 +49,6 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
     let mut buffer = Vec::new();
     let mut specs = Vec::new();
     let mut line_no = 0;
-    // Lines left in the text: a section reserves room for all of them, so its vector never
-    // regrows (moving every line parsed so far), and gives back what it did not use at COMMIT.
-    let mut lines_left = None;
     let bytes = text.as_bytes();
     let mut next = Some(0);
     while let Some(start) = next {
@@ -103,9 +100,11 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
                     ParseErrorKind::UnknownTable(name.trim_end().into()),
                 ))
             })?;
-            let left = *lines_left.get_or_insert_with(|| newlines(text) + 1);
+            // Room for every line up to the next table, so that the vector never regrows
+            // (moving every line parsed so far).
             let mut section = TableSection::new(table);
-            section.lines.reserve(left.saturating_sub(line_no));
+            let rest = next.and_then(|from| bytes.get(from..)).unwrap_or_default();
+            section.lines.reserve(section_lines(rest));
             open = Some((section, line_no));
             continue;
         }
@@ -114,7 +113,15 @@ pub fn parse_with(text: &str, options: ParseOptions) -> Result<RestoreFile<'_>, 
         };
         if trimmed.trim_end() == "COMMIT" {
             if let Some((mut section, _)) = open.take() {
-                section.lines.shrink_to_fit();
+                // The room left is that of comments, blank lines and the COMMIT: given back
+                // only when it is a real share. Shrinking a large vector by a few lines would
+                // cost a move or a remap, and glibc would then map (and fault in) the same
+                // vector afresh in every later parse of such a text, as its threshold for
+                // mapping follows the size of the chunks freed.
+                let unused = section.lines.capacity() - section.lines.len();
+                if unused > section.lines.len() / 4 {
+                    section.lines.shrink_to_fit();
+                }
                 file.tables.push(section);
             }
             continue;

@@ -101,19 +101,53 @@ pub(crate) fn may_contain(bytes: &[u8], candidates: impl Fn(u64) -> u64) -> bool
     flags != 0
 }
 
-/// How many `\n` `text` holds. Blocks of 64 bytes are counted into a byte each, a loop of
+/// How many `\n` `bytes` holds. Blocks of 64 bytes are counted into a byte each, a loop of
 /// fixed length the compiler turns into vector compares.
-pub(crate) fn newlines(text: &str) -> usize {
+pub(crate) fn newlines(bytes: &[u8]) -> usize {
     let count = |block: &[u8]| {
         block
             .iter()
             .map(|&b| usize::from(b == b'\n'))
             .sum::<usize>()
     };
-    let (blocks, tail) = text.as_bytes().as_chunks::<64>();
+    let (blocks, tail) = bytes.as_chunks::<64>();
     blocks.iter().fold(count(tail), |n, block| {
         n + usize::from(block.iter().fold(0u8, |k, &b| k + u8::from(b == b'\n')))
     })
+}
+
+/// How many lines a table section that starts at the beginning of `bytes` may hold: the
+/// newlines before the next table's header (a line whose first non-blank byte is `*`), or,
+/// without one, every line left. One pass of 64 bytes at a time: a block's newlines are
+/// counted into a byte, and only a block that holds a `*` is searched for a header. The
+/// count sizes the section's line vector; lines of later sections counted in would be
+/// reserved and given back.
+pub(crate) fn section_lines(bytes: &[u8]) -> usize {
+    let is_header = |i: usize| {
+        let before = bytes.get(..i).unwrap_or_default();
+        bytes.get(i) == Some(&b'*')
+            && matches!(
+                before.iter().rev().find(|&&b| b != b' ' && b != b'\t'),
+                None | Some(b'\n')
+            )
+    };
+    let header = |from: usize, to: usize| (from..to).find(|&i| is_header(i));
+    let (blocks, _) = bytes.as_chunks::<64>();
+    let mut lines = 0;
+    for (k, block) in blocks.iter().enumerate() {
+        let star = block.iter().fold(0u8, |any, &b| any | u8::from(b == b'*'));
+        if star != 0
+            && let Some(end) = header(k * 64, k * 64 + 64)
+        {
+            return lines + newlines(bytes.get(k * 64..end).unwrap_or_default());
+        }
+        lines += usize::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')));
+    }
+    let tail = blocks.len() * 64;
+    match header(tail, bytes.len()) {
+        Some(end) => lines + newlines(bytes.get(tail..end).unwrap_or_default()),
+        None => lines + newlines(bytes.get(tail..).unwrap_or_default()) + 1,
+    }
 }
 
 /// The index of the first `\n` at or after `from` in `bytes` (or the length).
@@ -135,7 +169,20 @@ mod tests {
         fn newlines_are_counted_exactly(
             text in proptest::string::string_regex("[a\n]{0,200}").unwrap(),
         ) {
-            prop_assert_eq!(newlines(&text), text.matches('\n').count());
+            prop_assert_eq!(newlines(text.as_bytes()), text.matches('\n').count());
+        }
+
+        /// Counts the lines before the first line whose first non-blank byte is `*`, or all
+        /// lines, wherever the header and stray stars fall across blocks of 64 bytes.
+        #[test]
+        fn section_lines_stop_at_the_next_header(
+            text in proptest::string::string_regex("([a *]{0,70}\n){0,12}[ \t]{0,2}(\\*nat\n)?[a\n*]{0,80}").unwrap(),
+        ) {
+            let expected = text
+                .split('\n')
+                .position(|line| line.trim_start_matches([' ', '\t']).starts_with('*'))
+                .unwrap_or(text.matches('\n').count() + 1);
+            prop_assert_eq!(section_lines(text.as_bytes()), expected);
         }
 
         /// One bit per byte, in order, as the chunk masks flag them; nothing past the end.
