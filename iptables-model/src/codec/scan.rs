@@ -101,8 +101,13 @@ pub(crate) fn may_contain(bytes: &[u8], candidates: impl Fn(u64) -> u64) -> bool
     flags != 0
 }
 
-/// How many `\n` `bytes` holds. Blocks of 64 bytes are counted into a byte each, a loop of
-/// fixed length the compiler turns into vector compares.
+/// The `\n` of one block of 64 bytes, counted into a byte: a loop of fixed length the
+/// compiler turns into vector compares.
+fn block_newlines(block: &[u8; 64]) -> usize {
+    usize::from(block.iter().fold(0u8, |k, &b| k + u8::from(b == b'\n')))
+}
+
+/// How many `\n` `bytes` holds, a block of 64 bytes at a time.
 pub(crate) fn newlines(bytes: &[u8]) -> usize {
     let count = |block: &[u8]| {
         block
@@ -111,9 +116,9 @@ pub(crate) fn newlines(bytes: &[u8]) -> usize {
             .sum::<usize>()
     };
     let (blocks, tail) = bytes.as_chunks::<64>();
-    blocks.iter().fold(count(tail), |n, block| {
-        n + usize::from(block.iter().fold(0u8, |k, &b| k + u8::from(b == b'\n')))
-    })
+    blocks
+        .iter()
+        .fold(count(tail), |n, block| n + block_newlines(block))
 }
 
 /// How many lines a table section that starts at the beginning of `bytes` may hold: the
@@ -141,7 +146,7 @@ pub(crate) fn section_lines(bytes: &[u8]) -> usize {
         {
             return lines + newlines(bytes.get(k * 64..end).unwrap_or_default());
         }
-        lines += usize::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')));
+        lines += block_newlines(block);
     }
     let tail = blocks.len() * 64;
     match header(tail, bytes.len()) {
