@@ -12,6 +12,17 @@ impl LowerName {
     /// `name` lower-cased.
     pub fn new(name: &NameRef<'_>) -> Self {
         let mut wire = [0u8; 256];
+        // A question's name is almost always stored without compression: one copy.
+        if let Some(uncompressed) = name.uncompressed()
+            && let Some(dst) = wire.get_mut(..uncompressed.len())
+        {
+            dst.copy_from_slice(uncompressed);
+            dst.make_ascii_lowercase();
+            return Self {
+                wire,
+                len: uncompressed.len(),
+            };
+        }
         let mut len = 0;
         for label in name.labels() {
             let Some(dst) = wire.get_mut(len..len + 1 + label.len()) else {

@@ -402,21 +402,30 @@ impl Cache {
         }
     }
 
-    /// Stores `raw`, a reply to `req` from below the cache, if it is cacheable; returns
-    /// the stored form, whose TTLs the client should see now too (CoreDNS caps the TTLs of
-    /// the reply that fills the cache the same way).
-    pub fn store(&self, req: &Request<'_>, raw: &[u8], now: Instant) -> Option<Bytes> {
-        let (key, name) = self.key(req)?;
+    /// Stores `raw`, a reply to `req` from below the cache, if it is cacheable. With `out`,
+    /// also writes the reply the client should see now: the stored form, whose TTLs are
+    /// capped as the entry's (CoreDNS caps the reply that fills the cache the same way).
+    /// Returns whether `out` holds that reply.
+    pub fn store(
+        &self,
+        req: &Request<'_>,
+        raw: &[u8],
+        now: Instant,
+        out: Option<&mut Vec<u8>>,
+    ) -> bool {
+        let Some((key, name)) = self.key(req) else {
+            return false;
+        };
         let Ok(msg) = Message::parse(raw) else {
             self.drops.inc();
-            return None;
+            return false;
         };
         if msg.header().tc
             || msg.question().is_none_or(|q| {
                 q.qtype != req.question.qtype || !q.name.eq_ignore_case(&req.question.name)
             })
         {
-            return None;
+            return false;
         }
         let (tier, other, ttl) = match ReplyType::of(&msg) {
             ReplyType::NoError | ReplyType::Delegation if !in_any(&name, &self.no_success) => (
@@ -432,21 +441,26 @@ impl Cache {
             ReplyType::ServerError if self.servfail_ttl > 0 => {
                 (&self.denial, &self.success, self.servfail_ttl)
             }
-            _ => return None,
+            _ => return false,
         };
         if ttl == 0 {
-            return None;
+            return false;
         }
         let Some(stored) = stored_form(&msg, ttl) else {
             self.drops.inc();
-            return None;
+            return false;
         };
-        let stored = Bytes::from(stored);
+        let fresh = Replay {
+            age: 0,
+            stale_ttl: None,
+        };
+        // Written before the entry is shared: the bytes move into the table uncloned.
+        let served = out.is_some_and(|out| replay(&stored, req, fresh, out));
         other.remove(key);
         tier.insert(
             key,
             Entry {
-                reply: stored.clone(),
+                reply: Bytes::from(stored),
                 stored: now,
                 ttl,
                 hits: 0,
@@ -454,7 +468,7 @@ impl Cache {
                 refreshing: false,
             },
         );
-        Some(stored)
+        served
     }
 }
 
@@ -565,7 +579,7 @@ mod tests {
         let t0 = Instant::now();
         let mut out = Vec::new();
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
-        c.store(&req(&q), &answer(&q, 300, Rcode::NOERROR, false), t0);
+        c.store(&req(&q), &answer(&q, 300, Rcode::NOERROR, false), t0, None);
         assert!(matches!(
             c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(10)),
             Lookup::Hit
@@ -584,7 +598,7 @@ mod tests {
         let c = cache(CacheConfig::default());
         let q = query("a.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 1, Rcode::NOERROR, false), t0);
+        c.store(&req(&q), &answer(&q, 1, Rcode::NOERROR, false), t0, None);
         let mut out = Vec::new();
         assert!(matches!(
             c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(4)),
@@ -602,10 +616,10 @@ mod tests {
         let c = cache(CacheConfig::default());
         let q = query("nx.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 900, Rcode::NXDOMAIN, false), t0);
+        c.store(&req(&q), &answer(&q, 900, Rcode::NXDOMAIN, false), t0, None);
         let mut out = Vec::new();
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
-        c.store(&req(&q), &answer(&q, 900, Rcode::NXDOMAIN, true), t0);
+        c.store(&req(&q), &answer(&q, 900, Rcode::NXDOMAIN, true), t0, None);
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
         let m = Message::parse(&out).unwrap();
         assert_eq!(m.rcode(), Rcode::NXDOMAIN);
@@ -617,7 +631,7 @@ mod tests {
         let c = cache(CacheConfig::default());
         let q = query("sf.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 0, Rcode::SERVFAIL, false), t0);
+        c.store(&req(&q), &answer(&q, 0, Rcode::SERVFAIL, false), t0, None);
         let mut out = Vec::new();
         assert!(matches!(
             c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(4)),
@@ -631,7 +645,7 @@ mod tests {
             servfail: Some(corefile::go::Duration(0)),
             ..CacheConfig::default()
         });
-        c.store(&req(&q), &answer(&q, 0, Rcode::SERVFAIL, false), t0);
+        c.store(&req(&q), &answer(&q, 0, Rcode::SERVFAIL, false), t0, None);
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
     }
 
@@ -641,7 +655,7 @@ mod tests {
         let t0 = Instant::now();
         for i in 0..30_000 {
             let q = query(&format!("n{i}.example."), Type::A, None);
-            c.store(&req(&q), &answer(&q, 300, Rcode::NOERROR, false), t0);
+            c.store(&req(&q), &answer(&q, 300, Rcode::NOERROR, false), t0, None);
         }
         let held: usize = c
             .success
@@ -662,7 +676,7 @@ mod tests {
         });
         let q = query("st.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 10, Rcode::NOERROR, false), t0);
+        c.store(&req(&q), &answer(&q, 10, Rcode::NOERROR, false), t0, None);
         let later = t0 + Duration::from_secs(20);
         let mut out = Vec::new();
         assert!(matches!(
@@ -693,7 +707,7 @@ mod tests {
         });
         let q = query("pf.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 100, Rcode::NOERROR, false), t0);
+        c.store(&req(&q), &answer(&q, 100, Rcode::NOERROR, false), t0, None);
         let mut out = Vec::new();
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
@@ -713,7 +727,7 @@ mod tests {
         });
         let q = query("k.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 100, Rcode::NOERROR, false), t0);
+        c.store(&req(&q), &answer(&q, 100, Rcode::NOERROR, false), t0, None);
         let mut out = Vec::new();
         c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(50));
         assert_eq!(
@@ -735,7 +749,7 @@ mod tests {
         });
         let q = query("d.example.", Type::A, None);
         let t0 = Instant::now();
-        c.store(&req(&q), &answer(&q, 100, Rcode::NOERROR, false), t0);
+        c.store(&req(&q), &answer(&q, 100, Rcode::NOERROR, false), t0, None);
         let mut out = Vec::new();
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
         let _ = OwnedMessage::default();

@@ -26,7 +26,7 @@ use dns_wire::{Message, Rcode};
 
 use crate::classify::ReplyType;
 use crate::metrics::{Metrics, qtype_label};
-use crate::reply::{Replay, ReplyInfo, rcode_reply, replay, scrub};
+use crate::reply::{ReplyInfo, rcode_reply, scrub};
 use crate::request::{Admission, Proto, Request, admit};
 
 /// A chain's failure: the rcode it returns and the error the `errors` plugin logs.
@@ -270,14 +270,12 @@ impl Chain {
         out: &mut Vec<u8>,
         now: Instant,
     ) -> Result<(), Failure> {
-        if let Some(stored) = self.cache.as_ref().and_then(|c| c.store(req, raw, now)) {
-            let fresh = Replay {
-                age: 0,
-                stale_ttl: None,
-            };
-            if replay(&stored, req, fresh, out) {
-                return Ok(());
-            }
+        if self
+            .cache
+            .as_ref()
+            .is_some_and(|c| c.store(req, raw, now, Some(out)))
+        {
+            return Ok(());
         }
         scrub(raw, req, out).map_err(|e| Failure::servfail(e.to_string()))
     }
@@ -297,7 +295,7 @@ impl Chain {
         let result = self.forwarded(&req).await;
         if let Some(cache) = &self.cache {
             if let Ok(raw) = &result {
-                cache.store(&req, raw, Instant::now());
+                cache.store(&req, raw, Instant::now(), None);
             }
             cache.refreshed(&req);
         }

@@ -341,7 +341,7 @@ pub struct Upstream {
     conn_hits: [Counter; 2],
     conn_misses: [Counter; 2],
     /// `coredns_proxy_request_duration_seconds` series resolved so far, by rcode.
-    durations: Mutex<Vec<(String, Histogram)>>,
+    durations: Mutex<Vec<(Option<dns_wire::Rcode>, Histogram)>>,
     metrics: Arc<Metrics>,
 }
 
@@ -388,7 +388,6 @@ impl Upstream {
 
     /// Records how long an exchange that got `rcode` took.
     pub fn observe(&self, rcode: Option<dns_wire::Rcode>, seconds: f64) {
-        let rcode = rcode.map_or_else(String::new, |r| r.to_string());
         let Ok(mut known) = self.durations.lock() else {
             return;
         };
@@ -402,7 +401,7 @@ impl Upstream {
             .get_or_create(&vec![
                 ("proxy_name", "forward".to_owned()),
                 ("to", self.label.clone()),
-                ("rcode", rcode.clone()),
+                ("rcode", rcode.map_or_else(String::new, |r| r.to_string())),
             ])
             .clone();
         histogram.observe(seconds);
