@@ -63,6 +63,15 @@ pub fn copy_question_case(response: &mut [u8], query: &[u8]) -> Result<()> {
     if !stored.eq_ignore_case(&query_name) {
         return Err(Error::new(ErrorKind::QuestionMismatch, HEADER_LEN));
     }
+    // Equal names of one wire length: an uncompressed query name is the stored name's
+    // bytes with the client's case, copied at once.
+    if let Some(wire) = query_name.uncompressed()
+        && let Some(dst) = response.get_mut(HEADER_LEN..end)
+        && dst.len() == wire.len()
+    {
+        dst.copy_from_slice(wire);
+        return Ok(());
+    }
     let mut pos = HEADER_LEN;
     for label in query_name.labels() {
         let dst = response

@@ -394,6 +394,11 @@ impl<'a> NameRef<'a> {
 
     /// Case-insensitive comparison of two names (RFC 1035 §2.3.3, RFC 4343).
     pub fn eq_ignore_case(&self, other: &NameRef<'_>) -> bool {
+        // Uncompressed, both are one run of bytes. Length octets are at most 0x3F, below
+        // every upper-case letter, so folding the whole run folds exactly the label bytes.
+        if let (Some(a), Some(b)) = (self.uncompressed(), other.uncompressed()) {
+            return a.eq_ignore_ascii_case(b);
+        }
         let mut a = self.labels();
         let mut b = other.labels();
         loop {
@@ -794,6 +799,28 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.to_string(), "WWW.Example.COM.");
         assert_eq!(a.to_lowercase().as_wire(), b.as_wire());
+    }
+
+    #[test]
+    fn rfc4343_comparison_of_compressed_and_uncompressed_forms() {
+        // "WWW.Example.COM." at 12, "ftp" + pointer to "Example.COM." at 29, and an
+        // uncompressed "ftp.example.com." at 35.
+        let mut msg = [0u8; 12].to_vec();
+        msg.extend_from_slice(b"\x03WWW\x07Example\x03COM\x00\x03ftp\xc0\x10");
+        msg.extend_from_slice(b"\x03FTP\x07example\x03com\x00\x03www\x07example\x02co\x00");
+        let at = |start| NameRef::read(&msg, start, Compression::Allowed).unwrap().0;
+        let (www, ftp_compressed, ftp, www_co) = (at(12), at(29), at(35), at(52));
+        assert!(ftp.uncompressed().is_some() && ftp_compressed.uncompressed().is_none());
+        assert!(ftp_compressed.eq_ignore_case(&ftp));
+        assert!(ftp.eq_ignore_case(&ftp_compressed));
+        assert!(!www.eq_ignore_case(&ftp));
+        assert!(!www.eq_ignore_case(&www_co), "a shorter last label");
+        assert!(!www_co.eq_ignore_case(&www));
+        // Label boundaries count: "a.bc." is not "ab.c." (same bytes apart from lengths).
+        let split = b"\x01a\x02bc\x00\x02ab\x01c\x00";
+        let a = NameRef::read(split, 0, Compression::Allowed).unwrap().0;
+        let b = NameRef::read(split, 5, Compression::Allowed).unwrap().0;
+        assert!(!a.eq_ignore_case(&b));
     }
 
     #[test]

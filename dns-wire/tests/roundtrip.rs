@@ -96,3 +96,62 @@ proptest! {
         }
     }
 }
+
+/// Labels from a small alphabet in both cases, so that equal names are frequent.
+fn small_labels() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    prop::collection::vec(
+        prop::collection::vec(prop::sample::select(b"aAbB".to_vec()), 1..3),
+        0..4,
+    )
+}
+
+fn lowered(labels: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    labels.iter().map(|l| l.to_ascii_lowercase()).collect()
+}
+
+proptest! {
+    /// RFC 4343: names compare equal exactly when their labels do, ignoring ASCII case,
+    /// whether each is stored whole or as labels followed by a compression pointer.
+    #[test]
+    fn rfc4343_name_equality_with_and_without_compression(
+        a in small_labels(),
+        b in small_labels(),
+        keep in 0usize..4,
+    ) {
+        // One question, `a` whole at 12; two answers owned by `b`'s first `keep` labels
+        // followed by a pointer to the rest of `a`, and by `b` whole.
+        let mut msg = vec![0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0];
+        let mut starts = vec![12];
+        for label in &a {
+            starts.push(msg.len() + 1 + label.len());
+            msg.push(label.len() as u8);
+            msg.extend_from_slice(label);
+        }
+        msg.extend_from_slice(&[0, 0, 1, 0, 1]);
+        let skip = keep.min(b.len()).min(a.len());
+        for label in &b[..skip] {
+            msg.push(label.len() as u8);
+            msg.extend_from_slice(label);
+        }
+        let target = starts[skip];
+        msg.extend_from_slice(&[0xC0 | (target >> 8) as u8, target as u8]);
+        let record = [0, 1, 0, 1, 0, 0, 0, 0, 0, 0];
+        msg.extend_from_slice(&record);
+        for label in &b {
+            msg.push(label.len() as u8);
+            msg.extend_from_slice(label);
+        }
+        msg.push(0);
+        msg.extend_from_slice(&record);
+        let parsed = Message::parse(&msg).unwrap();
+        let whole_a = parsed.question().unwrap().name;
+        let mut owners = parsed.answers().map(|r| r.name());
+        let (mixed, whole_b) = (owners.next().unwrap(), owners.next().unwrap());
+        let mixed_labels: Vec<Vec<u8>> =
+            b[..skip].iter().chain(&a[skip..]).cloned().collect();
+        prop_assert_eq!(whole_a.eq_ignore_case(&whole_b), lowered(&a) == lowered(&b));
+        prop_assert_eq!(mixed.eq_ignore_case(&whole_b), lowered(&mixed_labels) == lowered(&b));
+        prop_assert_eq!(whole_b.eq_ignore_case(&mixed), lowered(&mixed_labels) == lowered(&b));
+        prop_assert_eq!(mixed.eq_ignore_case(&whole_a), lowered(&mixed_labels) == lowered(&a));
+    }
+}
