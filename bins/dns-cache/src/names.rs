@@ -3,9 +3,16 @@
 use dns_wire::NameRef;
 
 /// A name in lower-case uncompressed wire form, on the stack.
+#[derive(Clone, Copy)]
 pub struct LowerName {
     wire: [u8; 256],
     len: usize,
+}
+
+impl std::fmt::Debug for LowerName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LowerName").field(&self.as_wire()).finish()
+    }
 }
 
 impl LowerName {

@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 
 use dns_wire::{Class, Header, Message, Opcode, Question, Rcode};
 
+use crate::names::LowerName;
+
 /// The transport a query came over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Proto {
@@ -40,6 +42,8 @@ pub struct Request<'a> {
     pub msg: Message<'a>,
     /// Its one question.
     pub question: Question<'a>,
+    /// The question's name lower-cased, for routing, zone matching and cache keys.
+    pub name: LowerName,
     /// Its header.
     pub header: Header,
     /// Its OPT record's fields, if it had one.
@@ -134,6 +138,7 @@ pub fn admit(bytes: &[u8], proto: Proto, client: SocketAddr) -> Admission<'_> {
     let request = Request {
         msg,
         question,
+        name: LowerName::new(&question.name),
         header,
         edns: edns.map(|e| QueryEdns {
             udp_size: e.udp_payload_size,

@@ -2,7 +2,7 @@
 //! lower-cased query name wins; DS queries go to the parent side (the shortest matching
 //! zone, as CoreDNS's server does); nothing matching means REFUSED.
 
-use dns_wire::{NameRef, Type};
+use dns_wire::Type;
 
 use crate::names::{LowerName, Zone};
 
@@ -36,8 +36,7 @@ impl<T> Routes<T> {
     }
 
     /// The target for a query name and type.
-    pub fn find(&self, qname: &NameRef<'_>, qtype: Type) -> Option<&T> {
-        let name = LowerName::new(qname);
+    pub fn find(&self, name: &LowerName, qtype: Type) -> Option<&T> {
         let mut found = None;
         for suffix in name.suffixes() {
             if let Some((_, target)) = self.zones.iter().find(|(z, _)| z.as_wire() == suffix) {
@@ -68,9 +67,12 @@ mod tests {
         r
     }
 
+    fn lower(name: &str) -> LowerName {
+        LowerName::new(&name.parse::<Name>().unwrap().as_ref())
+    }
+
     fn find<'r>(r: &'r Routes<&'static str>, name: &str, qtype: Type) -> Option<&'r &'static str> {
-        let name: Name = name.parse().unwrap();
-        r.find(&name.as_ref(), qtype)
+        r.find(&lower(name), qtype)
     }
 
     #[test]
@@ -93,13 +95,7 @@ mod tests {
         let mut r = Routes::default();
         r.insert("example.org", 1).unwrap();
         assert!(!r.insert("EXAMPLE.org.", 2).unwrap());
-        assert_eq!(
-            r.find(&"example.com.".parse::<Name>().unwrap().as_ref(), Type::A),
-            None
-        );
-        assert_eq!(
-            r.find(&"example.org.".parse::<Name>().unwrap().as_ref(), Type::A),
-            Some(&1)
-        );
+        assert_eq!(r.find(&lower("example.com."), Type::A), None);
+        assert_eq!(r.find(&lower("example.org."), Type::A), Some(&1));
     }
 }

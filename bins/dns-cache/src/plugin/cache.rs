@@ -20,7 +20,7 @@ use prometheus_client::metrics::gauge::Gauge;
 
 use crate::classify::ReplyType;
 use crate::metrics::{Labels, Metrics};
-use crate::names::{LowerName, Zone, in_any};
+use crate::names::{Zone, in_any};
 use crate::prehashed::BuildPreHashed;
 use crate::reply::{Replay, replay, set_ttls};
 use crate::request::Request;
@@ -283,21 +283,20 @@ impl Cache {
     }
 
     /// The key of `req`, if the cache serves its name.
-    fn key(&self, req: &Request<'_>) -> Option<(u64, LowerName)> {
-        let name = LowerName::new(&req.question.name);
-        if !in_any(&name, &self.zones) {
+    fn key(&self, req: &Request<'_>) -> Option<u64> {
+        if !in_any(&req.name, &self.zones) {
             return None;
         }
         let mut h = self.hasher.build_hasher();
-        h.write(name.as_wire());
+        h.write(req.name.as_wire());
         h.write_u16(req.question.qtype.0);
         h.write_u8(u8::from(req.dnssec_ok()) | u8::from(req.header.cd) << 1);
-        Some((h.finish(), name))
+        Some(h.finish())
     }
 
     /// Looks `req` up and, on a hit, writes the reply to `out`.
     pub fn lookup(&self, req: &Request<'_>, out: &mut Vec<u8>, now: Instant) -> Lookup {
-        let Some((key, _)) = self.key(req) else {
+        let Some(key) = self.key(req) else {
             return Lookup::Miss;
         };
         self.requests.inc();
@@ -390,7 +389,7 @@ impl Cache {
 
     /// Marks the refresh of `req`'s entry as finished (whatever its result).
     pub fn refreshed(&self, req: &Request<'_>) {
-        let Some((key, _)) = self.key(req) else {
+        let Some(key) = self.key(req) else {
             return;
         };
         for tier in [&self.denial, &self.success] {
@@ -413,7 +412,7 @@ impl Cache {
         now: Instant,
         out: Option<&mut Vec<u8>>,
     ) -> bool {
-        let Some((key, name)) = self.key(req) else {
+        let Some(key) = self.key(req) else {
             return false;
         };
         let Ok(msg) = Message::parse(raw) else {
@@ -428,12 +427,12 @@ impl Cache {
             return false;
         }
         let (tier, other, ttl) = match ReplyType::of(&msg) {
-            ReplyType::NoError | ReplyType::Delegation if !in_any(&name, &self.no_success) => (
+            ReplyType::NoError | ReplyType::Delegation if !in_any(&req.name, &self.no_success) => (
                 &self.success,
                 &self.denial,
                 self.success.clamp(minimal_ttl(&msg, false)),
             ),
-            ReplyType::NameError | ReplyType::NoData if !in_any(&name, &self.no_denial) => (
+            ReplyType::NameError | ReplyType::NoData if !in_any(&req.name, &self.no_denial) => (
                 &self.denial,
                 &self.success,
                 self.denial.clamp(minimal_ttl(&msg, true)),

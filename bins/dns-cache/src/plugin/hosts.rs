@@ -208,17 +208,14 @@ impl Hosts {
 
     /// Answers `req`, or passes it on.
     pub fn answer(&self, req: &Request<'_>) -> Answer {
-        let name = LowerName::new(&req.question.name);
-        if !in_any(&name, &self.zones) {
+        let name = &req.name;
+        if !in_any(name, &self.zones) {
             return Answer::Next;
         }
         let Ok(file) = self.file.read() else {
             return Answer::Next;
         };
-        let addresses = self
-            .inline
-            .addresses(&name)
-            .or_else(|| file.addresses(&name));
+        let addresses = self.inline.addresses(name).or_else(|| file.addresses(name));
         let owner = req.question.name.to_name();
         let class = Class::IN;
         let ttl = self.ttl;
@@ -256,7 +253,7 @@ impl Hosts {
         };
         let known = addresses.is_some();
         if answers.is_empty() && !known {
-            if self.fallthrough.as_ref().is_some_and(|z| in_any(&name, z)) {
+            if self.fallthrough.as_ref().is_some_and(|z| in_any(name, z)) {
                 return Answer::Next;
             }
             let mut msg = reply_to(req, Rcode::NXDOMAIN);

@@ -9,7 +9,7 @@ use corefile::plugins::LogRule;
 use dns_wire::{Header, Rcode};
 
 use crate::classify::ReplyType;
-use crate::names::{LowerName, Zone, in_any};
+use crate::names::{Zone, in_any};
 use crate::request::{Proto, Request};
 
 /// CoreDNS's `{common}` format.
@@ -151,9 +151,8 @@ impl Log {
 
     /// Logs `req` if a rule takes it.
     pub fn log(&self, req: &Request<'_>, logged: &Logged) {
-        let name = LowerName::new(&req.question.name);
         for rule in &self.rules {
-            if !in_any(&name, &rule.zones) {
+            if !in_any(&req.name, &rule.zones) {
                 continue;
             }
             if !rule.classes.is_empty() && !rule.classes.iter().any(|c| c == logged.kind.class()) {

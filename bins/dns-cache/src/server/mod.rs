@@ -171,7 +171,7 @@ pub(crate) fn handle(
         }
         Admission::Refused(req) => refuse(&req, out),
         Admission::Query(req) => {
-            let Some(route) = table.routes.find(&req.question.name, req.question.qtype) else {
+            let Some(route) = table.routes.find(&req.name, req.question.qtype) else {
                 return refuse(&req, out);
             };
             let start = Instant::now();

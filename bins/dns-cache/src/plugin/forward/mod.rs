@@ -20,7 +20,7 @@ pub use upstream::{Delivery, ExchangeError, HealthCheck, OnReply, Transport, Ups
 
 use super::Failure;
 use crate::metrics::Metrics;
-use crate::names::{LowerName, Zone, in_any};
+use crate::names::{Zone, in_any};
 use crate::request::{Proto, Request};
 
 /// Time one attempt waits for a reply.
@@ -89,10 +89,10 @@ impl Forward {
 
     /// The index of the stanza that takes `req`.
     fn stanza_of(&self, req: &Request<'_>) -> Option<usize> {
-        let name = LowerName::new(&req.question.name);
+        let name = &req.name;
         self.stanzas
             .iter()
-            .position(|s| name.is_in(&s.from) && !in_any(&name, &s.except))
+            .position(|s| name.is_in(&s.from) && !in_any(name, &s.except))
     }
 
     /// Whether a stanza takes `req` (its name is under FROM and not excepted).

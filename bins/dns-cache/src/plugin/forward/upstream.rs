@@ -153,68 +153,90 @@ impl UdpMux {
     }
 }
 
+/// Replies read before the reader yields to the other tasks.
+const BURST: u32 = 64;
+
 /// Hands each reply to the query waiting for its ID, and every [`SWEEP_INTERVAL`] times out
 /// the detached queries past their deadline. A socket error (an ICMP port unreachable shows
-/// up as ECONNREFUSED) fails every query waiting.
+/// up as ECONNREFUSED) fails every query waiting. While the socket has replies they are
+/// read with plain non-blocking calls, no future per reply.
 async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, remote: SocketAddr) {
     let mut buf = vec![0u8; 65_535];
     let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let received = tokio::select! {
-            received = socket.recv(&mut buf) => received,
+        tokio::select! {
+            ready = socket.readable() => {
+                if ready.is_err() {
+                    // The runtime's I/O driver is gone: shutdown.
+                    return;
+                }
+            }
             _ = sweep.tick() => {
                 time_out_detached(&pending, &local, remote);
                 continue;
             }
-        };
-        match received {
-            Ok(n) => {
-                let Some(reply) = buf.get(..n) else { continue };
-                let Some(&[hi, lo]) = reply.first_chunk::<2>() else {
-                    continue;
-                };
-                let id = u16::from_be_bytes([hi, lo]);
-                let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
-                match waiter {
-                    Some(Waiter::Task(waiter)) => {
-                        let _ = waiter.send(Ok(reply.to_vec()));
-                    }
-                    Some(Waiter::Detached {
-                        original_id,
-                        on_reply,
-                        ..
-                    }) => {
-                        let mut reply = reply.to_vec();
-                        let _ = set_id(&mut reply, original_id);
-                        on_reply(Delivery::Reply(reply));
-                    }
-                    None => {}
-                }
+        }
+        let mut read = 0;
+        while read < BURST {
+            read += 1;
+            match socket.try_recv(&mut buf) {
+                Ok(n) => deliver(&pending, buf.get(..n).unwrap_or_default()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => fail_all(&pending, &e, &local, remote),
             }
-            Err(e) => {
-                let waiters: Vec<_> = match pending.lock() {
-                    Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
-                    Err(_) => Vec::new(),
-                };
-                for waiter in waiters {
-                    let error = io::Error::new(e.kind(), e.to_string());
-                    match waiter {
-                        Waiter::Task(waiter) => {
-                            let _ = waiter.send(Err(error));
-                        }
-                        Waiter::Detached { on_reply, .. } => {
-                            on_reply(Delivery::Failed(ExchangeError::Io {
-                                op: "read",
-                                proto: "udp",
-                                local: format!("{local}->"),
-                                remote,
-                                syscall: "read",
-                                source: error,
-                            }));
-                        }
-                    }
-                }
+        }
+        if read == BURST {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// Hands a reply to the query waiting for its ID, if any.
+fn deliver(pending: &Pending, reply: &[u8]) {
+    let Some(&[hi, lo]) = reply.first_chunk::<2>() else {
+        return;
+    };
+    let id = u16::from_be_bytes([hi, lo]);
+    let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+    match waiter {
+        Some(Waiter::Task(waiter)) => {
+            let _ = waiter.send(Ok(reply.to_vec()));
+        }
+        Some(Waiter::Detached {
+            original_id,
+            on_reply,
+            ..
+        }) => {
+            let mut reply = reply.to_vec();
+            let _ = set_id(&mut reply, original_id);
+            on_reply(Delivery::Reply(reply));
+        }
+        None => {}
+    }
+}
+
+/// Fails every query waiting on the socket with its error.
+fn fail_all(pending: &Pending, e: &io::Error, local: &str, remote: SocketAddr) {
+    let waiters: Vec<_> = match pending.lock() {
+        Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
+        Err(_) => Vec::new(),
+    };
+    for waiter in waiters {
+        let error = io::Error::new(e.kind(), e.to_string());
+        match waiter {
+            Waiter::Task(waiter) => {
+                let _ = waiter.send(Err(error));
+            }
+            Waiter::Detached { on_reply, .. } => {
+                on_reply(Delivery::Failed(ExchangeError::Io {
+                    op: "read",
+                    proto: "udp",
+                    local: format!("{local}->"),
+                    remote,
+                    syscall: "read",
+                    source: error,
+                }));
             }
         }
     }
