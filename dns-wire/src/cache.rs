@@ -29,6 +29,17 @@ pub fn set_id(msg: &mut [u8], id: u16) -> Result<()> {
 /// legal target); rewriting that TTL then changes the name. The rewrite never fails or
 /// panics, but such a message may no longer parse afterwards.
 pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
+    rewrite_ttls(msg, |ttl| ttl.saturating_sub(age))
+}
+
+/// Sets the TTL of every record to `ttl` in place, OPT excluded, as [`age_ttls`] does
+/// (validated first; nothing changes on error).
+pub fn set_ttls(msg: &mut [u8], ttl: u32) -> Result<()> {
+    rewrite_ttls(msg, |_| ttl)
+}
+
+/// Replaces each TTL (OPT's excepted) of a message that parses by `new(ttl)`.
+fn rewrite_ttls(msg: &mut [u8], new: impl Fn(u32) -> u32) -> Result<()> {
     let view = Message::parse(msg)?;
     let counts = view.counts();
     let mut pos = view.records_start();
@@ -45,8 +56,8 @@ pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
         if Type(u16::from_be_bytes([t0, t1])) != Type::OPT
             && let Some(ttl) = msg.get_mut(at + 4..at + 8)
         {
-            let aged = u32::from_be_bytes([l0, l1, l2, l3]).saturating_sub(age);
-            ttl.copy_from_slice(&aged.to_be_bytes());
+            let rewritten = new(u32::from_be_bytes([l0, l1, l2, l3]));
+            ttl.copy_from_slice(&rewritten.to_be_bytes());
         }
         pos = at + 10 + usize::from(u16::from_be_bytes([r0, r1]));
     }
@@ -58,26 +69,35 @@ pub fn age_ttls(msg: &mut [u8], age: u32) -> Result<()> {
 /// must be equal ignoring case, and the response's must not be compressed.
 pub fn copy_question_case(response: &mut [u8], query: &[u8]) -> Result<()> {
     let (query_name, _) = NameRef::read(query, HEADER_LEN, Compression::Allowed)?;
-    let end = name::scan(response, HEADER_LEN, Compression::Forbidden)?.end;
-    let stored = NameRef::validated(response, HEADER_LEN);
-    if !stored.eq_ignore_case(&query_name) {
-        return Err(Error::new(ErrorKind::QuestionMismatch, HEADER_LEN));
-    }
-    // Equal names of one wire length: an uncompressed query name is the stored name's
-    // bytes with the client's case, copied at once.
-    if let Some(wire) = query_name.uncompressed()
-        && let Some(dst) = response.get_mut(HEADER_LEN..end)
-        && dst.len() == wire.len()
-    {
+    copy_name_case(response, &query_name)
+}
+
+/// [`copy_question_case`] with the query's question name already read, for example from a
+/// parsed query.
+pub fn copy_name_case(response: &mut [u8], name: &NameRef<'_>) -> Result<()> {
+    let mismatch = |at| Error::new(ErrorKind::QuestionMismatch, at);
+    // An uncompressed name is one run of bytes. Its length octets (at most 0x3F) equal only
+    // themselves ignoring case, so a run of the response equal to it ignoring case is the
+    // same name, uncompressed and ending at the same place: one comparison, one copy.
+    if let Some(wire) = name.uncompressed() {
+        let dst = response
+            .get_mut(HEADER_LEN..HEADER_LEN + wire.len())
+            .filter(|dst| dst.eq_ignore_ascii_case(wire))
+            .ok_or(mismatch(HEADER_LEN))?;
         dst.copy_from_slice(wire);
         return Ok(());
     }
+    let end = name::scan(response, HEADER_LEN, Compression::Forbidden)?.end;
+    let stored = NameRef::validated(response, HEADER_LEN);
+    if !stored.eq_ignore_case(name) {
+        return Err(mismatch(HEADER_LEN));
+    }
     let mut pos = HEADER_LEN;
-    for label in query_name.labels() {
+    for label in name.labels() {
         let dst = response
             .get_mut(pos + 1..pos + 1 + label.len())
             .filter(|_| pos + 1 + label.len() < end)
-            .ok_or(Error::new(ErrorKind::QuestionMismatch, pos))?;
+            .ok_or(mismatch(pos))?;
         dst.copy_from_slice(label);
         pos += 1 + label.len();
     }
@@ -192,6 +212,22 @@ mod tests {
     }
 
     #[test]
+    fn rfc2181_s8_every_ttl_is_set_but_opt_is_untouched() {
+        let mut m = response(b"www.example.com");
+        set_ttls(&mut m, 42).unwrap();
+        let msg = Message::parse(&m).unwrap();
+        assert!(
+            msg.records()
+                .all(|(_, r)| r.rtype() == Type::OPT || r.ttl() == 42)
+        );
+        assert!(msg.edns().unwrap().dnssec_ok);
+        m.push(0);
+        let before = m.clone();
+        assert!(set_ttls(&mut m, 7).is_err());
+        assert_eq!(m, before);
+    }
+
+    #[test]
     fn aging_a_malformed_message_changes_nothing() {
         let mut m = response(b"www.example.com");
         m.push(0);
@@ -218,6 +254,27 @@ mod tests {
             copy_question_case(&mut m, &other).unwrap_err().kind(),
             ErrorKind::QuestionMismatch
         );
+    }
+
+    #[test]
+    fn case_is_copied_from_a_compressed_name_and_lengths_must_match() {
+        // The answer's owner is a pointer to the question: a compressed name.
+        let source = response(b"WwW.eXaMPLE.CoM");
+        let parsed = Message::parse(&source).unwrap();
+        let owner = parsed.answers().next().unwrap().name();
+        assert!(owner.uncompressed().is_none());
+        let mut m = response(b"www.example.com");
+        copy_name_case(&mut m, &owner).unwrap();
+        assert_eq!(&m[12..29], b"\x03WwW\x07eXaMPLE\x03CoM\x00");
+        // A query name one label byte shorter than the stored one is a mismatch.
+        let mut shorter = [0u8; 12].to_vec();
+        shorter.extend_from_slice(b"\x03www\x07example\x02co\x00\x00\x01\x00\x01");
+        let mut m = response(b"www.example.com");
+        assert_eq!(
+            copy_question_case(&mut m, &shorter).unwrap_err().kind(),
+            ErrorKind::QuestionMismatch
+        );
+        assert_eq!(m, response(b"www.example.com"), "unchanged on mismatch");
     }
 
     #[test]
