@@ -3,9 +3,9 @@
 //! flags cleared; no OPT when the query had none), truncation with TC to what the client
 //! takes, and the in-place patching of a cached reply.
 
-use dns_wire::cache::{age_ttls, copy_question_case, set_id};
+use dns_wire::cache::{age_ttls, copy_name_case, set_id, set_ttls};
 use dns_wire::header::HEADER_LEN;
-use dns_wire::{Header, Message, OwnedEdns, OwnedMessage, OwnedQuestion, Rcode, Type};
+use dns_wire::{Header, Message, OwnedEdns, OwnedMessage, OwnedQuestion, Rcode};
 
 use crate::request::Request;
 
@@ -196,7 +196,7 @@ pub struct Replay {
 pub fn replay(stored: &[u8], req: &Request<'_>, how: Replay, out: &mut Vec<u8>) -> bool {
     out.clear();
     out.extend_from_slice(stored);
-    if set_id(out, req.header.id).is_err() || copy_question_case(out, req.bytes()).is_err() {
+    if set_id(out, req.header.id).is_err() || copy_name_case(out, &req.question.name).is_err() {
         return false;
     }
     // QTYPE and QCLASS follow the question name, which has the query's length.
@@ -218,7 +218,7 @@ pub fn replay(stored: &[u8], req: &Request<'_>, how: Replay, out: &mut Vec<u8>) 
     let flags = 0x8000 | (query & (0x7800 | 0x0100 | 0x0010)) | (stored_flags & keep);
     out[2..4].copy_from_slice(&flags.to_be_bytes());
     let aged = match how.stale_ttl {
-        Some(ttl) => set_ttls(out, ttl),
+        Some(ttl) => set_ttls(out, ttl).is_ok(),
         None => how.age == 0 || age_ttls(out, how.age).is_ok(),
     };
     if !aged {
@@ -233,24 +233,6 @@ pub fn replay(stored: &[u8], req: &Request<'_>, how: Replay, out: &mut Vec<u8>) 
     }
     let whole = std::mem::take(out);
     scrub(&whole, req, out).is_ok()
-}
-
-/// Sets every TTL (OPT excluded) of a valid message to `ttl` in place.
-pub fn set_ttls(msg: &mut [u8], ttl: u32) -> bool {
-    let Ok(view) = Message::parse(msg) else {
-        return false;
-    };
-    let offsets: Vec<usize> = view
-        .records()
-        .filter(|(_, r)| r.rtype() != Type::OPT)
-        .map(|(_, r)| r.ttl_offset())
-        .collect();
-    for at in offsets {
-        if let Some(dst) = msg.get_mut(at..at + 4) {
-            dst.copy_from_slice(&ttl.to_be_bytes());
-        }
-    }
-    true
 }
 
 /// The rcode, flags and length of a written reply, for logs and metrics.
@@ -284,7 +266,7 @@ mod tests {
     use super::*;
     use crate::request::tests::{client, query};
     use crate::request::{Admission, Proto, admit};
-    use dns_wire::{Class, Name, OwnedRecord, Section};
+    use dns_wire::{Class, Name, OwnedRecord, Section, Type};
 
     fn req(bytes: &[u8], proto: Proto) -> Request<'_> {
         match admit(bytes, proto, client()) {

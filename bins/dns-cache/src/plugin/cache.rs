@@ -22,7 +22,7 @@ use crate::classify::ReplyType;
 use crate::metrics::{Labels, Metrics};
 use crate::names::{Zone, in_any};
 use crate::prehashed::BuildPreHashed;
-use crate::reply::{Replay, replay, set_ttls};
+use crate::reply::{Replay, replay};
 use crate::request::Request;
 
 /// Shards per table (CoreDNS: 256).
@@ -515,7 +515,8 @@ fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<Vec<u8>> {
         }
     };
     out.get_mut(..2)?.copy_from_slice(&[0, 0]);
-    set_ttls(&mut out, ttl).then_some(out)
+    dns_wire::cache::set_ttls(&mut out, ttl).ok()?;
+    Some(out)
 }
 
 #[cfg(test)]

@@ -158,31 +158,32 @@ pub(crate) fn handle(
         dropped(table, req, Rcode::REFUSED, out.len());
         Handled::Reply
     };
-    match admit(bytes, proto, client) {
+    // Matched by reference: a request (with its lower-cased name) is not copied again.
+    match &admit(bytes, proto, client) {
         Admission::Drop => Handled::Nothing,
         Admission::Reject { header, rcode } => {
-            reject_reply(bytes, &header, rcode, out);
+            reject_reply(bytes, header, *rcode, out);
             Handled::Reply
         }
         Admission::BadVersion(req) => {
-            bad_version_reply(&req, out);
-            dropped(table, &req, Rcode::BADVERS, out.len());
+            bad_version_reply(req, out);
+            dropped(table, req, Rcode::BADVERS, out.len());
             Handled::Reply
         }
-        Admission::Refused(req) => refuse(&req, out),
+        Admission::Refused(req) => refuse(req, out),
         Admission::Query(req) => {
             let Some(route) = table.routes.find(&req.name, req.question.qtype) else {
-                return refuse(&req, out);
+                return refuse(req, out);
             };
             let start = Instant::now();
-            match route.chain.begin(&req, out, start) {
+            match route.chain.begin(req, out, start) {
                 Step::Done(outcome) => {
-                    route.chain.finish(&req, &route.zone, outcome, out, start);
+                    route.chain.finish(req, &route.zone, outcome, out, start);
                     Handled::Reply
                 }
                 Step::Forward { stale } => Handled::Pending(Pending {
                     detached: match (&route.chain.forward, proto, &stale) {
-                        (Some(forward), Proto::Udp, None) => forward.detach(&req, start),
+                        (Some(forward), Proto::Udp, None) => forward.detach(req, start),
                         _ => None,
                     },
                     route: Arc::clone(route),

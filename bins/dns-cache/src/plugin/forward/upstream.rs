@@ -15,7 +15,7 @@ use dns_wire::cache::set_id;
 use dns_wire::{Class, Header, Message, Name, OwnedMessage, OwnedQuestion, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::Histogram;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
@@ -166,12 +166,22 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            ready = socket.readable() => {
-                if ready.is_err() {
-                    // The runtime's I/O driver is gone: shutdown.
-                    return;
+            ready = socket.ready(Interest::READABLE | Interest::ERROR) => match ready {
+                // The runtime's I/O driver is gone: shutdown.
+                Err(_) => return,
+                // A socket error (ECONNREFUSED after an ICMP port unreachable) is an error
+                // event, not readability. Its readiness is cleared before the error is
+                // taken, so that a later error wakes the reader again.
+                Ok(ready) if ready.is_error() => {
+                    let _ = socket.try_io(Interest::ERROR, || {
+                        Err::<(), _>(io::ErrorKind::WouldBlock.into())
+                    });
+                    if let Ok(Some(e)) = socket.take_error() {
+                        fail_all(&pending, &e, &local, remote);
+                    }
                 }
-            }
+                Ok(_) => {}
+            },
             _ = sweep.tick() => {
                 time_out_detached(&pending, &local, remote);
                 continue;
