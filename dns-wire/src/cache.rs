@@ -82,9 +82,14 @@ pub fn copy_name_case(response: &mut [u8], name: &NameRef<'_>) -> Result<()> {
     if let Some(wire) = name.uncompressed() {
         let dst = response
             .get_mut(HEADER_LEN..HEADER_LEN + wire.len())
-            .filter(|dst| dst.eq_ignore_ascii_case(wire))
             .ok_or(mismatch(HEADER_LEN))?;
-        dst.copy_from_slice(wire);
+        // Most often the case is already the same, and a plain comparison settles it.
+        if dst != wire {
+            if !dst.eq_ignore_ascii_case(wire) {
+                return Err(mismatch(HEADER_LEN));
+            }
+            dst.copy_from_slice(wire);
+        }
         return Ok(());
     }
     let end = name::scan(response, HEADER_LEN, Compression::Forbidden)?.end;
