@@ -104,7 +104,9 @@ impl Pending {
             Judged::Failed(failure) => Err(failure),
             Judged::Resume(attempts) => return self.spawn_udp(Some(attempts), socket, permit),
         };
-        let mut out = Vec::new();
+        // Room for the upstream's reply plus a mirrored OPT record: no growth on the way.
+        let room = result.as_ref().map_or(0, Vec::len) + 64;
+        let mut out = Vec::with_capacity(room);
         let outcome = chain.settled(&req, result, None, &mut out);
         chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
         let client = self.client;
