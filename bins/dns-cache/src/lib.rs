@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod burst;
 pub mod classify;
 pub mod cli;
 pub mod config;

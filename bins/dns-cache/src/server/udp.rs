@@ -3,7 +3,7 @@
 //! While the socket has packets, they are read and answered with plain non-blocking calls
 //! (`try_recv_from`, `try_send_to`): no future and no waiter registration per packet. The
 //! task waits for readiness only when the socket is empty, and yields to the other tasks
-//! (upstream readers, TCP, timers) every [`BURST`] packets.
+//! (upstream readers, TCP, timers) every [`BURST`](crate::burst::BURST) packets.
 
 use std::io;
 use std::net::SocketAddr;
@@ -13,12 +13,9 @@ use tokio::net::UdpSocket;
 use tokio::sync::{Semaphore, watch};
 
 use super::{Handled, handle};
+use crate::burst::Burst;
 use crate::config::Table;
 use crate::request::Proto;
-
-/// Packets served before the task yields (tokio's own budget is 128 operations, two per
-/// packet).
-const BURST: u32 = 64;
 
 /// Serves one socket until the task is aborted.
 pub(super) async fn serve(
@@ -29,19 +26,15 @@ pub(super) async fn serve(
     let mut buf = vec![0u8; 65_535];
     let mut out = Vec::with_capacity(65_535);
     let mut table = Arc::clone(&tables.borrow_and_update());
+    let mut burst = Burst::default();
     loop {
         if let Err(e) = socket.readable().await {
             // Only when the runtime's I/O driver is gone, that is, at shutdown.
             tracing::debug!("udp readiness: {e}");
             return;
         }
-        let mut served = 0;
         loop {
-            if served == BURST {
-                served = 0;
-                tokio::task::yield_now().await;
-            }
-            served += 1;
+            burst.next().await;
             let (n, peer) = match socket.try_recv_from(&mut buf) {
                 Ok(received) => received,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

@@ -20,6 +20,7 @@ use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::burst::Burst;
 use crate::metrics::Metrics;
 use crate::prehashed::BuildPreHashed;
 
@@ -153,9 +154,6 @@ impl UdpMux {
     }
 }
 
-/// Replies read before the reader yields to the other tasks.
-const BURST: u32 = 64;
-
 /// Hands each reply to the query waiting for its ID, and every [`SWEEP_INTERVAL`] times out
 /// the detached queries past their deadline. A socket error (an ICMP port unreachable shows
 /// up as ECONNREFUSED) fails every query waiting. While the socket has replies they are
@@ -164,6 +162,7 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
     let mut buf = vec![0u8; 65_535];
     let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut burst = Burst::default();
     loop {
         tokio::select! {
             ready = socket.ready(Interest::READABLE | Interest::ERROR) => match ready {
@@ -187,17 +186,13 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
                 continue;
             }
         }
-        let mut read = 0;
-        while read < BURST {
-            read += 1;
+        // After a burst (and a yield), back to the select, so that the sweep runs too.
+        while !burst.next().await {
             match socket.try_recv(&mut buf) {
                 Ok(n) => deliver(&pending, buf.get(..n).unwrap_or_default()),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => fail_all(&pending, &e, &local, remote),
             }
-        }
-        if read == BURST {
-            tokio::task::yield_now().await;
         }
     }
 }
