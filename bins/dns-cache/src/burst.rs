@@ -22,11 +22,18 @@ impl Burst {
     /// Counts one more datagram. When the burst is spent, yields to the other tasks and
     /// starts a new one; returns whether it yielded.
     pub async fn next(&mut self) -> bool {
-        if self.left > 0 {
-            self.left -= 1;
+        self.spend(1).await
+    }
+
+    /// Counts `n` more datagrams. When the burst is spent, yields to the other tasks and
+    /// starts a new one; returns whether it yielded.
+    pub async fn spend(&mut self, n: usize) -> bool {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        if let Some(left) = self.left.checked_sub(n) {
+            self.left = left;
             return false;
         }
-        self.left = BURST - 1;
+        self.left = BURST.saturating_sub(n.saturating_sub(self.left));
         tokio::task::yield_now().await;
         true
     }
@@ -46,5 +53,21 @@ mod tests {
             }
         }
         assert_eq!(yields, [BURST, 2 * BURST]);
+    }
+
+    #[tokio::test]
+    async fn batches_count_every_datagram() {
+        let mut burst = Burst::default();
+        let batch = usize::try_from(BURST / 2).unwrap();
+        let mut yields = Vec::new();
+        for i in 0..6 {
+            if burst.spend(batch).await {
+                yields.push(i);
+            }
+        }
+        // Two batches fill a burst; the third starts the next one.
+        assert_eq!(yields, [2, 4]);
+        // A batch larger than a whole burst yields at once.
+        assert!(burst.spend(2 * batch + 1).await);
     }
 }

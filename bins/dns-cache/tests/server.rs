@@ -527,3 +527,88 @@ fn a_chain_without_an_answering_plugin_fails_with_servfail() {
     });
     assert!(line.contains("\" SERVFAIL qr,rd "), "{line}");
 }
+
+/// Many queries queued at once are read and answered in batches (`recvmmsg`/`sendmmsg`);
+/// every reply must still reach the socket that asked, with its own ID, on an IPv4 and an
+/// IPv6 listener served by the same worker threads. whoami echoes the client's address and
+/// port, so a reply sent to the wrong client or with a mangled address shows.
+#[test]
+fn batched_replies_reach_every_client_over_ipv4_and_ipv6() {
+    use std::collections::HashSet;
+    use std::net::{IpAddr, SocketAddr, UdpSocket};
+
+    let v6 = UdpSocket::bind("[::1]:0").is_ok();
+    if !v6 {
+        eprintln!("skipped the IPv6 half: no ::1 on this host");
+    }
+    let bind = if v6 { "127.0.0.1 ::1" } else { "127.0.0.1" };
+    let server = DnsCache::start(&format!(".:{{PORT}} {{\n    bind {bind}\n    whoami\n}}\n"));
+    let mut targets = vec![SocketAddr::from(([127, 0, 0, 1], server.port))];
+    if v6 {
+        targets.push(SocketAddr::from((
+            std::net::Ipv6Addr::LOCALHOST,
+            server.port,
+        )));
+    }
+    // Wait until both listeners answer.
+    for target in &targets {
+        let client = UdpSocket::bind(SocketAddr::new(target.ip(), 0)).unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        eventually("the listener answers", || {
+            client
+                .send_to(&query("up.example.", Type::A, None, 1), target)
+                .unwrap();
+            client.recv(&mut [0; 512]).is_ok()
+        });
+    }
+    const CLIENTS: u16 = 16;
+    const EACH: u16 = 8;
+    let mut clients = Vec::new();
+    for target in &targets {
+        for _ in 0..CLIENTS {
+            let socket = UdpSocket::bind(SocketAddr::new(target.ip(), 0)).unwrap();
+            socket
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            clients.push((socket, *target));
+        }
+    }
+    // Send everything first, interleaving clients and families, so the server finds many
+    // datagrams waiting on each socket.
+    for round in 0..EACH {
+        for (i, (socket, target)) in clients.iter().enumerate() {
+            let id = u16::try_from(i).unwrap() * EACH + round;
+            socket
+                .send_to(&query("batch.example.", Type::A, None, id), target)
+                .unwrap();
+        }
+    }
+    for (i, (socket, _)) in clients.iter().enumerate() {
+        let me = socket.local_addr().unwrap();
+        let mut ids = HashSet::new();
+        let mut buf = [0; 512];
+        for _ in 0..EACH {
+            let n = socket.recv(&mut buf).expect("every query is answered");
+            let reply = Message::parse(&buf[..n]).unwrap();
+            ids.insert(reply.header().id);
+            let mut ip = None;
+            let mut port = None;
+            for record in reply.additional() {
+                match (record.rtype(), record.rdata()) {
+                    (Type::A, &[a, b, c, d]) => ip = Some(IpAddr::from([a, b, c, d])),
+                    (Type::AAAA, rdata) => {
+                        ip = Some(IpAddr::from(<[u8; 16]>::try_from(rdata).unwrap()))
+                    }
+                    (Type::SRV, rdata) => port = Some(u16::from_be_bytes([rdata[4], rdata[5]])),
+                    _ => {}
+                }
+            }
+            assert_eq!(ip, Some(me.ip()), "reply for client {me}");
+            assert_eq!(port, Some(me.port()), "reply for client {me}");
+        }
+        let first = u16::try_from(i).unwrap() * EACH;
+        assert_eq!(ids, (first..first + EACH).collect(), "IDs of client {me}");
+    }
+}

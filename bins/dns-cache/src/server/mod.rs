@@ -5,6 +5,7 @@
 //! REFUSED), routing by zone, then the block's chain. Queries that must wait for upstream
 //! run in their own task, at most [`MAX_IN_FLIGHT`] per listener (beyond that: REFUSED).
 
+mod batch;
 mod socket;
 mod tcp;
 mod udp;
@@ -258,7 +259,12 @@ impl Listener {
         }
         let mut tasks = Vec::new();
         for socket in udp_sockets {
-            let task = udp::serve(Arc::new(socket), receiver.clone(), Arc::clone(&in_flight));
+            let task = udp::serve(
+                Arc::new(socket),
+                addr.is_ipv6(),
+                receiver.clone(),
+                Arc::clone(&in_flight),
+            );
             tasks.push(AbortOnDrop(tokio::spawn(task)));
         }
         for listener in tcp_listeners {

@@ -1,17 +1,17 @@
 //! The UDP worker: receive, handle, send; upstream work in bounded tasks.
 //!
-//! While the socket has packets, they are read and answered with plain non-blocking calls
-//! (`try_recv_from`, `try_send_to`): no future and no waiter registration per packet. The
-//! task waits for readiness only when the socket is empty, and yields to the other tasks
-//! (upstream readers, TCP, timers) every [`BURST`](crate::burst::BURST) packets.
+//! While the socket has packets, they are read and answered in batches (one `recvmmsg`, one
+//! `sendmmsg`, see [`batch`](super::batch)): no future and no waiter registration per
+//! packet. The task waits for readiness only when the socket is empty, and yields to the
+//! other tasks (upstream readers, TCP, timers) every [`BURST`](crate::burst::BURST) packets.
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::UdpSocket;
 use tokio::sync::{Semaphore, watch};
 
+use super::batch::{Inbox, Outbox};
 use super::{Handled, handle};
 use crate::burst::Burst;
 use crate::config::Table;
@@ -20,10 +20,12 @@ use crate::request::Proto;
 /// Serves one socket until the task is aborted.
 pub(super) async fn serve(
     socket: Arc<UdpSocket>,
+    ipv6: bool,
     mut tables: watch::Receiver<Arc<Table>>,
     in_flight: Arc<Semaphore>,
 ) {
-    let mut buf = vec![0u8; 65_535];
+    let mut inbox = Inbox::new(ipv6);
+    let mut outbox = Outbox::new();
     let mut out = Vec::with_capacity(65_535);
     let mut table = Arc::clone(&tables.borrow_and_update());
     let mut burst = Burst::default();
@@ -34,8 +36,7 @@ pub(super) async fn serve(
             return;
         }
         loop {
-            burst.next().await;
-            let (n, peer) = match socket.try_recv_from(&mut buf) {
+            let received = match inbox.receive(&socket) {
                 Ok(received) => received,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => {
@@ -46,27 +47,21 @@ pub(super) async fn serve(
             if tables.has_changed().unwrap_or(false) {
                 table = Arc::clone(&tables.borrow_and_update());
             }
-            let Some(packet) = buf.get(..n) else { continue };
-            match handle(&table, packet, Proto::Udp, peer, &mut out) {
-                Handled::Reply => send(&socket, &out, peer).await,
-                Handled::Nothing => {}
-                Handled::Pending(pending) => match Arc::clone(&in_flight).try_acquire_owned() {
-                    Ok(permit) => pending.serve_udp(Arc::clone(&socket), permit),
-                    Err(_) => {
-                        pending.refuse(&mut out);
-                        send(&socket, &out, peer).await;
-                    }
-                },
+            for (packet, peer) in inbox.datagrams() {
+                match handle(&table, packet, Proto::Udp, peer, &mut out) {
+                    Handled::Reply => outbox.push(&out, peer),
+                    Handled::Nothing => {}
+                    Handled::Pending(pending) => match Arc::clone(&in_flight).try_acquire_owned() {
+                        Ok(permit) => pending.serve_udp(Arc::clone(&socket), permit),
+                        Err(_) => {
+                            pending.refuse(&mut out);
+                            outbox.push(&out, peer);
+                        }
+                    },
+                }
             }
+            outbox.flush(&socket).await;
+            burst.spend(received).await;
         }
-    }
-}
-
-/// Sends a reply, waiting for room only when the socket's send buffer is full.
-async fn send(socket: &UdpSocket, reply: &[u8], peer: SocketAddr) {
-    if let Err(e) = socket.try_send_to(reply, peer)
-        && e.kind() == io::ErrorKind::WouldBlock
-    {
-        let _ = socket.send_to(reply, peer).await;
     }
 }
