@@ -19,12 +19,6 @@ impl Default for Burst {
 }
 
 impl Burst {
-    /// Counts one more datagram. When the burst is spent, yields to the other tasks and
-    /// starts a new one; returns whether it yielded.
-    pub async fn next(&mut self) -> bool {
-        self.spend(1).await
-    }
-
     /// Counts `n` more datagrams. When the burst is spent, yields to the other tasks and
     /// starts a new one; returns whether it yielded.
     pub async fn spend(&mut self, n: usize) -> bool {
@@ -48,7 +42,7 @@ mod tests {
         let mut burst = Burst::default();
         let mut yields = Vec::new();
         for i in 0..3 * BURST {
-            if burst.next().await {
+            if burst.spend(1).await {
                 yields.push(i);
             }
         }

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod batch;
 pub mod burst;
 pub mod classify;
 pub mod cli;

@@ -5,7 +5,6 @@
 //! REFUSED), routing by zone, then the block's chain. Queries that must wait for upstream
 //! run in their own task, at most [`MAX_IN_FLIGHT`] per listener (beyond that: REFUSED).
 
-mod batch;
 mod socket;
 mod tcp;
 mod udp;

@@ -1,7 +1,7 @@
 //! The UDP worker: receive, handle, send; upstream work in bounded tasks.
 //!
 //! While the socket has packets, they are read and answered in batches (one `recvmmsg`, one
-//! `sendmmsg`, see [`batch`](super::batch)): no future and no waiter registration per
+//! `sendmmsg`, see [`batch`](crate::batch)): no future and no waiter registration per
 //! packet. The task waits for readiness only when the socket is empty, and yields to the
 //! other tasks (upstream readers, TCP, timers) every [`BURST`](crate::burst::BURST) packets.
 
@@ -11,8 +11,8 @@ use std::sync::Arc;
 use tokio::net::UdpSocket;
 use tokio::sync::{Semaphore, watch};
 
-use super::batch::{Inbox, Outbox};
 use super::{Handled, handle};
+use crate::batch::{Inbox, Outbox};
 use crate::burst::Burst;
 use crate::config::Table;
 use crate::request::Proto;

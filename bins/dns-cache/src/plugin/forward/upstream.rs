@@ -20,6 +20,7 @@ use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::batch::Inbox;
 use crate::burst::Burst;
 use crate::metrics::Metrics;
 use crate::prehashed::BuildPreHashed;
@@ -157,9 +158,9 @@ impl UdpMux {
 /// Hands each reply to the query waiting for its ID, and every [`SWEEP_INTERVAL`] times out
 /// the detached queries past their deadline. A socket error (an ICMP port unreachable shows
 /// up as ECONNREFUSED) fails every query waiting. While the socket has replies they are
-/// read with plain non-blocking calls, no future per reply.
+/// read in batches (one `recvmmsg` each) with plain non-blocking calls, no future per reply.
 async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, remote: SocketAddr) {
-    let mut buf = vec![0u8; 65_535];
+    let mut inbox = Inbox::new(remote.is_ipv6());
     let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut burst = Burst::default();
@@ -186,12 +187,23 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
                 continue;
             }
         }
-        // After a burst (and a yield), back to the select, so that the sweep runs too.
-        while !burst.next().await {
-            match socket.try_recv(&mut buf) {
-                Ok(n) => deliver(&pending, buf.get(..n).unwrap_or_default()),
+        loop {
+            let handled = match inbox.receive(&socket) {
+                Ok(received) => {
+                    for (reply, _) in inbox.datagrams() {
+                        deliver(&pending, reply);
+                    }
+                    received
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => fail_all(&pending, &e, &local, remote),
+                Err(e) => {
+                    fail_all(&pending, &e, &local, remote);
+                    1
+                }
+            };
+            // After a burst (and a yield), back to the select, so that the sweep runs too.
+            if burst.spend(handled).await {
+                break;
             }
         }
     }

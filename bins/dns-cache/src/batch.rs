@@ -1,7 +1,7 @@
-//! Datagrams in batches: one `recvmmsg(2)` reads up to [`BATCH`] queries and one
-//! `sendmmsg(2)` sends their replies. A busy listener makes two system calls per batch
-//! instead of two per query; an idle one reads batches of one, so no query waits for a
-//! batch to fill.
+//! Datagrams in batches: one `recvmmsg(2)` reads up to [`BATCH`] datagrams and one
+//! `sendmmsg(2)` sends up to [`BATCH`] replies. A busy listener makes two system calls per
+//! batch of queries instead of two per query, and an upstream's reader one per batch of
+//! replies; an idle socket gives batches of one, so nothing waits for a batch to fill.
 //!
 //! Receiving goes through nix (rustix has no `recvmmsg`), sending through rustix (nix's
 //! `sendmmsg` reports how many went out only through an iterator that reads addresses it
@@ -22,7 +22,7 @@ use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
 /// Datagrams read or sent by one system call.
-pub(super) const BATCH: usize = 32;
+pub(crate) const BATCH: usize = 32;
 
 /// Room for one datagram: the largest UDP payload, so none is ever cut short.
 const SLOT: usize = 65_535;
@@ -37,7 +37,7 @@ thread_local! {
 }
 
 /// Received datagrams: their bytes and senders, up to [`BATCH`] at a time.
-pub(super) struct Inbox {
+pub(crate) struct Inbox {
     /// Whether the socket is IPv6, which decides the headers and the senders' form.
     ipv6: bool,
     /// [`BATCH`] slots of [`SLOT`] bytes. Zeroed by the allocator's fresh pages, so only
@@ -49,7 +49,7 @@ pub(super) struct Inbox {
 
 impl Inbox {
     /// An inbox for a socket of the given family.
-    pub(super) fn new(ipv6: bool) -> Self {
+    pub(crate) fn new(ipv6: bool) -> Self {
         Self {
             ipv6,
             buf: vec![0; BATCH * SLOT],
@@ -59,7 +59,7 @@ impl Inbox {
 
     /// Reads what the socket holds, up to [`BATCH`] datagrams, without waiting; returns how
     /// many (`WouldBlock` when none, which clears the socket's readiness).
-    pub(super) fn receive(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+    pub(crate) fn receive(&mut self, socket: &UdpSocket) -> io::Result<usize> {
         self.got.clear();
         let (buf, got) = (&mut self.buf, &mut self.got);
         socket.try_io(Interest::READABLE, || match self.ipv6 {
@@ -70,7 +70,7 @@ impl Inbox {
     }
 
     /// The datagrams of the last batch, with their senders.
-    pub(super) fn datagrams(&self) -> impl Iterator<Item = (&[u8], SocketAddr)> + '_ {
+    pub(crate) fn datagrams(&self) -> impl Iterator<Item = (&[u8], SocketAddr)> + '_ {
         self.buf
             .chunks(SLOT)
             .zip(&self.got)
@@ -113,7 +113,7 @@ where
 }
 
 /// Replies waiting to be sent together.
-pub(super) struct Outbox {
+pub(crate) struct Outbox {
     /// The replies, one after another.
     bytes: Vec<u8>,
     /// Where each reply ends in `bytes`, and whom it goes to.
@@ -122,7 +122,7 @@ pub(super) struct Outbox {
 
 impl Outbox {
     /// An empty outbox.
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             bytes: Vec::new(),
             replies: Vec::with_capacity(BATCH),
@@ -130,14 +130,14 @@ impl Outbox {
     }
 
     /// Queues `reply` for `peer`.
-    pub(super) fn push(&mut self, reply: &[u8], peer: SocketAddr) {
+    pub(crate) fn push(&mut self, reply: &[u8], peer: SocketAddr) {
         self.bytes.extend_from_slice(reply);
         self.replies.push((self.bytes.len(), peer.into()));
     }
 
     /// Sends every queued reply, waiting for room in the socket's send buffer when it is
     /// full. A reply the kernel refuses is dropped, as a failed `sendto` would drop it.
-    pub(super) async fn flush(&mut self, socket: &UdpSocket) {
+    pub(crate) async fn flush(&mut self, socket: &UdpSocket) {
         let mut sent = 0;
         while sent < self.replies.len() {
             match socket.try_io(Interest::WRITABLE, || self.send_from(socket, sent)) {
