@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::io::{self, IoSlice, IoSliceMut};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::thread::LocalKey;
 
 use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrIn, SockaddrIn6, SockaddrLike, recvmmsg};
@@ -112,8 +113,52 @@ where
     })
 }
 
-/// Replies waiting to be sent together.
-pub(crate) struct Outbox {
+/// Datagrams to send, grouped by socket: each socket's are sent with one `sendmmsg` per
+/// [`BATCH`]. A listener queues its replies here, and so does an upstream's reader for the
+/// queries it completes (they go out through the listeners' sockets).
+pub(crate) struct Outgoing {
+    /// The sockets with datagrams queued, and their datagrams.
+    queued: Vec<(Arc<UdpSocket>, Outbox)>,
+    /// Emptied outboxes, kept for their buffers. The sockets are not kept: a listener
+    /// closed by a reload must not stay bound because a queue still holds it.
+    spare: Vec<Outbox>,
+}
+
+impl Outgoing {
+    /// Nothing queued.
+    pub(crate) fn new() -> Self {
+        Self {
+            queued: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Queues `datagram` to `peer` through `socket`.
+    pub(crate) fn push(&mut self, socket: &Arc<UdpSocket>, datagram: &[u8], peer: SocketAddr) {
+        let at = match self.queued.iter().position(|(s, _)| Arc::ptr_eq(s, socket)) {
+            Some(at) => at,
+            None => {
+                let outbox = self.spare.pop().unwrap_or_else(Outbox::new);
+                self.queued.push((Arc::clone(socket), outbox));
+                self.queued.len() - 1
+            }
+        };
+        if let Some((_, outbox)) = self.queued.get_mut(at) {
+            outbox.push(datagram, peer);
+        }
+    }
+
+    /// Sends everything queued, waiting for room where a socket's send buffer is full.
+    pub(crate) async fn flush(&mut self) {
+        for (socket, mut outbox) in self.queued.drain(..) {
+            outbox.flush(&socket).await;
+            self.spare.push(outbox);
+        }
+    }
+}
+
+/// Datagrams waiting to be sent together through one socket.
+struct Outbox {
     /// The replies, one after another.
     bytes: Vec<u8>,
     /// Where each reply ends in `bytes`, and whom it goes to.
@@ -121,23 +166,21 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    /// An empty outbox.
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         Self {
             bytes: Vec::new(),
             replies: Vec::with_capacity(BATCH),
         }
     }
 
-    /// Queues `reply` for `peer`.
-    pub(crate) fn push(&mut self, reply: &[u8], peer: SocketAddr) {
+    fn push(&mut self, reply: &[u8], peer: SocketAddr) {
         self.bytes.extend_from_slice(reply);
         self.replies.push((self.bytes.len(), peer.into()));
     }
 
     /// Sends every queued reply, waiting for room in the socket's send buffer when it is
     /// full. A reply the kernel refuses is dropped, as a failed `sendto` would drop it.
-    pub(crate) async fn flush(&mut self, socket: &UdpSocket) {
+    async fn flush(&mut self, socket: &UdpSocket) {
         let mut sent = 0;
         while sent < self.replies.len() {
             match socket.try_io(Interest::WRITABLE, || self.send_from(socket, sent)) {

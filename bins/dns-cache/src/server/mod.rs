@@ -20,6 +20,7 @@ use tokio::net::UdpSocket;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinHandle;
 
+use crate::batch::Outgoing;
 use crate::config::{Route, Table};
 use crate::plugin::forward::{Attempts, Delivery, Detached, Judged};
 use crate::plugin::{Step, report};
@@ -73,24 +74,33 @@ impl Pending {
 
     /// Serves a UDP query: when `forward` can send it at once, no task waits for the
     /// upstream and its reader completes the query; otherwise in a task of its own.
-    /// `permit` counts the query in flight until its reply is sent.
-    pub(crate) fn serve_udp(mut self, socket: Arc<UdpSocket>, permit: OwnedSemaphorePermit) {
+    /// `permit` counts the query in flight until its reply is queued; a reply due at once
+    /// (the upstream could not be asked) is queued in `outgoing`.
+    pub(crate) fn serve_udp(
+        mut self,
+        socket: &Arc<UdpSocket>,
+        permit: OwnedSemaphorePermit,
+        outgoing: &mut Outgoing,
+    ) {
         let Some(detached) = self.detached.take() else {
-            return self.spawn_udp(None, socket, permit);
+            return self.spawn_udp(None, Arc::clone(socket), permit);
         };
         let query = self.query.clone();
-        detached.send(&query, move |detached, delivery| {
-            self.complete_udp(detached, delivery, socket, permit);
+        let socket = Arc::clone(socket);
+        detached.send(&query, outgoing, move |detached, delivery, outgoing| {
+            self.complete_udp(detached, delivery, socket, permit, outgoing);
         });
     }
 
-    /// Finishes a detached query in the upstream's reader, or goes on in a task.
+    /// Finishes a detached query in the upstream's reader (or, when the upstream could not
+    /// be asked, in the listener), queueing the reply in `outgoing`; or goes on in a task.
     fn complete_udp(
         self,
         detached: Detached,
         delivery: Delivery,
         socket: Arc<UdpSocket>,
         permit: OwnedSemaphorePermit,
+        outgoing: &mut Outgoing,
     ) {
         let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
             return;
@@ -109,18 +119,9 @@ impl Pending {
         let mut out = Vec::with_capacity(room);
         let outcome = chain.settled(&req, result, None, &mut out);
         chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
-        let client = self.client;
-        match socket.try_send_to(&out, client) {
-            // The socket's send buffer is full: the reply waits for room in a task (as
-            // CoreDNS's blocking write waits), still counted against the listener's limit.
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                tokio::spawn(async move {
-                    let _ = socket.send_to(&out, client).await;
-                    drop(permit);
-                });
-            }
-            _ => drop(permit),
-        }
+        // Queued replies are few (one batch) and go out before the queue's owner reads on.
+        drop(permit);
+        outgoing.push(&socket, &out, self.client);
     }
 
     fn spawn_udp(

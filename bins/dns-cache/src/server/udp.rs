@@ -12,7 +12,7 @@ use tokio::net::UdpSocket;
 use tokio::sync::{Semaphore, watch};
 
 use super::{Handled, handle};
-use crate::batch::{Inbox, Outbox};
+use crate::batch::{Inbox, Outgoing};
 use crate::burst::Burst;
 use crate::config::Table;
 use crate::request::Proto;
@@ -25,7 +25,7 @@ pub(super) async fn serve(
     in_flight: Arc<Semaphore>,
 ) {
     let mut inbox = Inbox::new(ipv6);
-    let mut outbox = Outbox::new();
+    let mut outgoing = Outgoing::new();
     let mut out = Vec::with_capacity(65_535);
     let mut table = Arc::clone(&tables.borrow_and_update());
     let mut burst = Burst::default();
@@ -49,18 +49,18 @@ pub(super) async fn serve(
             }
             for (packet, peer) in inbox.datagrams() {
                 match handle(&table, packet, Proto::Udp, peer, &mut out) {
-                    Handled::Reply => outbox.push(&out, peer),
+                    Handled::Reply => outgoing.push(&socket, &out, peer),
                     Handled::Nothing => {}
                     Handled::Pending(pending) => match Arc::clone(&in_flight).try_acquire_owned() {
-                        Ok(permit) => pending.serve_udp(Arc::clone(&socket), permit),
+                        Ok(permit) => pending.serve_udp(&socket, permit, &mut outgoing),
                         Err(_) => {
                             pending.refuse(&mut out);
-                            outbox.push(&out, peer);
+                            outgoing.push(&socket, &out, peer);
                         }
                     },
                 }
             }
-            outbox.flush(&socket).await;
+            outgoing.flush().await;
             burst.spend(received).await;
         }
     }

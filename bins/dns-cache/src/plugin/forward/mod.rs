@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 use corefile::plugins::{Forward as ForwardConfig, ForwardStanza, Policy};
 use dns_wire::{Message, Name, Rcode};
 
-pub use upstream::{Delivery, ExchangeError, HealthCheck, OnReply, Transport, Upstream};
+pub use upstream::{Delivery, ExchangeError, HealthCheck, Transport, Upstream};
 
 use super::Failure;
+use crate::batch::Outgoing;
 use crate::metrics::Metrics;
 use crate::names::{Zone, in_any};
 use crate::request::{Proto, Request};
@@ -189,15 +190,22 @@ pub struct Detached {
 
 impl Detached {
     /// Sends `query` to the upstream; its reader calls `on_reply` (with this attempt, for
-    /// [`Forward::judge`]) when the reply comes, the attempt fails or times out. When the
-    /// query cannot be sent at once, `on_reply` runs before this returns.
-    pub fn send(self, query: &[u8], on_reply: impl FnOnce(Self, Delivery) + Send + 'static) {
+    /// [`Forward::judge`], and the reader's queue of datagrams to send) when the reply
+    /// comes, the attempt fails or times out. When the query cannot be sent at once,
+    /// `on_reply` runs before this returns, with `outgoing`.
+    pub(crate) fn send(
+        self,
+        query: &[u8],
+        outgoing: &mut Outgoing,
+        on_reply: impl FnOnce(Self, Delivery, &mut Outgoing) + Send + 'static,
+    ) {
         let upstream = Arc::clone(&self.upstream);
         let deadline = self.sent + READ_TIMEOUT;
         upstream.send_detached(
             query,
             deadline,
-            Box::new(move |delivery| on_reply(self, delivery)),
+            outgoing,
+            Box::new(move |delivery, outgoing| on_reply(self, delivery, outgoing)),
         );
     }
 }

@@ -20,7 +20,7 @@ use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::batch::Inbox;
+use crate::batch::{Inbox, Outgoing};
 use crate::burst::Burst;
 use crate::metrics::Metrics;
 use crate::prehashed::BuildPreHashed;
@@ -96,7 +96,7 @@ pub enum Delivery {
 }
 
 /// What a detached query is completed with, called outside any lock.
-pub type OnReply = Box<dyn FnOnce(Delivery) + Send>;
+pub(crate) type OnReply = Box<dyn FnOnce(Delivery, &mut Outgoing) + Send>;
 
 /// A query waiting for its reply on the shared socket.
 enum Waiter {
@@ -161,6 +161,7 @@ impl UdpMux {
 /// read in batches (one `recvmmsg` each) with plain non-blocking calls, no future per reply.
 async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, remote: SocketAddr) {
     let mut inbox = Inbox::new(remote.is_ipv6());
+    let mut outgoing = Outgoing::new();
     let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut burst = Burst::default();
@@ -177,13 +178,15 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
                         Err::<(), _>(io::ErrorKind::WouldBlock.into())
                     });
                     if let Ok(Some(e)) = socket.take_error() {
-                        fail_all(&pending, &e, &local, remote);
+                        fail_all(&pending, &e, &local, remote, &mut outgoing);
+                        outgoing.flush().await;
                     }
                 }
                 Ok(_) => {}
             },
             _ = sweep.tick() => {
-                time_out_detached(&pending, &local, remote);
+                time_out_detached(&pending, &local, remote, &mut outgoing);
+                outgoing.flush().await;
                 continue;
             }
         }
@@ -191,16 +194,17 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
             let handled = match inbox.receive(&socket) {
                 Ok(received) => {
                     for (reply, _) in inbox.datagrams() {
-                        deliver(&pending, reply);
+                        deliver(&pending, reply, &mut outgoing);
                     }
                     received
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => {
-                    fail_all(&pending, &e, &local, remote);
+                    fail_all(&pending, &e, &local, remote, &mut outgoing);
                     1
                 }
             };
+            outgoing.flush().await;
             // After a burst (and a yield), back to the select, so that the sweep runs too.
             if burst.spend(handled).await {
                 break;
@@ -209,8 +213,9 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
     }
 }
 
-/// Hands a reply to the query waiting for its ID, if any.
-fn deliver(pending: &Pending, reply: &[u8]) {
+/// Hands a reply to the query waiting for its ID, if any; what a detached query sends on
+/// is queued in `outgoing`.
+fn deliver(pending: &Pending, reply: &[u8], outgoing: &mut Outgoing) {
     let Some(&[hi, lo]) = reply.first_chunk::<2>() else {
         return;
     };
@@ -227,14 +232,20 @@ fn deliver(pending: &Pending, reply: &[u8]) {
         }) => {
             let mut reply = reply.to_vec();
             let _ = set_id(&mut reply, original_id);
-            on_reply(Delivery::Reply(reply));
+            on_reply(Delivery::Reply(reply), outgoing);
         }
         None => {}
     }
 }
 
 /// Fails every query waiting on the socket with its error.
-fn fail_all(pending: &Pending, e: &io::Error, local: &str, remote: SocketAddr) {
+fn fail_all(
+    pending: &Pending,
+    e: &io::Error,
+    local: &str,
+    remote: SocketAddr,
+    outgoing: &mut Outgoing,
+) {
     let waiters: Vec<_> = match pending.lock() {
         Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
         Err(_) => Vec::new(),
@@ -246,21 +257,24 @@ fn fail_all(pending: &Pending, e: &io::Error, local: &str, remote: SocketAddr) {
                 let _ = waiter.send(Err(error));
             }
             Waiter::Detached { on_reply, .. } => {
-                on_reply(Delivery::Failed(ExchangeError::Io {
-                    op: "read",
-                    proto: "udp",
-                    local: format!("{local}->"),
-                    remote,
-                    syscall: "read",
-                    source: error,
-                }));
+                on_reply(
+                    Delivery::Failed(ExchangeError::Io {
+                        op: "read",
+                        proto: "udp",
+                        local: format!("{local}->"),
+                        remote,
+                        syscall: "read",
+                        source: error,
+                    }),
+                    outgoing,
+                );
             }
         }
     }
 }
 
 /// Fails the detached queries whose deadline has passed with Go's timeout error.
-fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr) {
+fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr, outgoing: &mut Outgoing) {
     let now = Instant::now();
     let expired: Vec<OnReply> = match pending.lock() {
         Ok(mut p) => {
@@ -279,11 +293,14 @@ fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr) {
         Err(_) => Vec::new(),
     };
     for on_reply in expired {
-        on_reply(Delivery::Failed(ExchangeError::Timeout {
-            proto: "udp",
-            local: local.to_owned(),
-            remote,
-        }));
+        on_reply(
+            Delivery::Failed(ExchangeError::Timeout {
+                proto: "udp",
+                local: local.to_owned(),
+                remote,
+            }),
+            outgoing,
+        );
     }
 }
 
@@ -527,10 +544,16 @@ impl Upstream {
     /// Sends `query` over the shared UDP socket without a task waiting for it: the
     /// socket's reader calls `on_reply` with the reply or the error, at the latest at
     /// `deadline` (plus up to one sweep interval). When the query cannot be sent at once,
-    /// `on_reply` gets [`Delivery::NotSent`] before this returns.
-    pub fn send_detached(&self, query: &[u8], deadline: Instant, on_reply: OnReply) {
+    /// `on_reply` gets [`Delivery::NotSent`] (and `outgoing`) before this returns.
+    pub(crate) fn send_detached(
+        &self,
+        query: &[u8],
+        deadline: Instant,
+        outgoing: &mut Outgoing,
+        on_reply: OnReply,
+    ) {
         let Some(mux) = self.udp.get() else {
-            return on_reply(Delivery::NotSent);
+            return on_reply(Delivery::NotSent, outgoing);
         };
         let waiter = Waiter::Detached {
             original_id: original_id(query),
@@ -539,7 +562,9 @@ impl Upstream {
         };
         let id = match self.register(mux, waiter) {
             Ok(id) => id,
-            Err(Waiter::Detached { on_reply, .. }) => return on_reply(Delivery::NotSent),
+            Err(Waiter::Detached { on_reply, .. }) => {
+                return on_reply(Delivery::NotSent, outgoing);
+            }
             Err(Waiter::Task(_)) => return,
         };
         if mux
@@ -553,7 +578,7 @@ impl Upstream {
         // Still registered unless the reader failed it meanwhile (then it was called).
         let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(&id));
         if let Some(Waiter::Detached { on_reply, .. }) = waiter {
-            on_reply(Delivery::NotSent);
+            on_reply(Delivery::NotSent, outgoing);
         }
     }
 
