@@ -148,7 +148,8 @@ impl Outgoing {
         }
     }
 
-    /// Sends everything queued, waiting for room where a socket's send buffer is full.
+    /// Sends everything queued. Where a socket's send buffer is full, the caller (a
+    /// listener or an upstream's reader) waits for room, as a blocking write would.
     pub(crate) async fn flush(&mut self) {
         for (socket, mut outbox) in self.queued.drain(..) {
             outbox.flush(&socket).await;
