@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::io::{self, IoSlice, IoSliceMut};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::LocalKey;
 
 use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrIn, SockaddrIn6, SockaddrLike, recvmmsg};
@@ -115,13 +115,23 @@ where
 
 /// Datagrams to send, grouped by socket: each socket's are sent with one `sendmmsg` per
 /// [`BATCH`]. A listener queues its replies here, and so does an upstream's reader for the
-/// queries it completes (they go out through the listeners' sockets).
+/// queries it completes (they go out through the listeners' sockets). Queues kept
+/// elsewhere ([`Deferred`], an upstream's queries) are sent first.
 pub(crate) struct Outgoing {
     /// The sockets with datagrams queued, and their datagrams.
     queued: Vec<(Arc<UdpSocket>, Outbox)>,
     /// Emptied outboxes, kept for their buffers. The sockets are not kept: a listener
     /// closed by a reload must not stay bound because a queue still holds it.
     spare: Vec<Outbox>,
+    /// Queues to send before the datagrams above, each once.
+    deferred: Vec<Arc<dyn Deferred>>,
+}
+
+/// A queue kept elsewhere that an [`Outgoing`] sends when it is flushed.
+pub(crate) trait Deferred: Send + Sync {
+    /// Sends what is queued without waiting; what cannot go out now is failed, and any
+    /// reply that failure calls for is queued in `outgoing`.
+    fn send_now(&self, outgoing: &mut Outgoing);
 }
 
 impl Outgoing {
@@ -130,6 +140,7 @@ impl Outgoing {
         Self {
             queued: Vec::new(),
             spare: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 
@@ -138,19 +149,35 @@ impl Outgoing {
         let at = match self.queued.iter().position(|(s, _)| Arc::ptr_eq(s, socket)) {
             Some(at) => at,
             None => {
-                let outbox = self.spare.pop().unwrap_or_else(Outbox::new);
+                let outbox = self.spare.pop().unwrap_or_default();
                 self.queued.push((Arc::clone(socket), outbox));
                 self.queued.len() - 1
             }
         };
         if let Some((_, outbox)) = self.queued.get_mut(at) {
-            outbox.push(datagram, peer);
+            outbox.push(datagram, Some(peer));
         }
     }
 
-    /// Sends everything queued. Where a socket's send buffer is full, the caller (a
-    /// listener or an upstream's reader) waits for room, as a blocking write would.
+    /// Has `queue` sent at the next flush (once, however often it is deferred).
+    pub(crate) fn defer<D: Deferred + 'static>(&mut self, queue: &Arc<D>) {
+        let address = Arc::as_ptr(queue).cast::<()>();
+        let known = self
+            .deferred
+            .iter()
+            .any(|d| std::ptr::eq(Arc::as_ptr(d).cast::<()>(), address));
+        if !known {
+            self.deferred.push(Arc::clone(queue) as Arc<dyn Deferred>);
+        }
+    }
+
+    /// Sends everything queued: the deferred queues first, without waiting, then the
+    /// datagrams. Where a socket's send buffer is full, the caller (a listener or an
+    /// upstream's reader) waits for room, as a blocking write would.
     pub(crate) async fn flush(&mut self) {
+        while let Some(queue) = self.deferred.pop() {
+            queue.send_now(self);
+        }
         for (socket, mut outbox) in self.queued.drain(..) {
             outbox.flush(&socket).await;
             self.spare.push(outbox);
@@ -158,32 +185,121 @@ impl Outgoing {
     }
 }
 
-/// Datagrams waiting to be sent together through one socket.
-struct Outbox {
-    /// The replies, one after another.
-    bytes: Vec<u8>,
-    /// Where each reply ends in `bytes`, and whom it goes to.
-    replies: Vec<(usize, SocketAddrAny)>,
+/// Datagrams for one connected socket, queued from any thread and sent together by the
+/// next flush of an [`Outgoing`] told about them ([`Outgoing::defer`]).
+pub(crate) struct Queue {
+    /// The datagrams queued, and an emptied outbox kept for its buffers.
+    boxes: Mutex<(Outbox, Outbox)>,
 }
 
-impl Outbox {
-    fn new() -> Self {
+impl Queue {
+    /// An empty queue.
+    pub(crate) fn new() -> Self {
         Self {
-            bytes: Vec::new(),
-            replies: Vec::with_capacity(BATCH),
+            boxes: Mutex::default(),
         }
     }
 
-    fn push(&mut self, reply: &[u8], peer: SocketAddr) {
-        self.bytes.extend_from_slice(reply);
-        self.replies.push((self.bytes.len(), peer.into()));
+    /// Queues `datagram`; false when it cannot be (a thread panicked holding the queue).
+    pub(crate) fn push(&self, datagram: &[u8]) -> bool {
+        match self.boxes.lock() {
+            Ok(mut boxes) => {
+                boxes.0.push(datagram, None);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
-    /// Sends every queued reply, waiting for room in the socket's send buffer when it is
-    /// full. A reply the kernel refuses is dropped, as a failed `sendto` would drop it.
+    /// Sends what is queued through `socket` without waiting: `sent` is called once per
+    /// datagram that went out, `failed` with each one that did not (the send buffer is
+    /// full, or the kernel refused it).
+    pub(crate) fn send_now(
+        &self,
+        socket: &UdpSocket,
+        mut sent: impl FnMut(),
+        mut failed: impl FnMut(&[u8]),
+    ) {
+        let Some(mut batch) = self.take() else {
+            return;
+        };
+        let mut at = 0;
+        while at < batch.len() {
+            match socket.try_io(Interest::WRITABLE, || batch.send_from(socket, at)) {
+                Ok(n) => {
+                    (0..n).for_each(|_| sent());
+                    at += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    (at..batch.len())
+                        .filter_map(|i| batch.datagram(i))
+                        .for_each(&mut failed);
+                    break;
+                }
+                Err(_) => {
+                    batch.datagram(at).into_iter().for_each(&mut failed);
+                    at += 1;
+                }
+            }
+        }
+        batch.clear();
+        if let Ok(mut boxes) = self.boxes.lock() {
+            boxes.1 = batch;
+        }
+    }
+
+    /// Takes the queued datagrams, leaving the spare outbox in their place.
+    fn take(&self) -> Option<Outbox> {
+        let mut boxes = self.boxes.lock().ok()?;
+        let (queued, spare) = &mut *boxes;
+        std::mem::swap(queued, spare);
+        Some(std::mem::take(spare))
+    }
+}
+
+/// Datagrams waiting to be sent together through one socket.
+#[derive(Default)]
+struct Outbox {
+    /// The datagrams, one after another.
+    bytes: Vec<u8>,
+    /// Where each datagram ends in `bytes`, and whom it goes to (none on a connected
+    /// socket).
+    ends: Vec<(usize, Option<SocketAddrAny>)>,
+}
+
+impl Outbox {
+    fn push(&mut self, datagram: &[u8], peer: Option<SocketAddr>) {
+        self.bytes.extend_from_slice(datagram);
+        self.ends.push((self.bytes.len(), peer.map(Into::into)));
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Where datagram `i` starts in `bytes`.
+    fn start(&self, i: usize) -> usize {
+        i.checked_sub(1)
+            .and_then(|previous| self.ends.get(previous))
+            .map_or(0, |&(end, _)| end)
+    }
+
+    /// Datagram `i`'s bytes.
+    fn datagram(&self, i: usize) -> Option<&[u8]> {
+        let &(end, _) = self.ends.get(i)?;
+        self.bytes.get(self.start(i)..end)
+    }
+
+    /// Sends every queued datagram, waiting for room in the socket's send buffer when it is
+    /// full. A datagram the kernel refuses is dropped, as a failed `sendto` would drop it.
     async fn flush(&mut self, socket: &UdpSocket) {
         let mut sent = 0;
-        while sent < self.replies.len() {
+        while sent < self.len() {
             match socket.try_io(Interest::WRITABLE, || self.send_from(socket, sent)) {
                 Ok(n) => sent += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -197,30 +313,25 @@ impl Outbox {
                 }
             }
         }
-        self.bytes.clear();
-        self.replies.clear();
+        self.clear();
     }
 
-    /// One `sendmmsg` of up to [`BATCH`] replies from index `first` on; returns how many
-    /// went out (at least one: the kernel reports a failure of the first as an error).
+    /// One `sendmmsg` of up to [`BATCH`] datagrams from index `first` on; returns how many
+    /// went out, at least one (the kernel reports a failure of the first as an error).
     fn send_from(&self, socket: &UdpSocket, first: usize) -> io::Result<usize> {
-        let start = first
-            .checked_sub(1)
-            .and_then(|previous| self.replies.get(previous))
-            .map_or(0, |&(end, _)| end);
-        let replies = self.replies.get(first..).unwrap_or_default();
-        let count = replies.len().min(BATCH);
-        let mut replies = replies.iter();
-        let mut from = start;
+        let ends = self.ends.get(first..).unwrap_or_default();
+        let count = ends.len().min(BATCH);
+        let mut ends = ends.iter();
+        let mut from = self.start(first);
         let mut parts: [Part<'_>; BATCH] = std::array::from_fn(|_| {
             let mut part = Part {
                 iov: [IoSlice::new(&[])],
                 peer: None,
                 control: SendAncillaryBuffer::default(),
             };
-            if let Some((end, peer)) = replies.next() {
+            if let Some((end, peer)) = ends.next() {
                 part.iov = [IoSlice::new(self.bytes.get(from..*end).unwrap_or_default())];
-                part.peer = Some(peer);
+                part.peer = peer.as_ref();
                 from = *end;
             }
             part
@@ -230,13 +341,57 @@ impl Outbox {
             None => MMsgHdr::new(&part.iov, &mut part.control),
         });
         let messages = messages.get_mut(..count).unwrap_or_default();
-        Ok(sendmmsg(socket, messages, SendFlags::empty())?)
+        match sendmmsg(socket, messages, SendFlags::empty())? {
+            // Not reported for a non-empty batch; counted as a failure of the first, so
+            // that no caller loops on it.
+            0 => Err(io::Error::other("sendmmsg sent nothing")),
+            n => Ok(n),
+        }
     }
 }
 
-/// One message of a `sendmmsg`: its bytes, its destination, no control data.
+/// One message of a `sendmmsg`: its bytes, its destination (none on a connected socket),
+/// no control data.
 struct Part<'a> {
     iov: [IoSlice<'a>; 1],
     peer: Option<&'a SocketAddrAny>,
     control: SendAncillaryBuffer<'a, 'a, 'a>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connected socket's queue: what goes out is counted, and a datagram the kernel
+    /// refuses (here with the ECONNREFUSED an ICMP port unreachable left on the socket) is
+    /// handed back, while the rest of the batch still goes out.
+    #[tokio::test]
+    async fn queue_counts_sent_and_hands_back_refused() {
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let target = closed.local_addr().unwrap();
+        drop(closed);
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        socket.connect(target).await.unwrap();
+        // Like tokio's own `try_send`, a send is only tried once the runtime has seen the
+        // socket writable.
+        socket.writable().await.unwrap();
+        let queue = Queue::new();
+        let (mut sent, mut failed) = (0, Vec::new());
+
+        assert!(queue.push(b"first"));
+        queue.send_now(&socket, || sent += 1, |d| failed.push(d.to_vec()));
+        assert_eq!((sent, failed.len()), (1, 0));
+
+        // The port unreachable comes back over loopback at once; give it a moment.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(queue.push(b"second"));
+        assert!(queue.push(b"third"));
+        queue.send_now(&socket, || sent += 1, |d| failed.push(d.to_vec()));
+        assert_eq!(failed, [b"second".to_vec()]);
+        assert_eq!(sent, 2);
+
+        // Nothing is left queued.
+        queue.send_now(&socket, || sent += 1, |d| failed.push(d.to_vec()));
+        assert_eq!((sent, failed.len()), (2, 1));
+    }
 }

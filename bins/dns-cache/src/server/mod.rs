@@ -74,8 +74,9 @@ impl Pending {
 
     /// Serves a UDP query: when `forward` can send it at once, no task waits for the
     /// upstream and its reader completes the query; otherwise in a task of its own.
-    /// `permit` counts the query in flight until its reply is queued; a reply due at once
-    /// (the upstream could not be asked) is queued in `outgoing`.
+    /// The query to the upstream goes out when `outgoing` is flushed, and so does the
+    /// reply when the upstream could not be asked. `permit` counts the query in flight
+    /// until its reply is queued.
     pub(crate) fn serve_udp(
         mut self,
         socket: &Arc<UdpSocket>,

@@ -189,10 +189,11 @@ pub struct Detached {
 }
 
 impl Detached {
-    /// Sends `query` to the upstream; its reader calls `on_reply` (with this attempt, for
-    /// [`Forward::judge`], and the reader's queue of datagrams to send) when the reply
-    /// comes, the attempt fails or times out. When the query cannot be sent at once,
-    /// `on_reply` runs before this returns, with `outgoing`.
+    /// Sends `query` to the upstream when `outgoing` is flushed; its reader calls
+    /// `on_reply` (with this attempt, for [`Forward::judge`], and the reader's queue of
+    /// datagrams to send) when the reply comes, the attempt fails or times out. When the
+    /// query cannot be sent at once, `on_reply` runs with `outgoing`, before this returns
+    /// or during that flush.
     pub(crate) fn send(
         self,
         query: &[u8],

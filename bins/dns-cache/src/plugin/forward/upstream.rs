@@ -20,7 +20,7 @@ use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::batch::{Inbox, Outgoing};
+use crate::batch::{Deferred, Inbox, Outgoing, Queue};
 use crate::burst::Burst;
 use crate::metrics::Metrics;
 use crate::prehashed::BuildPreHashed;
@@ -122,6 +122,8 @@ struct UdpMux {
     socket: Arc<UdpSocket>,
     local: String,
     pending: Pending,
+    /// Detached queries registered and waiting to be sent together.
+    queue: Queue,
     _reader: AbortOnDrop,
 }
 
@@ -150,6 +152,7 @@ impl UdpMux {
             socket,
             local,
             pending,
+            queue: Queue::new(),
             _reader: AbortOnDrop(reader),
         })
     }
@@ -300,6 +303,23 @@ fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr, outgoin
                 remote,
             }),
             outgoing,
+        );
+    }
+}
+
+/// The detached queries a listener registered during its batch go out together, with one
+/// `sendmmsg`, when it flushes its replies.
+impl Deferred for Upstream {
+    fn send_now(&self, outgoing: &mut Outgoing) {
+        let Some(mux) = self.udp.get() else {
+            return;
+        };
+        mux.queue.send_now(
+            &mux.socket,
+            || {
+                self.conn_hits[0].inc();
+            },
+            |datagram| Self::not_sent(mux, original_id(datagram), outgoing),
         );
     }
 }
@@ -543,10 +563,12 @@ impl Upstream {
 
     /// Sends `query` over the shared UDP socket without a task waiting for it: the
     /// socket's reader calls `on_reply` with the reply or the error, at the latest at
-    /// `deadline` (plus up to one sweep interval). When the query cannot be sent at once,
-    /// `on_reply` gets [`Delivery::NotSent`] (and `outgoing`) before this returns.
+    /// `deadline` (plus up to one sweep interval). The query is queued and goes out with
+    /// the others of the batch when `outgoing` is flushed. When it cannot be sent at once,
+    /// `on_reply` gets [`Delivery::NotSent`] (and `outgoing`): before this returns, or
+    /// during that flush.
     pub(crate) fn send_detached(
-        &self,
+        self: &Arc<Self>,
         query: &[u8],
         deadline: Instant,
         outgoing: &mut Outgoing,
@@ -567,15 +589,16 @@ impl Upstream {
             }
             Err(Waiter::Task(_)) => return,
         };
-        if mux
-            .socket
-            .try_send(Rewritten::new(query, id).bytes())
-            .is_ok()
-        {
-            self.conn_hits[0].inc();
+        if mux.queue.push(Rewritten::new(query, id).bytes()) {
+            outgoing.defer(self);
             return;
         }
-        // Still registered unless the reader failed it meanwhile (then it was called).
+        Self::not_sent(mux, id, outgoing);
+    }
+
+    /// Completes the detached query of `id` with [`Delivery::NotSent`], unless the reader
+    /// completed it meanwhile.
+    fn not_sent(mux: &UdpMux, id: u16, outgoing: &mut Outgoing) {
         let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(&id));
         if let Some(Waiter::Detached { on_reply, .. }) = waiter {
             on_reply(Delivery::NotSent, outgoing);
