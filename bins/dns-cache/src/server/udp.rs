@@ -40,7 +40,10 @@ pub(super) async fn serve(
                 Ok(received) => received,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => {
+                    // Counted like a datagram, so that an error that persists still lets
+                    // the other tasks run.
                     tracing::debug!("udp receive: {e}");
+                    burst.spend(1).await;
                     continue;
                 }
             };
