@@ -40,28 +40,71 @@ pub fn set_ttls(msg: &mut [u8], ttl: u32) -> Result<()> {
 
 /// Replaces each TTL (OPT's excepted) of a message that parses by `new(ttl)`.
 fn rewrite_ttls(msg: &mut [u8], new: impl Fn(u32) -> u32) -> Result<()> {
-    let view = Message::parse(msg)?;
-    let counts = view.counts();
-    let mut pos = view.records_start();
-    let records =
-        u32::from(counts.answers) + u32::from(counts.authority) + u32::from(counts.additional);
+    let mut ttls = TtlCursor::new(msg)?;
     // Record positions depend only on bytes stored in place, which TTL rewrites never touch.
-    for _ in 0..records {
-        let at = name::skip(msg, pos);
-        let Some(&[t0, t1, _, _, l0, l1, l2, l3, r0, r1]) =
-            msg.get(at..).and_then(|rest| rest.first_chunk::<10>())
-        else {
-            break;
-        };
-        if Type(u16::from_be_bytes([t0, t1])) != Type::OPT
-            && let Some(ttl) = msg.get_mut(at + 4..at + 8)
-        {
-            let rewritten = new(u32::from_be_bytes([l0, l1, l2, l3]));
-            ttl.copy_from_slice(&rewritten.to_be_bytes());
+    while let Some(at) = ttls.next(msg) {
+        if let Some(ttl) = msg.get_mut(at..at + 4).and_then(|f| f.first_chunk_mut::<4>()) {
+            *ttl = new(u32::from_be_bytes(*ttl)).to_be_bytes();
         }
-        pos = at + 10 + usize::from(u16::from_be_bytes([r0, r1]));
     }
     Ok(())
+}
+
+/// Walks the TTL fields of a message's records, OPT's excepted, in message order.
+///
+/// A cache finds them once, when it stores a reply, and then patches each hit at those
+/// offsets without parsing the reply again. The cursor borrows nothing: each step reads the
+/// message it is given, so the caller may rewrite TTLs between steps (record positions do
+/// not depend on them).
+///
+/// ```
+/// # use dns_wire::cache::TtlCursor;
+/// # use dns_wire::{Class, OwnedMessage, OwnedRecord, RData};
+/// let mut reply = OwnedMessage::default();
+/// let a = RData::A([192, 0, 2, 1].into());
+/// reply.answers.push(OwnedRecord::new("a.example.".parse()?, Class::IN, 300, &a));
+/// let bytes = reply.to_vec()?;
+/// let mut ttls = TtlCursor::new(&bytes)?;
+/// let at = ttls.next(&bytes).unwrap();
+/// assert_eq!(bytes[at..at + 4], 300u32.to_be_bytes());
+/// assert_eq!(ttls.next(&bytes), None);
+/// # Ok::<(), dns_wire::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct TtlCursor {
+    pos: usize,
+    left: u32,
+}
+
+impl TtlCursor {
+    /// Validates `msg` (it must parse as a whole) and starts before its first record.
+    pub fn new(msg: &[u8]) -> Result<Self> {
+        let view = Message::parse(msg)?;
+        let counts = view.counts();
+        Ok(Self {
+            pos: view.records_start(),
+            left: u32::from(counts.answers)
+                + u32::from(counts.authority)
+                + u32::from(counts.additional),
+        })
+    }
+
+    /// The offset of the next record's TTL field in `msg`, the message given to
+    /// [`TtlCursor::new`] (or a copy with other TTLs); `None` after the last record.
+    pub fn next(&mut self, msg: &[u8]) -> Option<usize> {
+        while self.left > 0 {
+            self.left -= 1;
+            let at = name::skip(msg, self.pos);
+            let &[t0, t1, _, _, _, _, _, _, r0, r1] = msg.get(at..)?.first_chunk::<10>()? else {
+                return None;
+            };
+            self.pos = at + 10 + usize::from(u16::from_be_bytes([r0, r1]));
+            if Type(u16::from_be_bytes([t0, t1])) != Type::OPT {
+                return Some(at + 4);
+            }
+        }
+        None
+    }
 }
 
 /// Copies the letter case of the query's question name onto the response's question name,
@@ -230,6 +273,21 @@ mod tests {
         let before = m.clone();
         assert!(set_ttls(&mut m, 7).is_err());
         assert_eq!(m, before);
+    }
+
+    #[test]
+    fn rfc6891_s6_1_1_the_ttl_cursor_skips_opt_whose_ttl_holds_flags() {
+        let mut m = response(b"www.example.com");
+        let mut ttls = TtlCursor::new(&m).unwrap();
+        let at = ttls.next(&m).unwrap();
+        assert_eq!(m[at..at + 4], 300u32.to_be_bytes());
+        assert_eq!(ttls.next(&m), None);
+        assert_eq!(ttls.next(&m), None);
+        m.push(0);
+        assert!(TtlCursor::new(&m).is_err());
+        // A cursor given a shorter message than it was made for stops, it does not panic.
+        let mut ttls = TtlCursor::new(&m[..m.len() - 1]).unwrap();
+        assert_eq!(ttls.next(&m[..20]), None);
     }
 
     #[test]
