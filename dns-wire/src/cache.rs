@@ -95,9 +95,7 @@ impl TtlCursor {
         while self.left > 0 {
             self.left -= 1;
             let at = name::skip(msg, self.pos);
-            let &[t0, t1, _, _, _, _, _, _, r0, r1] = msg.get(at..)?.first_chunk::<10>()? else {
-                return None;
-            };
+            let &[t0, t1, _, _, _, _, _, _, r0, r1] = msg.get(at..)?.first_chunk::<10>()?;
             self.pos = at + 10 + usize::from(u16::from_be_bytes([r0, r1]));
             if Type(u16::from_be_bytes([t0, t1])) != Type::OPT {
                 return Some(at + 4);
