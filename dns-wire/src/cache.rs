@@ -43,7 +43,7 @@ fn rewrite_ttls(msg: &mut [u8], new: impl Fn(u32) -> u32) -> Result<()> {
     let mut ttls = TtlCursor::new(msg)?;
     // Record positions depend only on bytes stored in place, which TTL rewrites never touch.
     while let Some(at) = ttls.next(msg) {
-        if let Some(ttl) = msg.get_mut(at..at + 4).and_then(|f| f.first_chunk_mut::<4>()) {
+        if let Some(ttl) = msg.get_mut(at..).and_then(|f| f.first_chunk_mut::<4>()) {
             *ttl = new(u32::from_be_bytes(*ttl)).to_be_bytes();
         }
     }

@@ -18,3 +18,4 @@ pub mod request;
 pub mod route;
 pub mod run;
 pub mod server;
+pub mod stored;

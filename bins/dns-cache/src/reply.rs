@@ -3,11 +3,12 @@
 //! flags cleared; no OPT when the query had none), truncation with TC to what the client
 //! takes, and the in-place patching of a cached reply.
 
-use dns_wire::cache::{age_ttls, copy_name_case, set_id, set_ttls};
+use dns_wire::cache::{copy_name_case, set_id};
 use dns_wire::header::HEADER_LEN;
 use dns_wire::{Header, Message, OwnedEdns, OwnedMessage, OwnedQuestion, Rcode};
 
 use crate::request::Request;
+use crate::stored::StoredReply;
 
 /// A reply could not be written (the reply from upstream did not parse, or did not fit).
 #[derive(Debug, thiserror::Error)]
@@ -190,12 +191,12 @@ pub struct Replay {
 }
 
 /// Writes a stored reply (no OPT record, uncompressed question) for `req` into `out`
-/// without allocating once `out` has grown: ID, flags, question case, TTLs and the
-/// mirrored OPT are patched in place. Falls back to [`scrub`] when the reply does not fit.
-/// Returns `false` if `stored` does not answer `req`'s question.
-pub fn replay(stored: &[u8], req: &Request<'_>, how: Replay, out: &mut Vec<u8>) -> bool {
+/// without parsing it, and without allocating once `out` has grown: ID, flags, question
+/// case, TTLs and the mirrored OPT are patched in place. Falls back to [`scrub`] when the
+/// reply does not fit. Returns `false` if `stored` does not answer `req`'s question.
+pub fn replay(stored: &StoredReply, req: &Request<'_>, how: Replay, out: &mut Vec<u8>) -> bool {
     out.clear();
-    out.extend_from_slice(stored);
+    out.extend_from_slice(stored.message());
     if set_id(out, req.header.id).is_err() || copy_name_case(out, &req.question.name).is_err() {
         return false;
     }
@@ -217,12 +218,10 @@ pub fn replay(stored: &[u8], req: &Request<'_>, how: Replay, out: &mut Vec<u8>) 
     let query = req.header.flags();
     let flags = 0x8000 | (query & (0x7800 | 0x0100 | 0x0010)) | (stored_flags & keep);
     out[2..4].copy_from_slice(&flags.to_be_bytes());
-    let aged = match how.stale_ttl {
-        Some(ttl) => set_ttls(out, ttl).is_ok(),
-        None => how.age == 0 || age_ttls(out, how.age).is_ok(),
-    };
-    if !aged {
-        return false;
+    match how.stale_ttl {
+        Some(ttl) => stored.rewrite_ttls(out, |_| ttl),
+        None if how.age > 0 => stored.rewrite_ttls(out, |ttl| ttl.saturating_sub(how.age)),
+        None => {}
     }
     if let Some(edns) = req.edns {
         if out.len() + OPT_LEN <= req.max_reply() {
@@ -379,7 +378,7 @@ mod tests {
         stored.header.ra = true;
         stored.header.ad = true;
         stored.header.aa = true;
-        let stored = stored.to_vec().unwrap();
+        let stored = StoredReply::new(stored.to_vec().unwrap()).unwrap();
         let q = query("WwW.eXample.", Type::TXT, Some((1232, false)));
         let r = req(&q, Proto::Udp);
         let mut out = Vec::with_capacity(4096);
@@ -428,7 +427,7 @@ mod tests {
 
     #[test]
     fn replay_truncates_when_the_client_takes_less() {
-        let stored = big_answer("big.example.", 20).to_vec().unwrap();
+        let stored = StoredReply::new(big_answer("big.example.", 20).to_vec().unwrap()).unwrap();
         let q = query("big.example.", Type::TXT, None);
         let mut out = Vec::new();
         assert!(replay(

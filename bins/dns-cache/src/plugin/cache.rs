@@ -12,7 +12,6 @@ use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use corefile::plugins::{Cache as CacheConfig, CacheTier};
 use dns_wire::{Message, RData, Type};
 use prometheus_client::metrics::counter::Counter;
@@ -24,6 +23,7 @@ use crate::names::{Zone, in_any};
 use crate::prehashed::BuildPreHashed;
 use crate::reply::{Replay, replay};
 use crate::request::Request;
+use crate::stored::StoredReply;
 
 /// Shards per table (CoreDNS: 256).
 const SHARDS: usize = 256;
@@ -50,13 +50,13 @@ pub enum Lookup {
     /// As `Hit`, and the entry should be refreshed in the background.
     HitRefresh,
     /// An expired entry within `serve_stale verify`: ask upstream first, serve this on failure.
-    Verify(Bytes),
+    Verify(StoredReply),
     /// Nothing usable.
     Miss,
 }
 
 struct Entry {
-    reply: Bytes,
+    reply: StoredReply,
     stored: Instant,
     ttl: u32,
     hits: u64,
@@ -375,7 +375,7 @@ impl Cache {
     }
 
     /// Writes a stale reply (every TTL 0) for `req`.
-    pub fn serve_stale(&self, reply: &[u8], req: &Request<'_>, out: &mut Vec<u8>) -> bool {
+    pub fn serve_stale(&self, reply: &StoredReply, req: &Request<'_>, out: &mut Vec<u8>) -> bool {
         let how = Replay {
             age: 0,
             stale_ttl: Some(0),
@@ -445,7 +445,7 @@ impl Cache {
         if ttl == 0 {
             return false;
         }
-        let Some(stored) = stored_form(&msg, ttl) else {
+        let Some(stored) = stored_form(&msg, ttl).and_then(StoredReply::new) else {
             self.drops.inc();
             return false;
         };
@@ -459,7 +459,7 @@ impl Cache {
         tier.insert(
             key,
             Entry {
-                reply: Bytes::from(stored),
+                reply: stored,
                 stored: now,
                 ttl,
                 hits: 0,

@@ -28,6 +28,7 @@ use crate::classify::ReplyType;
 use crate::metrics::{Metrics, qtype_label};
 use crate::reply::{ReplyInfo, rcode_reply, scrub};
 use crate::request::{Admission, Proto, Request, admit};
+use crate::stored::StoredReply;
 
 /// A chain's failure: the rcode it returns and the error the `errors` plugin logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,7 +83,7 @@ pub enum Step {
     /// serve if upstream fails (`serve_stale verify`).
     Forward {
         /// The stale entry, if any.
-        stale: Option<Bytes>,
+        stale: Option<StoredReply>,
     },
 }
 
@@ -139,7 +140,7 @@ impl Chain {
     pub async fn resolve(
         self: &Arc<Self>,
         req: &Request<'_>,
-        stale: Option<Bytes>,
+        stale: Option<StoredReply>,
         resume: Option<forward::Attempts>,
         out: &mut Vec<u8>,
     ) -> Outcome {
@@ -156,7 +157,7 @@ impl Chain {
         &self,
         req: &Request<'_>,
         result: Result<Vec<u8>, Failure>,
-        stale: Option<Bytes>,
+        stale: Option<StoredReply>,
         out: &mut Vec<u8>,
     ) -> Outcome {
         match result {

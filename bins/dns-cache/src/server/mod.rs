@@ -26,6 +26,7 @@ use crate::plugin::forward::{Attempts, Delivery, Detached, Judged};
 use crate::plugin::{Step, report};
 use crate::reply::{bad_version_reply, rcode_reply, reject_reply};
 use crate::request::{Admission, Proto, Request, admit};
+use crate::stored::StoredReply;
 
 /// Queries waiting for upstream, per listener.
 pub const MAX_IN_FLIGHT: usize = 10_000;
@@ -50,7 +51,7 @@ pub(crate) struct Pending {
     proto: Proto,
     client: SocketAddr,
     start: Instant,
-    stale: Option<Bytes>,
+    stale: Option<StoredReply>,
     /// The first attempt, when `forward` can make it without a task.
     detached: Option<Detached>,
 }
