@@ -48,6 +48,13 @@ pub fn dns_decode(data: &[u8]) {
         let _ = cache::CacheKey::new(&question);
     }
     let _ = OwnedMessage::from_message(&msg);
+    let mut ttls = cache::TtlCursor::new(data).expect("a parsed message has TTL offsets");
+    while let Some(at) = ttls.next(data) {
+        assert!(
+            data.get(at..at + 4).is_some(),
+            "TTL offset {at} past the end"
+        );
+    }
     let mut copy = data.to_vec();
     cache::age_ttls(&mut copy, 17).expect("a parsed message can be aged");
     // A pointer may aim into the header or a TTL field (any earlier offset is legal), so the
