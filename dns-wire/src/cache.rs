@@ -79,18 +79,24 @@ pub struct TtlCursor {
 impl TtlCursor {
     /// Validates `msg` (it must parse as a whole) and starts before its first record.
     pub fn new(msg: &[u8]) -> Result<Self> {
-        let view = Message::parse(msg)?;
-        let counts = view.counts();
-        Ok(Self {
-            pos: view.records_start(),
+        Message::parse(msg).map(|view| Self::of(&view))
+    }
+
+    /// Starts before the first record of a message parsed already, which
+    /// [`TtlCursor::next`] is then given (or a copy of it, or a prefix that ends where a
+    /// record ends: the cursor stops there).
+    pub fn of(msg: &Message<'_>) -> Self {
+        let counts = msg.counts();
+        Self {
+            pos: msg.records_start(),
             left: u32::from(counts.answers)
                 + u32::from(counts.authority)
                 + u32::from(counts.additional),
-        })
+        }
     }
 
-    /// The offset of the next record's TTL field in `msg`, the message given to
-    /// [`TtlCursor::new`] (or a copy with other TTLs); `None` after the last record.
+    /// The offset of the next record's TTL field in `msg`, the message the cursor was made
+    /// from (or a copy with other TTLs); `None` after the last record, or where `msg` ends.
     pub fn next(&mut self, msg: &[u8]) -> Option<usize> {
         while self.left > 0 {
             self.left -= 1;
@@ -286,6 +292,24 @@ mod tests {
         // A cursor given a shorter message than it was made for stops, it does not panic.
         let mut ttls = TtlCursor::new(&m[..m.len() - 1]).unwrap();
         assert_eq!(ttls.next(&m[..20]), None);
+    }
+
+    #[test]
+    fn rfc6891_s6_1_1_a_cursor_of_a_parsed_message_stops_before_a_trailing_opt_cut_off() {
+        let m = response(b"www.example.com");
+        let view = Message::parse(&m).unwrap();
+        let mut ttls = TtlCursor::of(&view);
+        let mut again = TtlCursor::new(&m).unwrap();
+        assert_eq!(ttls.next(&m), again.next(&m));
+        assert_eq!(ttls.next(&m), None);
+        // The same message without its OPT record, the last one: the answer's TTL, then the
+        // end of the bytes.
+        let opt_start = view.opt().unwrap().ttl_offset() - 5;
+        let mut ttls = TtlCursor::of(&view);
+        let cut = &m[..opt_start];
+        let at = ttls.next(cut).unwrap();
+        assert_eq!(cut[at..at + 4], 300u32.to_be_bytes());
+        assert_eq!(ttls.next(cut), None);
     }
 
     #[test]

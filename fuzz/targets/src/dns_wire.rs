@@ -49,12 +49,19 @@ pub fn dns_decode(data: &[u8]) {
     }
     let _ = OwnedMessage::from_message(&msg);
     let mut ttls = cache::TtlCursor::new(data).expect("a parsed message has TTL offsets");
+    let mut of_parsed = cache::TtlCursor::of(&msg);
     while let Some(at) = ttls.next(data) {
         assert!(
             data.get(at..at + 4).is_some(),
             "TTL offset {at} past the end"
         );
+        assert_eq!(of_parsed.next(data), Some(at), "the two cursors disagree");
     }
+    assert_eq!(
+        of_parsed.next(data),
+        None,
+        "the two cursors disagree at the end"
+    );
     let mut copy = data.to_vec();
     cache::age_ttls(&mut copy, 17).expect("a parsed message can be aged");
     // A pointer may aim into the header or a TTL field (any earlier offset is legal), so the
