@@ -265,6 +265,7 @@ mod tests {
     use super::*;
     use crate::request::tests::{client, query};
     use crate::request::{Admission, Proto, admit};
+    use dns_wire::cache::TtlCursor;
     use dns_wire::{Class, Name, OwnedRecord, Section, Type};
 
     fn req(bytes: &[u8], proto: Proto) -> Request<'_> {
@@ -272,6 +273,13 @@ mod tests {
             Admission::Query(r) | Admission::BadVersion(r) | Admission::Refused(r) => r,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `m` as the cache keeps it, its TTLs (all 300) unchanged.
+    fn stored_reply(m: &OwnedMessage) -> StoredReply {
+        let bytes = m.to_vec().unwrap();
+        let ttls = TtlCursor::new(&bytes).unwrap();
+        StoredReply::new(bytes, ttls, 300).unwrap()
     }
 
     fn big_answer(name: &str, n: usize) -> OwnedMessage {
@@ -378,7 +386,7 @@ mod tests {
         stored.header.ra = true;
         stored.header.ad = true;
         stored.header.aa = true;
-        let stored = StoredReply::new(stored.to_vec().unwrap()).unwrap();
+        let stored = stored_reply(&stored);
         let q = query("WwW.eXample.", Type::TXT, Some((1232, false)));
         let r = req(&q, Proto::Udp);
         let mut out = Vec::with_capacity(4096);
@@ -427,7 +435,7 @@ mod tests {
 
     #[test]
     fn replay_truncates_when_the_client_takes_less() {
-        let stored = StoredReply::new(big_answer("big.example.", 20).to_vec().unwrap()).unwrap();
+        let stored = stored_reply(&big_answer("big.example.", 20));
         let q = query("big.example.", Type::TXT, None);
         let mut out = Vec::new();
         assert!(replay(

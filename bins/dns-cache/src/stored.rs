@@ -14,11 +14,15 @@ pub struct StoredReply {
 }
 
 impl StoredReply {
-    /// Keeps `reply`; `None` if it does not parse as a whole.
-    pub fn new(mut reply: Vec<u8>) -> Option<Self> {
+    /// Keeps `reply` with every TTL (OPT's excepted) set to `ttl`. `ttls` walks `reply`:
+    /// made from it, or from the parsed message it copies (see [`TtlCursor::of`]), so that
+    /// storing a reply parses it once. `None` if a TTL lies beyond 64 KiB.
+    pub fn new(mut reply: Vec<u8>, mut ttls: TtlCursor, ttl: u32) -> Option<Self> {
         let len = reply.len();
-        let mut ttls = TtlCursor::new(&reply).ok()?;
         while let Some(at) = reply.get(..len).and_then(|msg| ttls.next(msg)) {
+            if let Some(field) = reply.get_mut(at..).and_then(|f| f.first_chunk_mut::<4>()) {
+                *field = ttl.to_be_bytes();
+            }
             reply.extend_from_slice(&u16::try_from(at).ok()?.to_le_bytes());
         }
         Some(Self {
@@ -64,10 +68,21 @@ mod tests {
         m.to_vec().unwrap()
     }
 
+    fn stored(ttl: u32) -> StoredReply {
+        let bytes = reply();
+        let ttls = TtlCursor::new(&bytes).unwrap();
+        StoredReply::new(bytes, ttls, ttl).unwrap()
+    }
+
     #[test]
-    fn rfc1035_s3_2_1_every_ttl_is_rewritten_and_rfc6891_opt_is_not() {
-        let stored = StoredReply::new(reply()).unwrap();
-        assert_eq!(stored.message(), reply());
+    fn rfc1035_s3_2_1_every_ttl_is_set_and_rewritten_and_rfc6891_opt_is_not() {
+        let stored = stored(300);
+        let m = Message::parse(stored.message()).unwrap();
+        assert!(
+            m.records()
+                .all(|(_, r)| r.rtype() == Type::OPT || r.ttl() == 300)
+        );
+        assert_eq!(m.edns(), Message::parse(&reply()).unwrap().edns());
         let mut out = stored.message().to_vec();
         stored.rewrite_ttls(&mut out, |ttl| ttl.saturating_sub(250));
         let m = Message::parse(&out).unwrap();
@@ -76,7 +91,7 @@ mod tests {
             .filter(|(_, r)| r.rtype() != Type::OPT)
             .map(|(_, r)| r.ttl())
             .collect();
-        assert_eq!(ttls, [50, 0, 0]);
+        assert_eq!(ttls, [50, 50, 50]);
         assert_eq!(
             m.edns().unwrap(),
             Message::parse(&reply()).unwrap().edns().unwrap()
@@ -84,11 +99,8 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_that_does_not_parse_is_not_kept_and_a_short_copy_is_left_alone() {
-        let mut bad = reply();
-        bad.push(0);
-        assert!(StoredReply::new(bad).is_none());
-        let stored = StoredReply::new(reply()).unwrap();
+    fn a_short_copy_is_left_alone() {
+        let stored = stored(300);
         let mut short = stored.message()[..20].to_vec();
         let before = short.clone();
         stored.rewrite_ttls(&mut short, |_| 0);

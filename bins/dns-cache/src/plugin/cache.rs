@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use corefile::plugins::{Cache as CacheConfig, CacheTier};
+use dns_wire::cache::TtlCursor;
 use dns_wire::{Message, RData, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -445,7 +446,7 @@ impl Cache {
         if ttl == 0 {
             return false;
         }
-        let Some(stored) = stored_form(&msg, ttl).and_then(StoredReply::new) else {
+        let Some(stored) = stored_form(&msg, ttl) else {
             self.drops.inc();
             return false;
         };
@@ -492,18 +493,33 @@ fn minimal_ttl(msg: &Message<'_>, denial: bool) -> u32 {
         .fold(MAX_SUCCESS_TTL, u32::min)
 }
 
-/// The bytes to store: ID 0, no OPT record, every TTL set to `ttl`. The OPT record is
-/// almost always last and is cut off in place; otherwise the reply is re-encoded.
-fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<Vec<u8>> {
+/// The reply to store: ID 0, no OPT record, every TTL set to `ttl`. The OPT record is
+/// almost always last and is cut off in place, so the copy is `msg` or a prefix of it,
+/// whose TTLs `msg`'s cursor finds without parsing again (compression pointers only point
+/// back, so the prefix is as valid as `msg`); otherwise the reply is re-encoded.
+fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<StoredReply> {
     let raw = msg.as_bytes();
-    let mut out = match msg.opt() {
-        None => raw.to_vec(),
+    // Room for the two bytes of each TTL offset that StoredReply appends (OPT has none), so
+    // that the buffer is neither grown nor shared separately.
+    let counts = msg.counts();
+    let offsets = [counts.answers, counts.authority, counts.additional]
+        .into_iter()
+        .map(usize::from)
+        .sum::<usize>()
+        .saturating_sub(usize::from(msg.opt().is_some()));
+    let copy = |bytes: &[u8]| {
+        let mut out = Vec::with_capacity(bytes.len() + 2 * offsets);
+        out.extend_from_slice(bytes);
+        out
+    };
+    let (mut out, ttls) = match msg.opt() {
+        None => (copy(raw), TtlCursor::of(msg)),
         Some(opt) if opt.rdata_end() == raw.len() => {
             let start = opt.ttl_offset().checked_sub(5)?;
-            let mut out = raw.get(..start)?.to_vec();
-            let arcount = msg.counts().additional.checked_sub(1)?;
+            let mut out = copy(raw.get(..start)?);
+            let arcount = counts.additional.checked_sub(1)?;
             out.get_mut(10..12)?.copy_from_slice(&arcount.to_be_bytes());
-            out
+            (out, TtlCursor::of(msg))
         }
         Some(_) => {
             let mut owned = dns_wire::OwnedMessage::from_message(msg).ok()?;
@@ -511,12 +527,12 @@ fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<Vec<u8>> {
             let mut buf = vec![0; raw.len() + 512];
             let len = owned.encode(&mut buf).ok()?;
             buf.truncate(len);
-            buf
+            let ttls = TtlCursor::new(&buf).ok()?;
+            (buf, ttls)
         }
     };
     out.get_mut(..2)?.copy_from_slice(&[0, 0]);
-    dns_wire::cache::set_ttls(&mut out, ttl).ok()?;
-    Some(out)
+    StoredReply::new(out, ttls, ttl)
 }
 
 #[cfg(test)]
