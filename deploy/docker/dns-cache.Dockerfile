@@ -2,14 +2,14 @@
 FROM rust:1.89-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --locked --release -p dns-cache --bin dns-cache
+RUN cargo build --locked --profile dist -p dns-cache --bin dns-cache
 
 FROM debian:bookworm-slim
 # node-local mode keeps its NOTRACK rules with iptables-restore / iptables-save.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends iptables \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/target/release/dns-cache /usr/local/bin/dns-cache
+COPY --from=build /src/target/dist/dns-cache /usr/local/bin/dns-cache
 # Runs as root with only NET_BIND_SERVICE (port 53), NET_ADMIN and NET_RAW (node-local mode's
 # link and NOTRACK rules): the DaemonSet drops every other capability.
 EXPOSE 53/udp 53/tcp 9253/tcp

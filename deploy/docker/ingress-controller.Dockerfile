@@ -6,7 +6,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cargo build --locked --release -p ingress-controller --bin ingress-controller
+RUN cargo build --locked --profile dist -p ingress-controller --bin ingress-controller
 
 FROM debian:bookworm-slim
 # Debian's nginx with the Lua module the balancer runs in.
@@ -16,7 +16,7 @@ RUN apt-get update \
     && groupadd --gid 65532 ingress \
     && useradd --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin ingress \
     && install -d -o 65532 -g 65532 /var/lib/ingress-controller /var/lib/nginx /var/log/nginx
-COPY --from=build /src/target/release/ingress-controller /usr/local/bin/ingress-controller
+COPY --from=build /src/target/dist/ingress-controller /usr/local/bin/ingress-controller
 # Non-root: nginx listens on 8080 and 8443 (the Deployment's --http-port/--https-port; its
 # Service maps 80 and 443).
 USER 65532:65532

@@ -2,14 +2,14 @@
 FROM rust:1.89-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --locked --release -p service-proxy --bin service-proxy
+RUN cargo build --locked --profile dist -p service-proxy --bin service-proxy
 
 FROM debian:bookworm-slim
 # iptables-restore and iptables-save, legacy and nft builds (--iptables-variant).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends iptables \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/target/release/service-proxy /usr/local/bin/service-proxy
+COPY --from=build /src/target/dist/service-proxy /usr/local/bin/service-proxy
 # Runs as root with only NET_ADMIN and NET_RAW (the DaemonSet drops every other capability):
 # iptables-restore needs them and a non-root child would not inherit them.
 EXPOSE 10256/tcp
