@@ -7,7 +7,8 @@
 //! TTL of the reply clamped to the tier's `[MINTTL, TTL]`, and every TTL served is the
 //! entry's remaining lifetime; SERVFAIL is kept `servfail` long (5 s by default).
 
-use std::collections::HashMap;
+mod shard;
+
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -21,10 +22,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use crate::classify::ReplyType;
 use crate::metrics::{Labels, Metrics};
 use crate::names::{Zone, in_any};
-use crate::prehashed::BuildPreHashed;
 use crate::reply::{Replay, replay};
 use crate::request::Request;
 use crate::stored::StoredReply;
+use shard::{Inserted, Shard};
 
 /// Shards per table (CoreDNS: 256).
 const SHARDS: usize = 256;
@@ -65,13 +66,8 @@ struct Entry {
     refreshing: bool,
 }
 
-struct Shard {
-    map: HashMap<u64, Entry, BuildPreHashed>,
-    rng: u64,
-}
-
 struct Tier {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Mutex<Shard<Entry>>]>,
     per_shard: usize,
     min_ttl: u32,
     max_ttl: u32,
@@ -96,10 +92,9 @@ impl Tier {
         Self {
             shards: (0..SHARDS)
                 .map(|i| {
-                    Mutex::new(Shard {
-                        map: HashMap::default(),
-                        rng: seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    })
+                    Mutex::new(Shard::new(
+                        seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    ))
                 })
                 .collect(),
             per_shard,
@@ -111,7 +106,7 @@ impl Tier {
         }
     }
 
-    fn shard(&self, key: u64) -> Option<&Mutex<Shard>> {
+    fn shard(&self, key: u64) -> Option<&Mutex<Shard<Entry>>> {
         self.shards.get((key % SHARDS as u64) as usize)
     }
 
@@ -123,25 +118,20 @@ impl Tier {
         let Some(mut shard) = self.shard(key).and_then(|s| s.lock().ok()) else {
             return;
         };
-        if !shard.map.contains_key(&key) && shard.map.len() >= self.per_shard.max(1) {
-            shard.rng ^= shard.rng << 13;
-            shard.rng ^= shard.rng >> 7;
-            shard.rng ^= shard.rng << 17;
-            let skip = (shard.rng % shard.map.len() as u64) as usize;
-            if let Some(victim) = shard.map.keys().nth(skip).copied() {
-                shard.map.remove(&victim);
-                self.evictions.inc();
-                self.entries.dec();
+        match shard.insert(key, entry, self.per_shard) {
+            Inserted::Replaced => {}
+            Inserted::Added => {
+                self.entries.inc();
             }
-        }
-        if shard.map.insert(key, entry).is_none() {
-            self.entries.inc();
+            Inserted::Evicted => {
+                self.evictions.inc();
+            }
         }
     }
 
     fn remove(&self, key: u64) {
         if let Some(mut shard) = self.shard(key).and_then(|s| s.lock().ok())
-            && shard.map.remove(&key).is_some()
+            && shard.remove(key)
         {
             self.entries.dec();
         }
@@ -306,7 +296,7 @@ impl Cache {
             let Some(mut shard) = tier.shard(key).and_then(|s| s.lock().ok()) else {
                 continue;
             };
-            let Some(entry) = shard.map.get_mut(&key) else {
+            let Some(entry) = shard.get_mut(key) else {
                 continue;
             };
             let age = now.saturating_duration_since(entry.stored);
@@ -395,7 +385,7 @@ impl Cache {
         };
         for tier in [&self.denial, &self.success] {
             if let Some(mut shard) = tier.shard(key).and_then(|s| s.lock().ok())
-                && let Some(entry) = shard.map.get_mut(&key)
+                && let Some(entry) = shard.get_mut(key)
             {
                 entry.refreshing = false;
             }
@@ -677,7 +667,7 @@ mod tests {
             .success
             .shards
             .iter()
-            .map(|s| s.lock().unwrap().map.len())
+            .map(|s| s.lock().unwrap().len())
             .sum();
         assert_eq!(held, 9984);
         assert_eq!(c.success.entries.get(), 9984);
