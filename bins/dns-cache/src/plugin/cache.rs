@@ -492,17 +492,18 @@ fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<StoredReply> {
     // Room for the two bytes of each TTL offset that StoredReply appends (OPT has none), so
     // that the buffer is neither grown nor shared separately.
     let counts = msg.counts();
+    let opt = msg.opt();
     let offsets = [counts.answers, counts.authority, counts.additional]
         .into_iter()
         .map(usize::from)
         .sum::<usize>()
-        .saturating_sub(usize::from(msg.opt().is_some()));
+        .saturating_sub(usize::from(opt.is_some()));
     let copy = |bytes: &[u8]| {
         let mut out = Vec::with_capacity(bytes.len() + 2 * offsets);
         out.extend_from_slice(bytes);
         out
     };
-    let (mut out, ttls) = match msg.opt() {
+    let (mut out, ttls) = match opt {
         None => (copy(raw), TtlCursor::of(msg)),
         Some(opt) if opt.rdata_end() == raw.len() => {
             let start = opt.ttl_offset().checked_sub(5)?;

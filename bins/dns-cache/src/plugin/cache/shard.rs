@@ -7,7 +7,6 @@
 //! thousands of steps on every insert into a full shard.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry as MapEntry;
 
 use crate::prehashed::BuildPreHashed;
 
@@ -65,13 +64,9 @@ impl<V> Shard<V> {
             return Inserted::Replaced;
         }
         let evicted = self.len() >= capacity.max(1) && self.evict_random();
-        if let MapEntry::Vacant(vacant) = self.map.entry(key) {
-            vacant.insert(Slot {
-                index: self.keys.len(),
-                value,
-            });
-            self.keys.push(key);
-        }
+        let index = self.keys.len();
+        self.map.insert(key, Slot { index, value });
+        self.keys.push(key);
         if evicted {
             Inserted::Evicted
         } else {
