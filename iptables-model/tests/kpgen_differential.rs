@@ -1,8 +1,8 @@
-//! Differential test against the independent Python reference generator
-//! (`../shared/tools/iptables/kpgen.py`) on random clusters. Skipped with a message when
-//! `python3` is missing. kpgen decides "uses cluster endpoints" as the spec's §5 words it,
-//! kube-proxy's code adds every externally reachable port; the clusters here avoid the one
-//! combination where the two differ (iTP=Local on an externally reachable port).
+//! Differential test against the project's independent Python model of kube-proxy
+//! (`tests/reference/kube_proxy.py`, written from kube-proxy's source, not from this crate) on
+//! random clusters. Fails when the model or `python3` is missing. The model follows
+//! kube-proxy's code, where a port that is reachable from outside always uses cluster endpoints
+//! even with iTP=Local; the clusters here keep iTP=Local to ports reachable only inside.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,
@@ -20,14 +20,9 @@ use std::process::{Command, Stdio};
 use iptables_model::kube::{SyncRequest, canonical_order, generate};
 use serde_json::{Value, json};
 
-const DRIVER: &str = r#"
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import kpgen
-for line in sys.stdin:
-    text, _ = kpgen.generate(json.loads(line))
-    sys.stdout.write(json.dumps(kpgen.canonical(text)) + "\n")
-"#;
+/// The reference model, run as `python3 kube_proxy.py --jsonl`: one JSON spec per input line,
+/// one JSON string (the canonical restore text) per output line.
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/kube_proxy.py");
 
 /// A small deterministic generator (xorshift), so failures reproduce.
 struct Rng(u64);
@@ -92,20 +87,16 @@ fn random_spec(rng: &mut Rng) -> Value {
 
 #[test]
 fn generation_matches_kpgen_on_random_clusters() {
-    let tools = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/tools/iptables");
     assert!(
-        std::path::Path::new(tools).join("kpgen.py").is_file(),
-        "shared tools missing at {tools}"
+        std::path::Path::new(MODEL).is_file(),
+        "the reference model is missing at {MODEL}"
     );
-    let Ok(mut child) = Command::new("python3")
-        .args(["-c", DRIVER, tools])
+    let mut child = Command::new("python3")
+        .args([MODEL, "--jsonl"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-    else {
-        eprintln!("SKIPPED kpgen differential: python3 not found");
-        return;
-    };
+        .unwrap_or_else(|e| panic!("cannot run python3 (needed for the reference model): {e}"));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let specs: Vec<Value> = (0..300).map(|_| random_spec(&mut rng)).collect();
     let mut input = String::new();
@@ -113,12 +104,12 @@ fn generation_matches_kpgen_on_random_clusters() {
         input.push_str(&spec.to_string());
         input.push('\n');
     }
-    // Feed stdin from another thread: kpgen answers line by line and would fill stdout's pipe.
+    // Feed stdin from another thread: the model answers line by line and would fill stdout's pipe.
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
     let output = child.wait_with_output().unwrap();
     writer.join().unwrap();
-    assert!(output.status.success(), "kpgen failed");
+    assert!(output.status.success(), "the reference model failed");
     let expected: Vec<String> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()

@@ -8,10 +8,9 @@
 )]
 #![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
-mod common;
+mod isolated_nginx;
 
 use nginx_conf::{Block, Directive, End, Error, Files, Resolver, parse};
-use std::process::Command;
 
 /// Where the probe goes (see edge-cases.md, "How a probe becomes a file").
 #[derive(Clone, Copy)]
@@ -445,14 +444,11 @@ fn every_edge_case_matches_nginx() {
     }
 }
 
-/// Runs `nginx-t.sh` on `path`: `None` when nginx cannot run here, else nginx's first
-/// `[emerg]`, `[alert]`, `[crit]` or `[error]` message with the folder `dir` taken out of file names (empty when it accepts).
+/// Runs the real `nginx -t` on `path` (see `isolated_nginx`): `None` when nginx cannot run here,
+/// else nginx's first `[emerg]`, `[alert]`, `[crit]` or `[error]` message with the folder `dir`
+/// taken out of file names (empty when it accepts).
 fn run_nginx(path: &std::path::Path, dir: &std::path::Path) -> Option<String> {
-    let tool = common::corpus().join("../../tools/nginx-t.sh");
-    let output = Command::new(&tool).arg(path).output().ok()?;
-    if output.status.code() == Some(3) {
-        return None;
-    }
+    let output = isolated_nginx::check(path)?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     Some(
         stderr
@@ -619,7 +615,7 @@ fn live_nginx_agrees_on_random_statements() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Runs the real nginx (through `../shared/tools/nginx-t.sh`) on every probe: it accepts or
+/// Runs the real nginx (through `isolated_nginx`) on every probe: it accepts or
 /// rejects lexically exactly where we do, with the same message. Skips when nginx cannot run.
 #[test]
 fn live_nginx_agrees_on_every_edge_case() {
