@@ -1,4 +1,4 @@
-//! Snippets and file imports (spec section 2.4) through the resolver traits.
+//! Snippets and file imports (`docs/corefile.md` §2.4) through the resolver traits.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,6 +1,6 @@
-//! Property tests (spec section 7): any generated tree that the emitter accepts reads back
-//! as the blocks, directives and tokens it describes, and the formatter leaves emitted text
-//! unchanged.
+//! Property tests (`docs/corefile.md` §7): any generated tree that the emitter accepts reads
+//! back as the blocks, directives and tokens it describes, and the formatter leaves emitted
+//! text unchanged.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

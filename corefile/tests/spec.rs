@@ -1,4 +1,4 @@
-//! One test per rule of the spec (`shared/specs/corefile.md`), named after its section.
+//! One test per rule of `docs/corefile.md`, named after the section that states it.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,5 +1,5 @@
-//! Adversarial inputs (spec §7.4): each must be a clean error (or a correct result), never a
-//! panic or a hang.
+//! Adversarial inputs (`docs/dns-wire.md` §7.4): each must be a clean error (or a correct
+//! result), never a panic or a hang.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

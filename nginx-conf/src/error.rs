@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn messages_are_nginx_s_words() {
-        // Spec section 4: the texts nginx and lua-nginx-module print.
+        // `docs/nginx-conf.md` §4: the texts nginx and lua-nginx-module print.
         let cases: [(ErrorKind, &str); 8] = [
             (ErrorKind::Unexpected(b'}'), "unexpected \"}\""),
             (

@@ -100,8 +100,8 @@ fn build(spec: &Spec) -> Option<Directive> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
-    /// Spec section 7: for every value `v`, `x v;` written by the emitter reads back as one
-    /// statement whose only argument is exactly `v` (or the emitter refuses `v`).
+    /// `docs/nginx-conf.md` §7: for every value `v`, `x v;` written by the emitter reads back
+    /// as one statement whose only argument is exactly `v` (or the emitter refuses `v`).
     #[test]
     fn any_value_stays_one_argument(value in hostile_bytes()) {
         let Ok(directive) = Directive::new("x").unwrap().arg(&value) else {

@@ -1,5 +1,5 @@
-//! The corpus's "CoreDNS view" JSON (spec section 8), written by hand so the crate needs no
-//! serde: a tiny JSON value and a printer matching Python's `json.dumps(indent=2,
+//! The corpus's "CoreDNS view" JSON (`docs/corefile.md` §8), written by hand so the crate
+//! needs no serde: a tiny JSON value and a printer matching Python's `json.dumps(indent=2,
 //! ensure_ascii=False)`, which produced the expected files.
 
 use corefile::parser::Token;
