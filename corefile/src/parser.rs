@@ -31,8 +31,7 @@ use crate::text::Text;
 pub const MAX_SNIPPET_EXPANSIONS: usize = 10_000;
 /// File imports allowed in one parse.
 pub const MAX_FILE_EXPANSIONS: usize = 100_000;
-/// Tokens allowed after import expansion (a crate cap; CoreDNS has none).
-pub const MAX_TOKENS: usize = 1_000_000;
+pub use crate::error::MAX_TOKENS;
 
 /// The file a token comes from: the main input, or an imported file of its block's
 /// file table ([`ServerBlock::files`], [`crate::view::BlockView::files`]).
