@@ -1,0 +1,229 @@
+//! The grammar of caddy's `parse.go`: server blocks, their keys, and the directives of a
+//! block with their tokens, including the rule of braces and new lines that ends a directive.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::names::{Found, directive_id, group_by_directive};
+use super::snippets::snippet_name;
+use super::tok::{Kind, Tok, output};
+use super::{FileId, Parser, Result, ServerBlock, Token};
+use crate::error::ParseErrorKind;
+use crate::lexer;
+
+impl<'i> Parser<'_, 'i> {
+    pub(super) fn parse_all(&mut self) -> Result<Vec<ServerBlock<'i>>> {
+        let mut blocks = Vec::new();
+        while self.next() {
+            let block = self.begin()?;
+            if !block.keys.is_empty() {
+                blocks.push(block);
+            }
+        }
+        Ok(blocks)
+    }
+
+    fn begin(&mut self) -> Result<ServerBlock<'i>> {
+        let mut block = ServerBlock {
+            keys: self.addresses()?,
+            ..ServerBlock::default()
+        };
+        if self.eof {
+            return Ok(block);
+        }
+        if let Some(name) = snippet_name(&block.keys) {
+            self.define_snippet(String::from(name))?;
+            block.keys.clear();
+            return Ok(block);
+        }
+        self.block_contents(&mut block)?;
+        if !self.files.is_empty() {
+            // File ids count up as files are first imported: the table's prefix up to the
+            // block's highest id names all of its files.
+            let needed = block.tokens.iter().map(|t| t.file).max();
+            let needed = needed.map_or(0, FileId::table_len);
+            block.files = self.files.get(..needed).unwrap_or_default().to_vec();
+        }
+        Ok(block)
+    }
+
+    fn addresses(&mut self) -> Result<Vec<Cow<'i, str>>> {
+        let mut keys = Vec::new();
+        let mut expecting_another = false;
+        loop {
+            let mut key = self.substituted_val()?;
+            if key == "import" && self.is_new_line() {
+                self.do_import()?;
+                continue;
+            }
+            if key == "{" {
+                if expecting_another {
+                    return Err(self.err(ParseErrorKind::ExpectedAnotherAddress));
+                }
+                break;
+            }
+            if !key.is_empty() {
+                expecting_another = key.ends_with(',');
+                if expecting_another {
+                    key = without_last_comma(key);
+                }
+                keys.push(key);
+            }
+            let has_next = self.next();
+            if expecting_another && !has_next {
+                return Err(self.err(ParseErrorKind::UnexpectedEof));
+            }
+            if !has_next {
+                self.eof = true;
+                break;
+            }
+            if !expecting_another && self.is_new_line() {
+                break;
+            }
+        }
+        Ok(keys)
+    }
+
+    fn block_contents(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
+        let braced = self.kind() == Some(Kind::Open);
+        if !braced {
+            self.back();
+        }
+        self.directives(block)?;
+        if braced && self.kind() != Some(Kind::Close) {
+            return Err(self.syntax_err('}'));
+        }
+        Ok(())
+    }
+
+    fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
+        // Blocks tend to look alike: the previous one's size is the first guess.
+        let mut tokens = Vec::with_capacity(self.block_tokens);
+        // Never saturates: a block takes two bytes of the main input (which `check_len`
+        // keeps below `u32::MAX`) or tokens of an import (at most `MAX_TOKENS`).
+        self.blocks_read = self.blocks_read.saturating_add(1);
+        let mut names = Found {
+            directives: Vec::with_capacity(self.block_directives),
+            by_id: core::mem::take(&mut self.scratch_by_id),
+            block: self.blocks_read,
+        };
+        let mut occurrences = core::mem::take(&mut self.scratch_occurrences);
+        occurrences.clear();
+        loop {
+            self.plain_directives(&mut tokens, &mut names, &mut occurrences);
+            if !self.next() {
+                break;
+            }
+            match self.kind() {
+                Some(Kind::Close) => break,
+                Some(Kind::Import) => {
+                    self.do_import()?;
+                    self.back();
+                }
+                _ => {
+                    let slot = self.directive_slot(&mut names)?;
+                    let start = tokens.len();
+                    self.directive_tokens(&mut tokens)?;
+                    occurrences.push((slot, start..tokens.len()));
+                }
+            }
+        }
+        self.block_tokens = tokens.len();
+        self.block_directives = names.directives.len();
+        let directives;
+        (directives, self.scratch_by_id) = (names.directives, names.by_id);
+        (block.directives, block.tokens) = group_by_directive(tokens, directives, &mut occurrences);
+        self.scratch_occurrences = occurrences;
+        Ok(())
+    }
+
+    /// The index in `names` of the directive the cursor names, added if it is new.
+    fn directive_slot(&mut self, names: &mut Found<'i>) -> Result<usize> {
+        let name = self.substituted_val()?;
+        match directive_id(&self.valid, &mut self.any_names, &name) {
+            Some(id) => Ok(names.slot(name, id)),
+            None => Err(self.err(ParseErrorKind::UnknownDirective(name.into_owned()))),
+        }
+    }
+
+    /// Appends the tokens of the directive occurrence the cursor is on to `tokens`.
+    fn directive_tokens(&mut self, tokens: &mut Vec<Token<'i>>) -> Result<()> {
+        if let Some(cur) = &self.cur {
+            tokens.push(output(cur, self.texts.text(cur)));
+        }
+        let mut nesting = 0usize;
+        loop {
+            self.plain_directive_tokens(tokens, &mut nesting);
+            if !self.next() {
+                break;
+            }
+            let new_line = self.is_new_line();
+            match self.kind() {
+                Some(Kind::Open) => nesting = nesting.saturating_add(1),
+                _ if new_line && nesting == 0 => {
+                    self.back();
+                    break;
+                }
+                Some(Kind::Close) if nesting > 0 => nesting -= 1,
+                Some(Kind::Close) => return Err(self.err(ParseErrorKind::UnmatchedCloseBrace)),
+                Some(Kind::Import) if new_line => {
+                    self.do_import()?;
+                    self.back();
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(cur) = &self.cur {
+                tokens.push(output(cur, self.substituted(cur)?));
+            }
+        }
+        if nesting > 0 {
+            return Err(self.err(ParseErrorKind::UnexpectedEof));
+        }
+        Ok(())
+    }
+}
+
+/// What [`Parser::directive_tokens`] does with a token, as far as the fast paths go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Appends it (counting braces in `nesting`).
+    Take,
+    /// Ends the directive before it.
+    End,
+    /// Anything else: an import, a substitution or an error, for the general path.
+    Other,
+}
+
+/// The step for `token`, in the order of the cases of [`Parser::directive_tokens`];
+/// `new_line` tells whether it starts a line, `nesting` counts the open braces.
+#[inline(always)]
+pub(super) fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
+    match token.kind {
+        Kind::Open => {
+            *nesting = nesting.saturating_add(1);
+            Step::Take
+        }
+        _ if new_line && *nesting == 0 => Step::End,
+        Kind::Close if *nesting > 0 => {
+            *nesting -= 1;
+            Step::Take
+        }
+        Kind::Import if !new_line => Step::Take,
+        // `{` and `}` hold no reference; a word may.
+        Kind::Word if token.flags & lexer::Scan::REFERENCE == 0 => Step::Take,
+        _ => Step::Other,
+    }
+}
+
+/// `key` without its last character, a comma.
+fn without_last_comma(key: Cow<'_, str>) -> Cow<'_, str> {
+    match key {
+        Cow::Borrowed(key) => Cow::Borrowed(key.strip_suffix(',').unwrap_or(key)),
+        Cow::Owned(mut key) => {
+            key.pop();
+            Cow::Owned(key)
+        }
+    }
+}
