@@ -106,7 +106,7 @@ impl Parser<'_, '_> {
         match (&self.prev, &self.cur) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(prev), Some(cur)) => prev.file != cur.file || prev.end_line < cur.line,
+            (Some(prev), Some(cur)) => prev.is_new_line_before(cur),
         }
     }
 

@@ -151,7 +151,8 @@ fn take_directive<'i>(
                 end_line = token.end_line;
             }
             Step::End => return Some(at),
-            Step::Other => return None,
+            // An import, a substitution or an error: the general path's.
+            _ => return None,
         }
     }
     None

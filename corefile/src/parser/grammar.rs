@@ -158,24 +158,23 @@ impl<'i> Parser<'_, 'i> {
             if !self.next() {
                 break;
             }
-            let new_line = self.is_new_line();
-            match self.kind() {
-                Some(Kind::Open) => nesting = nesting.saturating_add(1),
-                _ if new_line && nesting == 0 => {
+            // A successful `next` always leaves a current token.
+            let Some(cur) = self.cur else {
+                break;
+            };
+            match step(&cur, self.is_new_line(), &mut nesting) {
+                Step::End => {
                     self.back();
                     break;
                 }
-                Some(Kind::Close) if nesting > 0 => nesting -= 1,
-                Some(Kind::Close) => return Err(self.err(ParseErrorKind::UnmatchedCloseBrace)),
-                Some(Kind::Import) if new_line => {
+                Step::UnmatchedClose => return Err(self.err(ParseErrorKind::UnmatchedCloseBrace)),
+                Step::Import => {
                     self.do_import()?;
                     self.back();
-                    continue;
                 }
-                _ => {}
-            }
-            if let Some(cur) = &self.cur {
-                tokens.push(output(cur, self.substituted(cur)?));
+                Step::Take | Step::Substitute => {
+                    tokens.push(output(&cur, self.substituted(&cur)?));
+                }
             }
         }
         if nesting > 0 {
@@ -185,19 +184,27 @@ impl<'i> Parser<'_, 'i> {
     }
 }
 
-/// What [`Parser::directive_tokens`] does with a token, as far as the fast paths go.
+/// What a token does to the directive being read. [`step`] decides it, for the general
+/// path ([`Parser::directive_tokens`]) and the fast paths alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
-    /// Appends it (counting braces in `nesting`).
+    /// Belongs to the directive, its text as lexed (a brace is counted in `nesting`).
     Take,
-    /// Ends the directive before it.
+    /// Belongs to the directive, its text to be substituted first: a word that may hold an
+    /// environment reference.
+    Substitute,
+    /// Ends the directive before it: it starts a line outside the directive's braces.
     End,
-    /// Anything else: an import, a substitution or an error, for the general path.
-    Other,
+    /// An `import` at the start of a line inside the braces: replaced by what it imports.
+    Import,
+    /// A `}` with no `{` open: an error.
+    UnmatchedClose,
 }
 
-/// The step for `token`, in the order of the cases of [`Parser::directive_tokens`];
-/// `new_line` tells whether it starts a line, `nesting` counts the open braces.
+/// The rule of braces and new lines for the directive being read, written once: a `{`
+/// opens a level of `nesting` wherever it stands, a token starting a line ends the
+/// directive unless a `{` is open, and a `}` closes the innermost level. `new_line` tells
+/// whether `token` starts a line.
 #[inline(always)]
 pub(super) fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
     match token.kind {
@@ -210,10 +217,11 @@ pub(super) fn step(token: &Tok, new_line: bool, nesting: &mut usize) -> Step {
             *nesting -= 1;
             Step::Take
         }
-        Kind::Import if !new_line => Step::Take,
+        Kind::Close => Step::UnmatchedClose,
+        Kind::Import if new_line => Step::Import,
         // `{` and `}` hold no reference; a word may.
-        Kind::Word if token.flags & lexer::Scan::REFERENCE == 0 => Step::Take,
-        _ => Step::Other,
+        Kind::Word if token.flags & lexer::Scan::REFERENCE != 0 => Step::Substitute,
+        Kind::Import | Kind::Word => Step::Take,
     }
 }
 

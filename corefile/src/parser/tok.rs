@@ -111,6 +111,13 @@ impl Tok {
         self.file == next.file && self.end_line == next.line
     }
 
+    /// Whether `next` starts on a later line than this token ends (caddy's
+    /// `isNextOnNewLine`), as [`Token::is_new_line_before`] tells for handed-out tokens.
+    #[inline]
+    pub(super) fn is_new_line_before(&self, next: &Tok) -> bool {
+        self.file != next.file || self.end_line < next.line
+    }
+
     /// Its 1-based line, as tokens and errors report it.
     #[inline(always)]
     pub(super) fn line(&self) -> usize {
