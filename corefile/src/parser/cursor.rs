@@ -60,6 +60,7 @@ impl Parser<'_, '_> {
         self.frames.push(Frame::Pending(token));
     }
 
+    /// Moves to the next token, whatever its line (Go's `Next`); false at the end.
     #[inline]
     pub(super) fn next(&mut self) -> bool {
         if core::mem::take(&mut self.replay) {
@@ -82,6 +83,7 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// Moves to the next token only if it is on the current token's line (Go's `NextArg`).
     pub(super) fn next_arg(&mut self) -> bool {
         if self.cur.is_none() {
             return false;
@@ -101,6 +103,7 @@ impl Parser<'_, '_> {
         same_line
     }
 
+    /// Whether the current token starts a line (Go's `isNewLine`): true for the first.
     #[inline]
     pub(super) fn is_new_line(&self) -> bool {
         match (&self.prev, &self.cur) {
@@ -117,14 +120,17 @@ impl Parser<'_, '_> {
             .map_or(Cow::Borrowed(""), |t| self.texts.view(t))
     }
 
+    /// The current token's kind.
     pub(super) fn kind(&self) -> Option<Kind> {
         self.cur.as_ref().map(|t| t.kind)
     }
 
+    /// The name errors print for `file`: its path, or the main input's name.
     pub(super) fn file_name(&self, file: FileId) -> &str {
         file.path(&self.files).unwrap_or(self.opts.filename)
     }
 
+    /// An error at the current token's file and line.
     pub(super) fn err(&self, kind: ParseErrorKind) -> Box<ParseError> {
         let (file, line) = match &self.cur {
             Some(t) => (self.file_name(t.file), t.line()),
@@ -137,6 +143,7 @@ impl Parser<'_, '_> {
         })
     }
 
+    /// Go's `SyntaxErr`: the current token where the brace `expected` should be.
     pub(super) fn syntax_err(&self, expected: char) -> Box<ParseError> {
         self.err(ParseErrorKind::Syntax {
             found: self.val().into_owned(),

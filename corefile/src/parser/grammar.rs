@@ -13,6 +13,7 @@ use crate::error::ParseErrorKind;
 use crate::lexer;
 
 impl<'i> Parser<'_, 'i> {
+    /// Every server block of the input; a snippet definition yields none.
     pub(super) fn parse_all(&mut self) -> Result<Vec<ServerBlock<'i>>> {
         let mut blocks = Vec::new();
         while self.next() {
@@ -24,6 +25,8 @@ impl<'i> Parser<'_, 'i> {
         Ok(blocks)
     }
 
+    /// One server block, the cursor on its first key: its keys, then a snippet's body or
+    /// the block's directives.
     fn begin(&mut self) -> Result<ServerBlock<'i>> {
         let mut block = ServerBlock {
             keys: self.addresses()?,
@@ -48,6 +51,8 @@ impl<'i> Parser<'_, 'i> {
         Ok(block)
     }
 
+    /// The keys of a block: they end at a `{`, or at a new line unless the last one ends with
+    /// a comma.
     fn addresses(&mut self) -> Result<Vec<Cow<'i, str>>> {
         let mut keys = Vec::new();
         let mut expecting_another = false;
@@ -85,6 +90,7 @@ impl<'i> Parser<'_, 'i> {
         Ok(keys)
     }
 
+    /// The directives of a block, between braces or, without a `{`, up to the end.
     fn block_contents(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         let braced = self.kind() == Some(Kind::Open);
         if !braced {
@@ -97,6 +103,7 @@ impl<'i> Parser<'_, 'i> {
         Ok(())
     }
 
+    /// Reads the directives of a block into it, up to its `}` or the end of the input.
     fn directives(&mut self, block: &mut ServerBlock<'i>) -> Result<()> {
         // Blocks tend to look alike: the previous one's size is the first guess.
         let mut tokens = Vec::with_capacity(self.block_tokens);

@@ -50,6 +50,7 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
+    /// Adds `tokens` to the imported tokens, which must stay within [`MAX_TOKENS`].
     fn count_imported(&mut self, tokens: usize) -> Result<()> {
         self.imported_tokens = self.imported_tokens.saturating_add(tokens);
         if self.imported_tokens > MAX_TOKENS {
@@ -58,6 +59,7 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
+    /// The tokens of the files `pattern` names, each file given its id.
     fn import_files(&mut self, pattern: &str) -> Result<Vec<Tok>> {
         if self.file_expansions >= MAX_FILE_EXPANSIONS {
             return Err(self.err(ParseErrorKind::FileDepth));

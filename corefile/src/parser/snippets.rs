@@ -26,6 +26,7 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
+    /// The body of a snippet, the cursor on its `{`: the tokens up to the matching `}`.
     fn snippet_tokens(&mut self) -> Result<Vec<Tok>> {
         if self.kind() != Some(Kind::Open) {
             return Err(self.syntax_err('{'));

@@ -28,6 +28,7 @@ impl Kind {
         Kind::of(scan.text(src).as_bytes())
     }
 
+    /// The kind of a token whose text is `text`.
     #[inline]
     fn of(text: &[u8]) -> Kind {
         match text {
