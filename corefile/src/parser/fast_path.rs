@@ -7,9 +7,9 @@ use alloc::borrow::Cow;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::grammar::{Step, step};
 use super::names::{Found, directive_id};
 use super::sources::Texts;
+use super::step::{Step, step};
 use super::tok::{Kind, Tok, main_output, output};
 use super::{FileId, Parser, Token};
 use crate::lexer;

@@ -24,8 +24,9 @@
 //!   parser owns, the frames spliced in front);
 //! - `cursor.rs`: Go's cursor over those sources, and errors at the current token;
 //! - `substitution.rs`: environment references in a token's text;
-//! - `grammar.rs`: the rules of `parse.go` (server block keys, directives, and the one rule of
-//!   braces and new lines that ends a directive);
+//! - `grammar.rs`: the rules of `parse.go` (server blocks, their keys, their directives);
+//! - `step.rs`: what a token does to the directive being read, the one rule of braces and
+//!   new lines that both paths follow;
 //! - `fast_path.rs`: the shortcut through directives that need nothing but appending;
 //! - `names.rs`: directive names, their ids, and a block's tokens grouped by directive;
 //! - `import.rs` and `snippets.rs`: the `import` directive, and the snippets it can expand.
@@ -50,6 +51,7 @@ mod names;
 mod server_block;
 mod snippets;
 mod sources;
+mod step;
 mod substitution;
 mod tok;
 
