@@ -5,9 +5,10 @@ use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
 
+use super::Parser;
+use super::server_block::FileId;
 use super::sources::Frame;
 use super::tok::{Kind, Tok};
-use super::{FileId, Parser};
 use crate::error::{ParseError, ParseErrorKind};
 
 impl Parser<'_, '_> {

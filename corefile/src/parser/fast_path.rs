@@ -7,11 +7,12 @@ use alloc::borrow::Cow;
 use alloc::vec::Vec;
 use core::ops::Range;
 
+use super::Parser;
 use super::names::{Found, directive_id};
+use super::server_block::{FileId, Token};
 use super::sources::Texts;
 use super::step::{Step, step};
 use super::tok::{Kind, Tok, main_output, output};
-use super::{FileId, Parser, Token};
 use crate::lexer;
 
 impl<'i> Parser<'_, 'i> {

@@ -6,10 +6,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::names::{Found, directive_id, group_by_directive};
+use super::server_block::{FileId, ServerBlock, Token};
 use super::snippets::snippet_name;
 use super::step::{Step, step};
 use super::tok::{Kind, output};
-use super::{FileId, Parser, Result, ServerBlock, Token};
+use super::{Parser, Result};
 use crate::error::ParseErrorKind;
 
 impl<'i> Parser<'_, 'i> {

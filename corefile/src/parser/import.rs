@@ -6,10 +6,11 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use super::server_block::FileId;
 use super::sources::Frame;
 use super::tok::{Tok, TooLarge};
-use super::{FileId, MAX_FILE_EXPANSIONS, MAX_SNIPPET_EXPANSIONS, MAX_TOKENS, Parser, Result};
-use crate::error::ParseErrorKind;
+use super::{MAX_FILE_EXPANSIONS, MAX_SNIPPET_EXPANSIONS, Parser, Result};
+use crate::error::{MAX_TOKENS, ParseErrorKind};
 use crate::lexer;
 
 impl Parser<'_, '_> {

@@ -7,7 +7,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::{Directive, Token};
+use super::server_block::{Directive, Token};
 
 /// The accepted directive names in an open-addressing hash table: a lookup hashes the
 /// length and the first and last bytes, and compares one name or two.

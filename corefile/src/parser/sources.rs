@@ -5,7 +5,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::FileId;
+use super::server_block::FileId;
 use super::tok::{TextId, Tok, TooLarge, check_len};
 use crate::lexer::Lexer;
 

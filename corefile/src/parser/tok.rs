@@ -3,7 +3,7 @@
 
 use alloc::borrow::Cow;
 
-use super::{FileId, Token};
+use super::server_block::{FileId, Token};
 use crate::lexer;
 use crate::text::Text;
 
