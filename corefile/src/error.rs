@@ -3,6 +3,11 @@
 use alloc::string::String;
 use core::fmt;
 
+/// Tokens allowed after import expansion (a crate cap; CoreDNS has none). Going past it is
+/// [`ParseErrorKind::TooManyTokens`]; it is defined here, beside the error that prints it, so
+/// that this module needs nothing of the parser's (which re-exports it).
+pub const MAX_TOKENS: usize = 1_000_000;
+
 /// A parse error: where it happened (file and line, as CoreDNS reports them) and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
@@ -49,7 +54,7 @@ pub enum ParseErrorKind {
     },
     /// Environment substitution did not terminate (CoreDNS would hang); the raw token.
     EnvLoop(String),
-    /// Import expansion produced more tokens than [`crate::parser::MAX_TOKENS`].
+    /// Import expansion produced more tokens than [`MAX_TOKENS`].
     TooManyTokens,
     /// The input or an imported file is 4 GiB or longer (a crate cap; CoreDNS has none).
     TooLarge,
@@ -106,11 +111,7 @@ impl fmt::Display for ParseErrorKind {
                 "environment variable substitution in '{token}' does not terminate \
                  (a variable refers to itself)"
             ),
-            Self::TooManyTokens => write!(
-                f,
-                "imports expand to more than {} tokens",
-                crate::parser::MAX_TOKENS
-            ),
+            Self::TooManyTokens => write!(f, "imports expand to more than {MAX_TOKENS} tokens"),
             Self::TooLarge => f.write_str("file is 4 GiB or larger"),
         }
     }

@@ -46,18 +46,6 @@ pub struct Counts {
     pub additional: u16,
 }
 
-impl Counts {
-    /// The record count of one section.
-    pub(crate) fn of(&self, section: crate::message::Section) -> u16 {
-        use crate::message::Section;
-        match section {
-            Section::Answer => self.answers,
-            Section::Authority => self.authority,
-            Section::Additional => self.additional,
-        }
-    }
-}
-
 const QR: u16 = 0x8000;
 const AA: u16 = 0x0400;
 const TC: u16 = 0x0200;

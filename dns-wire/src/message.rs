@@ -33,6 +33,15 @@ pub enum Section {
 impl Section {
     /// All three, in wire order.
     pub const ALL: [Self; 3] = [Self::Answer, Self::Authority, Self::Additional];
+
+    /// This section's record count in `counts`.
+    pub(crate) fn count_in(self, counts: &Counts) -> u16 {
+        match self {
+            Self::Answer => counts.answers,
+            Self::Authority => counts.authority,
+            Self::Additional => counts.additional,
+        }
+    }
 }
 
 /// The longest message: TCP's 16-bit length prefix (RFC 1035 §4.2.2).
@@ -190,7 +199,7 @@ impl<'a> Message<'a> {
         let mut names_checked = true;
         for (section, start) in Section::ALL.into_iter().zip(starts.iter_mut().skip(1)) {
             *start = pos;
-            for _ in 0..counts.of(section) {
+            for _ in 0..section.count_in(&counts) {
                 let rec = read_record(bytes, pos, &mut targets)?;
                 if rec.rtype == Type::OPT {
                     check_opt(bytes, section, pos, &rec, &mut opt)?;
@@ -572,7 +581,7 @@ impl<'a> Walk<'a> {
             if let Some(start) = self.starts.get_mut(self.section + 1) {
                 *start = self.pos;
             }
-            self.left = self.counts.of(section);
+            self.left = section.count_in(&self.counts);
         }
         let section = Section::ALL
             .get(self.section)
