@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # dns-cache against the caching servers a user would pick instead, on loopback, in one
 # invocation: same upstream, same pinning, same priority, servers interleaved within each
 # repetition. Prints Markdown tables on stdout (progress goes to stderr).
@@ -50,7 +51,7 @@ progress() {
 	awk -F'\t' '{ printf "bench: %-10s %-4s %s rep %s  %8.0f q/s  %5.2f us/q (%.2f + %.2f)  lost %s %%  p99 %s ms  rss %s MiB\n",
 		$1, $3, $4, $5, $6, $9 + $10, $9, $10, $7, $18, $14 }' <<<"$1" >&2
 }
-usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;/^# shellcheck/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
 PEERS=unbound,dnsdist
 BUILDS=()
@@ -209,4 +210,5 @@ for rep in $(seq "$REPS"); do
 	done
 done
 
-awk -v duration="$DURATION" -v lat_duration="$LAT_DURATION" -f "$HERE/lib/tables.awk" "$RESULTS" | tee -a "$SCRATCH/tables.md"
+awk -v duration="$DURATION" -v lat_duration="$LAT_DURATION" -v clients="$CLIENTS" \
+	-v outstanding="$OUTSTANDING" -f "$HERE/lib/tables.awk" "$RESULTS" | tee -a "$SCRATCH/tables.md"

@@ -3,7 +3,8 @@
 # medians over its repetitions, fastest first, then each build of ours against the best peer
 # of every repetition.
 #
-# Variables (-v): duration, lat_duration (seconds of the load and latency runs).
+# Variables (-v): duration, lat_duration (seconds of the load and latency runs), clients,
+# outstanding (dnsperf's sockets and queries in flight).
 
 BEGIN { FS = "\t" }
 
@@ -68,7 +69,7 @@ END {
 		nrep = 0
 		for (k in reps) { split(k, p, SUBSEP); if (p[1] SUBSEP p[2] == group) nrep++ }
 		printf "### %s\n\n", title(group)
-		printf "Medians of %d repetition(s) of %d s at full load (10 × 100 outstanding by default)", nrep, duration
+		printf "Medians of %d repetition(s) of %d s at full load (%d clients × %d outstanding)", nrep, duration, clients, outstanding
 		if (lat_rate[group] > 0) printf "; latency from a %d s run at %d q/s", lat_duration, lat_rate[group]
 		printf ".\n\n"
 		print "| server | q/s (min-max) | µs server CPU per query (user + system) | lost % | avg ms | p50 / p99 / p99.9 ms | RSS MiB | CPU % server / client / other |"

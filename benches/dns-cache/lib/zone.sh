@@ -13,6 +13,7 @@ host_address() {
 
 # write_upstream_config FILE
 write_upstream_config() {
+	local i
 	{
 		cat <<CONF
 server:
@@ -42,7 +43,6 @@ server:
   local-zone: "miss.bench." redirect
   local-data: "miss.bench. 300 IN A 10.255.0.1"
 CONF
-		local i
 		for ((i = 1; i <= NAMES; i++)); do
 			printf '  local-data: "h%d.bench. 3600 IN A %s"\n' "$i" "$(host_address "$i")"
 		done
