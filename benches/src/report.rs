@@ -1,4 +1,6 @@
-//! Reads criterion's results and turns them into speed ratios against the peers.
+//! Reads criterion's results and turns them into speed ratios against the peers, and keeps
+//! those ratios in a small tab-separated file (`benches/ratios.tsv`) from which the chart can
+//! be drawn again without running the suite.
 
 use std::path::{Path, PathBuf};
 
@@ -114,6 +116,91 @@ pub fn ratios(measurements: &[Measurement]) -> Vec<Ratio> {
     out
 }
 
+/// Where a set of ratios comes from: the day criterion measured them and the commit measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Provenance {
+    /// Day of the run, `YYYY-MM-DD`.
+    pub date: String,
+    /// The commit whose code was measured (a short hash).
+    pub commit: String,
+}
+
+/// The column names of the ratios file, in order.
+const RATIO_COLUMNS: [&str; 5] = ["group", "input", "peer", "ours_ns", "peer_ns"];
+
+/// The ratios file: `# date` and `# commit` lines, a header, then one line per ratio with both
+/// mean times in nanoseconds, so that [`read_ratios`] gives the same ratios back.
+pub fn write_ratios(provenance: &Provenance, ratios: &[Ratio]) -> String {
+    let mut out = format!(
+        "# speed-up of ours over each peer = peer_ns / ours_ns (criterion means); read by bench-report --from\n\
+         # date\t{}\n# commit\t{}\n{}\n",
+        provenance.date,
+        provenance.commit,
+        RATIO_COLUMNS.join("\t")
+    );
+    for r in ratios {
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            r.group, r.input, r.peer, r.ours_ns, r.peer_ns
+        ));
+    }
+    out
+}
+
+/// Reads a ratios file written by [`write_ratios`] (or by hand in its format). Other `#` lines
+/// are comments; an error names the line it found wrong.
+pub fn read_ratios(text: &str) -> Result<(Provenance, Vec<Ratio>), String> {
+    let mut provenance = Provenance {
+        date: String::new(),
+        commit: String::new(),
+    };
+    let mut ratios = Vec::new();
+    let mut header_seen = false;
+    for (index, line) in text.lines().enumerate() {
+        let at = |what: &str| format!("line {}: {what}", index + 1);
+        if let Some(comment) = line.strip_prefix('#') {
+            match comment.trim_start().split_once('\t') {
+                Some(("date", date)) => provenance.date = date.trim().to_owned(),
+                Some(("commit", commit)) => provenance.commit = commit.trim().to_owned(),
+                _ => {}
+            }
+            continue;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        if !header_seen {
+            if fields != RATIO_COLUMNS {
+                return Err(at(&format!(
+                    "the header must be `{}`",
+                    RATIO_COLUMNS.join(" ")
+                )));
+            }
+            header_seen = true;
+            continue;
+        }
+        let [group, input, peer, ours_ns, peer_ns] = fields[..] else {
+            return Err(at("a ratio has five tab-separated fields"));
+        };
+        let time = |text: &str| match text.parse::<f64>() {
+            Ok(ns) if ns > 0.0 && ns.is_finite() => Ok(ns),
+            _ => Err(at(&format!("`{text}` is not a time in nanoseconds"))),
+        };
+        ratios.push(Ratio {
+            group: group.to_owned(),
+            input: input.to_owned(),
+            peer: peer.to_owned(),
+            ours_ns: time(ours_ns)?,
+            peer_ns: time(peer_ns)?,
+        });
+    }
+    if !header_seen {
+        return Err("no header line".to_owned());
+    }
+    Ok((provenance, ratios))
+}
+
 /// A human-readable duration: `812 ns`, `3.41 µs`, `12.0 ms`.
 pub fn format_ns(ns: f64) -> String {
     if ns < 1e3 {
@@ -204,6 +291,37 @@ mod tests {
         let md = markdown(&ms, &rs);
         assert!(md.contains("| parse | a | 10 ns | peer1 | 30 ns | 3.00x |"));
         assert!(md.contains("| parse | a | 10 ns | 100000 MB/s |"));
+    }
+
+    #[test]
+    fn the_ratios_file_gives_the_same_ratios_back() {
+        let ms = [
+            m("parse", "ours", "a", 10.5),
+            m("parse", "peer1", "a", 31.25),
+            m("parse", "peer2", "a", 5.0),
+        ];
+        let rs = ratios(&ms);
+        let provenance = Provenance {
+            date: "2026-11-30".into(),
+            commit: "b298ba9".into(),
+        };
+        let text = write_ratios(&provenance, &rs);
+        assert_eq!(read_ratios(&text), Ok((provenance, rs)));
+    }
+
+    #[test]
+    fn a_wrong_ratios_file_names_its_line() {
+        let header = "group\tinput\tpeer\tours_ns\tpeer_ns\n";
+        assert_eq!(
+            read_ratios(&format!("{header}parse\ta\tpeer\t10\n")),
+            Err("line 2: a ratio has five tab-separated fields".to_owned())
+        );
+        assert_eq!(
+            read_ratios(&format!("# date\tx\n{header}parse\ta\tpeer\t10\t-3\n")),
+            Err("line 3: `-3` is not a time in nanoseconds".to_owned())
+        );
+        assert!(read_ratios("parse\ta\tpeer\t10\t30\n").is_err());
+        assert_eq!(read_ratios(""), Err("no header line".to_owned()));
     }
 
     #[test]
