@@ -42,6 +42,19 @@ pub const PLUGINS: [&str; 13] = [
     "whoami",
 ];
 
+/// What `-plugins` prints (CoreDNS's layout, our plugins).
+pub fn plugins_text() -> String {
+    let mut text = String::from(
+        "Server types:\n  dns\n\nCaddyfile loaders:\n  flag\n  default\n\nOther plugins:\n",
+    );
+    for plugin in PLUGINS {
+        text.push_str("  dns.");
+        text.push_str(plugin);
+        text.push('\n');
+    }
+    text
+}
+
 /// The plugins of a block's query chain, in execution order.
 const CHAIN: [&str; 7] = [
     "errors", "log", "cache", "hosts", "loop", "forward", "whoami",
@@ -530,6 +543,13 @@ mod tests {
         assert!(err.to_string().contains("only plain DNS"), "{err}");
         let err = rejected(". {\n    cache -1\n}\n");
         assert!(err.to_string().starts_with("plugin/cache: "), "{err}");
+    }
+
+    #[test]
+    fn plugins_lists_every_plugin_with_the_dns_prefix() {
+        let text = plugins_text();
+        assert!(text.contains("  dns.cache\n") && text.contains("  dns.forward\n"));
+        assert!(text.starts_with("Server types:\n  dns\n"));
     }
 
     #[test]
