@@ -1,12 +1,9 @@
 #![doc = include_str!("../README.md")]
 
-mod batch;
-pub mod burst;
 pub mod classify;
 pub mod cli;
 pub mod config;
 pub mod duration;
-pub mod http;
 pub mod logging;
 pub mod metrics;
 pub mod names;

@@ -19,10 +19,10 @@ use dns_wire::{Message, Name, Rcode};
 pub use upstream::{Delivery, ExchangeError, HealthCheck, Transport, Upstream};
 
 use super::Failure;
-use crate::batch::Outgoing;
 use crate::metrics::Metrics;
 use crate::names::{Zone, in_any};
 use crate::request::{Proto, Request};
+use crate::server::batch::Outgoing;
 
 /// Time one attempt waits for a reply.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);

@@ -20,10 +20,10 @@ use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::batch::{Deferred, Inbox, Outgoing, Queue};
-use crate::burst::Burst;
 use crate::metrics::Metrics;
 use crate::prehashed::BuildPreHashed;
+use crate::server::batch::{Deferred, Inbox, Outgoing, Queue};
+use crate::server::burst::Burst;
 
 /// Most queries one upstream socket carries at once (IDs are 16 bits).
 const MAX_PENDING: usize = 32_768;
