@@ -23,7 +23,7 @@ use crate::plugin::forward::{Forward, ForwardError};
 use crate::plugin::hosts::{Hosts, HostsError};
 use crate::plugin::loop_detect::Loop;
 use crate::plugin::{Chain, errors, log};
-use crate::route::Routes;
+use crate::query::route::Routes;
 
 /// The plugins this server knows, in `plugin.cfg` order.
 pub const PLUGINS: [&str; 13] = [

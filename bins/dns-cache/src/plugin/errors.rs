@@ -16,7 +16,7 @@ use dns_wire::Rcode;
 use regex::Regex;
 use tracing::Level;
 
-use crate::request::Request;
+use crate::query::request::Request;
 
 /// The `errors` plugin of a block.
 #[derive(Clone, Debug)]
@@ -190,8 +190,8 @@ pub fn line(req: &Request<'_>, rcode: Rcode, error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use dns_wire::Type;
 
     #[test]

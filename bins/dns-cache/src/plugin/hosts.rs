@@ -13,9 +13,9 @@ use corefile::plugins::Hosts as HostsConfig;
 use dns_wire::{Class, Name, OwnedMessage, OwnedRecord, Rcode, Type};
 
 use crate::metrics::Metrics;
-use crate::names::{LowerName, Zone, in_any};
-use crate::reply::reply_to;
-use crate::request::Request;
+use crate::query::names::{LowerName, Zone, in_any};
+use crate::query::reply::reply_to;
+use crate::query::request::Request;
 
 /// The default hosts file.
 const DEFAULT_PATH: &str = "/etc/hosts";
@@ -327,8 +327,8 @@ impl FileWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use corefile::plugins::HostEntry;
     use dns_wire::Message;
 

@@ -31,10 +31,10 @@ use tokio::task::JoinHandle;
 use crate::config::{Route, Table};
 use crate::plugin::forward::{Attempts, Delivery, Detached, Judged};
 use crate::plugin::{Step, report};
-use crate::reply::{bad_version_reply, rcode_reply, reject_reply};
-use crate::request::{Admission, Proto, Request, admit};
+use crate::query::reply::{bad_version_reply, rcode_reply, reject_reply};
+use crate::query::request::{Admission, Proto, Request, admit};
+use crate::query::stored::StoredReply;
 use crate::server::batch::Outgoing;
-use crate::stored::StoredReply;
 
 /// Queries waiting for upstream, per listener.
 pub const MAX_IN_FLIGHT: usize = 10_000;

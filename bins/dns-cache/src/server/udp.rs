@@ -14,7 +14,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::{Handled, handle};
 use crate::config::Table;
-use crate::request::Proto;
+use crate::query::request::Proto;
 use crate::server::batch::{Inbox, Outgoing};
 use crate::server::burst::Burst;
 

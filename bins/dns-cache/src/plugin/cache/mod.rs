@@ -19,12 +19,12 @@ use dns_wire::{Message, RData, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 
-use crate::classify::ReplyType;
 use crate::metrics::{Labels, Metrics};
-use crate::names::{Zone, in_any};
-use crate::reply::{Replay, replay};
-use crate::request::Request;
-use crate::stored::StoredReply;
+use crate::query::classify::ReplyType;
+use crate::query::names::{Zone, in_any};
+use crate::query::reply::{Replay, replay};
+use crate::query::request::Request;
+use crate::query::stored::StoredReply;
 use shard::{Inserted, Shard};
 
 /// Shards per table (CoreDNS: 256).
@@ -529,8 +529,8 @@ fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<StoredReply> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use dns_wire::{Class, Name, OwnedEdns, OwnedMessage, OwnedRecord, Rcode};
 
     fn req(bytes: &[u8]) -> Request<'_> {
@@ -542,7 +542,7 @@ mod tests {
 
     fn answer(q: &[u8], ttl: u32, rcode: Rcode, soa: bool) -> Vec<u8> {
         let r = req(q);
-        let mut m = crate::reply::reply_to(&r, rcode);
+        let mut m = crate::query::reply::reply_to(&r, rcode);
         m.header.ra = true;
         let name: Name = r.question.name.to_name();
         if rcode == Rcode::NOERROR && !soa {

@@ -20,8 +20,8 @@ pub use upstream::{Delivery, ExchangeError, HealthCheck, Transport, Upstream};
 
 use super::Failure;
 use crate::metrics::Metrics;
-use crate::names::{Zone, in_any};
-use crate::request::{Proto, Request};
+use crate::query::names::{Zone, in_any};
+use crate::query::request::{Proto, Request};
 use crate::server::batch::Outgoing;
 
 /// Time one attempt waits for a reply.

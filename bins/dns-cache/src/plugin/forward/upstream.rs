@@ -21,7 +21,7 @@ use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::metrics::Metrics;
-use crate::prehashed::BuildPreHashed;
+use crate::plugin::prehashed::BuildPreHashed;
 use crate::server::batch::{Deferred, Inbox, Outgoing, Queue};
 use crate::server::burst::Burst;
 
