@@ -6,6 +6,9 @@
 //! (CoreDNS's `max_connect_attempts` default). `max_concurrent` refuses queries
 //! beyond the limit; `except` names go to the next plugin.
 
+mod health;
+mod idle;
+mod pending;
 mod upstream;
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};

@@ -1,13 +1,16 @@
-//! One upstream server: a connected UDP socket shared by every query in flight (each query
-//! gets a free random ID, replies are matched by ID and question), a pool of idle TCP
-//! connections reused until they are `expire` old, and the health state (consecutive
-//! failures; a probe loop that marks the upstream healthy again).
+//! One upstream server, the socket side: a connected UDP socket shared by every query in
+//! flight (each query gets a free random ID, replies are matched by ID and question), TCP
+//! connections reused until they are `expire` old, and the probe loop that marks the
+//! upstream healthy again.
+//!
+//! The decisions are made by socket-free parts, tested without a runtime: the table of
+//! waiting queries and their expiry ([`pending`](super::pending)), the idle connections
+//! ([`idle`](super::idle)) and the failure count ([`health`](super::health)). This file
+//! holds the sockets, the tasks and the clock, and calls them.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -20,13 +23,12 @@ use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::{OnceCell, oneshot};
 use tokio::task::JoinHandle;
 
+use super::health::Health;
+use super::idle::IdlePool;
+use super::pending::{self, RandomIds, Waiters, message_id};
 use crate::metrics::Metrics;
-use crate::plugin::prehashed::BuildPreHashed;
 use crate::server::batch::{Deferred, Inbox, Outgoing, Queue};
 use crate::server::burst::Burst;
-
-/// Most queries one upstream socket carries at once (IDs are 16 bits).
-const MAX_PENDING: usize = 32_768;
 
 /// An exchange that failed, with Go's wording (`read udp A->B: i/o timeout`).
 #[derive(Debug, thiserror::Error)]
@@ -98,21 +100,16 @@ pub enum Delivery {
 /// What a detached query is completed with, called outside any lock.
 pub(crate) type OnReply = Box<dyn FnOnce(Delivery, &mut Outgoing) + Send>;
 
-/// A query waiting for its reply on the shared socket.
-enum Waiter {
-    /// A task waits on the channel (and times itself out).
-    Task(oneshot::Sender<io::Result<Vec<u8>>>),
-    /// No task waits: the reader completes the query (see [`Upstream::send_detached`]).
-    Detached {
-        /// The client's ID, put back into the reply.
-        original_id: u16,
-        /// When the reader's sweep gives up on it.
-        deadline: Instant,
-        on_reply: OnReply,
-    },
-}
+/// How a task waiting on the shared socket gets its reply.
+type TaskWaiter = oneshot::Sender<io::Result<Vec<u8>>>;
 
-type Pending = Arc<Mutex<HashMap<u16, Waiter, BuildPreHashed>>>;
+/// A query waiting for its reply on the shared socket: a task waits on the channel (and
+/// times itself out), or no task waits and the reader completes the query (see
+/// [`Upstream::send_detached`]), at the latest at its deadline.
+type Waiter = pending::Waiter<TaskWaiter, OnReply>;
+
+/// The queries waiting on the shared socket, shared with its reader.
+type Pending = Arc<Mutex<Waiters<TaskWaiter, OnReply>>>;
 
 /// How often the reader gives up on detached queries past their deadline.
 const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
@@ -219,11 +216,10 @@ async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, r
 /// Hands a reply to the query waiting for its ID, if any; what a detached query sends on
 /// is queued in `outgoing`.
 fn deliver(pending: &Pending, reply: &[u8], outgoing: &mut Outgoing) {
-    let Some(&[hi, lo]) = reply.first_chunk::<2>() else {
+    let Some(id) = message_id(reply) else {
         return;
     };
-    let id = u16::from_be_bytes([hi, lo]);
-    let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
+    let waiter = pending.lock().ok().and_then(|mut p| p.remove(id));
     match waiter {
         Some(Waiter::Task(waiter)) => {
             let _ = waiter.send(Ok(reply.to_vec()));
@@ -250,7 +246,7 @@ fn fail_all(
     outgoing: &mut Outgoing,
 ) {
     let waiters: Vec<_> = match pending.lock() {
-        Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
+        Ok(mut p) => p.drain(),
         Err(_) => Vec::new(),
     };
     for waiter in waiters {
@@ -279,20 +275,8 @@ fn fail_all(
 /// Fails the detached queries whose deadline has passed with Go's timeout error.
 fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr, outgoing: &mut Outgoing) {
     let now = Instant::now();
-    let expired: Vec<OnReply> = match pending.lock() {
-        Ok(mut p) => {
-            let ids: Vec<u16> = p
-                .iter()
-                .filter(|(_, w)| matches!(w, Waiter::Detached { deadline, .. } if *deadline <= now))
-                .map(|(&id, _)| id)
-                .collect();
-            ids.into_iter()
-                .filter_map(|id| match p.remove(&id) {
-                    Some(Waiter::Detached { on_reply, .. }) => Some(on_reply),
-                    _ => None,
-                })
-                .collect()
-        }
+    let expired = match pending.lock() {
+        Ok(mut p) => p.expire(now),
         Err(_) => Vec::new(),
     };
     for on_reply in expired {
@@ -326,9 +310,7 @@ impl Deferred for Upstream {
 
 /// The ID of a query (0 if it has none).
 fn original_id(query: &[u8]) -> u16 {
-    query
-        .first_chunk::<2>()
-        .map_or(0, |&[hi, lo]| u16::from_be_bytes([hi, lo]))
+    message_id(query).unwrap_or(0)
 }
 
 /// A query with its ID replaced, on the stack when it fits in 512 bytes.
@@ -376,7 +358,7 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         if let Ok(mut p) = self.pending.lock() {
-            p.remove(&self.id);
+            p.remove(self.id);
         }
     }
 }
@@ -409,11 +391,10 @@ pub struct Upstream {
     pub addr: SocketAddr,
     label: String,
     udp: OnceCell<UdpMux>,
-    tcp_idle: Mutex<Vec<(TcpStream, Instant)>>,
-    expire: Duration,
-    fails: AtomicU32,
-    checking: AtomicBool,
-    rng: AtomicU64,
+    tcp_idle: Mutex<IdlePool<TcpStream>>,
+    health: Health,
+    /// Query and probe IDs.
+    ids: RandomIds,
     conn_hits: [Counter; 2],
     conn_misses: [Counter; 2],
     /// `coredns_proxy_request_duration_seconds` series resolved so far, by rcode.
@@ -447,11 +428,9 @@ impl Upstream {
             addr,
             label,
             udp: OnceCell::new(),
-            tcp_idle: Mutex::new(Vec::new()),
-            expire,
-            fails: AtomicU32::new(0),
-            checking: AtomicBool::new(false),
-            rng: AtomicU64::new(RandomState::new().hash_one(addr)),
+            tcp_idle: Mutex::new(IdlePool::new(expire)),
+            health: Health::default(),
+            ids: RandomIds::new(RandomState::new().hash_one(addr)),
             durations: Mutex::new(Vec::new()),
             metrics: Arc::clone(metrics),
         }
@@ -486,14 +465,7 @@ impl Upstream {
 
     /// Whether `max_fails` consecutive failures mark it down (0: never).
     pub fn is_down(&self, max_fails: u32) -> bool {
-        max_fails > 0 && self.fails.load(Ordering::Relaxed) >= max_fails
-    }
-
-    fn random(&self) -> u64 {
-        let mut x = self.rng.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^ (x >> 31)
+        self.health.is_down(max_fails)
     }
 
     /// Sends `query` and waits up to `timeout` for the reply, whose ID is then the query's.
@@ -599,7 +571,7 @@ impl Upstream {
     /// Completes the detached query of `id` with [`Delivery::NotSent`], unless the reader
     /// completed it meanwhile.
     fn not_sent(mux: &UdpMux, id: u16, outgoing: &mut Outgoing) {
-        let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(id));
         if let Some(Waiter::Detached { on_reply, .. }) = waiter {
             on_reply(Delivery::NotSent, outgoing);
         }
@@ -610,15 +582,7 @@ impl Upstream {
         let Ok(mut pending) = mux.pending.lock() else {
             return Err(waiter);
         };
-        if pending.len() >= MAX_PENDING {
-            return Err(waiter);
-        }
-        let mut id = self.random() as u16;
-        while pending.contains_key(&id) {
-            id = self.random() as u16;
-        }
-        pending.insert(id, waiter);
-        Ok(id)
+        pending.register(waiter, || self.ids.next() as u16)
     }
 
     fn udp_error(&self, mux: &UdpMux, op: &'static str, source: io::Error) -> ExchangeError {
@@ -660,7 +624,7 @@ impl Upstream {
             match self.roundtrip_tcp(stream, query, timeout).await {
                 Ok((reply, stream)) => {
                     if let Ok(mut idle) = self.tcp_idle.lock() {
-                        idle.push((stream, Instant::now()));
+                        idle.put(stream, Instant::now());
                     }
                     return Ok(reply);
                 }
@@ -671,10 +635,7 @@ impl Upstream {
     }
 
     fn idle_tcp(&self) -> Option<TcpStream> {
-        let mut idle = self.tcp_idle.lock().ok()?;
-        let now = Instant::now();
-        idle.retain(|(_, since)| now.saturating_duration_since(*since) < self.expire);
-        idle.pop().map(|(s, _)| s)
+        self.tcp_idle.lock().ok()?.take(Instant::now())
     }
 
     async fn dial_tcp(&self, timeout: Duration) -> Result<TcpStream, ExchangeError> {
@@ -746,18 +707,16 @@ impl Upstream {
 
     /// Records a failed exchange; from the first failure on, probes until it answers.
     pub fn failed(self: &Arc<Self>, max_fails: u32, check: &HealthCheck) {
-        self.fails.fetch_add(1, Ordering::Relaxed);
-        if max_fails == 0 || self.checking.swap(true, Ordering::AcqRel) {
-            return;
+        if self.health.failed(max_fails) {
+            tokio::spawn(probe_until_healthy(Arc::downgrade(self), check.clone()));
         }
-        tokio::spawn(probe_until_healthy(Arc::downgrade(self), check.clone()));
     }
 
     /// A probe: `DOMAIN IN NS`; any reply counts as healthy.
     async fn probe(&self, check: &HealthCheck) -> Result<(), ExchangeError> {
         let msg = OwnedMessage {
             header: Header {
-                id: self.random() as u16,
+                id: self.ids.next() as u16,
                 rd: check.recursion_desired,
                 ..Header::default()
             },
@@ -793,8 +752,7 @@ async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
         };
         match up.probe(&check).await {
             Ok(()) => {
-                up.fails.store(0, Ordering::Relaxed);
-                up.checking.store(false, Ordering::Release);
+                up.health.probe_answered();
                 return;
             }
             Err(_) => {
@@ -806,7 +764,7 @@ async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
                         ("rcode", String::new()),
                     ])
                     .inc();
-                up.fails.fetch_add(1, Ordering::Relaxed);
+                up.health.probe_failed();
             }
         }
     }
