@@ -6,10 +6,13 @@
 //! (CoreDNS's `max_connect_attempts` default). `max_concurrent` refuses queries
 //! beyond the limit; `except` names go to the next plugin.
 
+mod error;
 mod health;
 mod idle;
+mod mux;
 mod pending;
 mod upstream;
+mod wire;
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -19,7 +22,9 @@ use std::time::{Duration, Instant};
 use corefile::plugins::{Forward as ForwardConfig, ForwardStanza, Policy};
 use dns_wire::{Message, Name, Rcode};
 
-pub use upstream::{Delivery, ExchangeError, HealthCheck, Transport, Upstream};
+pub use error::ExchangeError;
+pub use mux::Delivery;
+pub use upstream::{HealthCheck, Transport, Upstream};
 
 use super::Failure;
 use crate::metrics::Metrics;

@@ -1,8 +1,8 @@
 //! The queries waiting on an upstream's shared UDP socket, by the ID they were sent with:
 //! a free random ID for each new one, the waiter of a reply's ID, and the detached waiters
 //! whose deadline has passed at a `now` the caller gives. No socket, no clock, no lock: the
-//! socket glue in [`upstream`](super::upstream) holds the table behind a mutex and decides
-//! what to do with the waiters it gets back.
+//! shared socket's glue ([`mux`](super::mux), [`upstream`](super::upstream)) holds the
+//! table behind a mutex and decides what to do with the waiters it gets back.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -93,13 +93,6 @@ impl<T, D> Waiters<T, D> {
     fn len(&self) -> usize {
         self.by_id.len()
     }
-}
-
-/// The ID in a message's first two bytes; `None` when it is shorter than that.
-pub(crate) fn message_id(message: &[u8]) -> Option<u16> {
-    message
-        .first_chunk::<2>()
-        .map(|&[hi, lo]| u16::from_be_bytes([hi, lo]))
 }
 
 /// A stream of random numbers (SplitMix64) that threads share without a lock: the IDs of
@@ -202,12 +195,6 @@ mod tests {
             .ok();
         assert_eq!(table.drain().len(), 2);
         assert_eq!(table.len(), 0);
-    }
-
-    #[test]
-    fn rfc1035_s4_1_1_the_id_is_the_first_two_bytes() {
-        assert_eq!(message_id(&[0xAB, 0xCD, 0x01]), Some(0xABCD));
-        assert_eq!(message_id(&[0xAB]), None);
     }
 
     #[test]

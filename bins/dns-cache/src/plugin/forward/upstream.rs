@@ -1,12 +1,13 @@
-//! One upstream server, the socket side: a connected UDP socket shared by every query in
-//! flight (each query gets a free random ID, replies are matched by ID and question), TCP
+//! One upstream server: exchanges over the UDP socket its queries share ([`mux`](super::mux),
+//! each query under a free random ID, the reply matched by ID and question), or over TCP
 //! connections reused until they are `expire` old, and the probe loop that marks the
 //! upstream healthy again.
 //!
 //! The decisions are made by socket-free parts, tested without a runtime: the table of
 //! waiting queries and their expiry ([`pending`](super::pending)), the idle connections
-//! ([`idle`](super::idle)) and the failure count ([`health`](super::health)). This file
-//! holds the sockets, the tasks and the clock, and calls them.
+//! ([`idle`](super::idle)), the failure count ([`health`](super::health)) and the bytes
+//! ([`wire`](super::wire)). This file holds the sockets, the tasks and the clock, and
+//! calls them.
 
 use std::hash::{BuildHasher, RandomState};
 use std::io;
@@ -15,353 +16,21 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use dns_wire::cache::set_id;
-use dns_wire::{Class, Header, Message, Name, OwnedMessage, OwnedQuestion, Type};
+use dns_wire::{Class, Header, Name, OwnedMessage, OwnedQuestion, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::Histogram;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
-use tokio::net::{TcpStream, UdpSocket};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::{OnceCell, oneshot};
-use tokio::task::JoinHandle;
 
+use super::error::ExchangeError;
 use super::health::Health;
 use super::idle::IdlePool;
-use super::pending::{self, RandomIds, Waiters, message_id};
+use super::mux::{Delivery, OnReply, PendingGuard, UdpMux, Waiter};
+use super::pending::RandomIds;
+use super::wire::{Rewritten, answers, original_id};
 use crate::metrics::Metrics;
-use crate::server::batch::{Deferred, Inbox, Outgoing, Queue};
-use crate::server::burst::Burst;
-
-/// An exchange that failed, with Go's wording (`read udp A->B: i/o timeout`).
-#[derive(Debug, thiserror::Error)]
-pub enum ExchangeError {
-    /// No reply in time.
-    #[error("read {proto} {local}->{remote}: i/o timeout")]
-    Timeout {
-        /// `udp` or `tcp`.
-        proto: &'static str,
-        /// Our address.
-        local: String,
-        /// The upstream.
-        remote: SocketAddr,
-    },
-    /// A socket error.
-    #[error("{op} {proto} {local}{remote}: {syscall}: {}", errno_text(source))]
-    Io {
-        /// `dial`, `read` or `write`.
-        op: &'static str,
-        /// `udp` or `tcp`.
-        proto: &'static str,
-        /// `LOCAL->` when known, else empty.
-        local: String,
-        /// The upstream.
-        remote: SocketAddr,
-        /// The system call: `connect`, `read` or `write`.
-        syscall: &'static str,
-        /// The error.
-        source: io::Error,
-    },
-    /// The reply does not answer the question.
-    #[error("dns: reply from {0} does not match the question")]
-    Mismatch(SocketAddr),
-    /// Every query ID of the socket is in use.
-    #[error("too many queries in flight to {0}")]
-    Busy(SocketAddr),
-}
-
-/// An OS error as Go words it: `connection refused` (lower case, no error number).
-fn errno_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text);
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_lowercase().chain(chars).collect()
-    })
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// What became of a query sent with [`Upstream::send_detached`].
-pub enum Delivery {
-    /// The reply, with the query's ID put back; not yet checked with [`Upstream::check`].
-    Reply(Vec<u8>),
-    /// The exchange failed (socket error or timeout).
-    Failed(ExchangeError),
-    /// It could not be sent at once (no socket yet, every ID taken, the send would block):
-    /// not the upstream's failure.
-    NotSent,
-}
-
-/// What a detached query is completed with, called outside any lock.
-pub(crate) type OnReply = Box<dyn FnOnce(Delivery, &mut Outgoing) + Send>;
-
-/// How a task waiting on the shared socket gets its reply.
-type TaskWaiter = oneshot::Sender<io::Result<Vec<u8>>>;
-
-/// A query waiting for its reply on the shared socket: a task waits on the channel (and
-/// times itself out), or no task waits and the reader completes the query (see
-/// [`Upstream::send_detached`]), at the latest at its deadline.
-type Waiter = pending::Waiter<TaskWaiter, OnReply>;
-
-/// The queries waiting on the shared socket, shared with its reader.
-type Pending = Arc<Mutex<Waiters<TaskWaiter, OnReply>>>;
-
-/// How often the reader gives up on detached queries past their deadline.
-const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
-
-/// The shared UDP socket and its reader task.
-struct UdpMux {
-    socket: Arc<UdpSocket>,
-    local: String,
-    pending: Pending,
-    /// Detached queries registered and waiting to be sent together.
-    queue: Queue,
-    _reader: AbortOnDrop,
-}
-
-impl UdpMux {
-    async fn open(remote: SocketAddr) -> io::Result<Self> {
-        let bind: SocketAddr = if remote.is_ipv4() {
-            "0.0.0.0:0".parse().map_err(io::Error::other)?
-        } else {
-            "[::]:0".parse().map_err(io::Error::other)?
-        };
-        let socket = UdpSocket::bind(bind).await?;
-        socket.connect(remote).await?;
-        let local = socket
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        let socket = Arc::new(socket);
-        let pending: Pending = Arc::default();
-        let reader = tokio::spawn(read_replies(
-            Arc::clone(&socket),
-            Arc::clone(&pending),
-            local.clone(),
-            remote,
-        ));
-        Ok(Self {
-            socket,
-            local,
-            pending,
-            queue: Queue::new(),
-            _reader: AbortOnDrop(reader),
-        })
-    }
-}
-
-/// Hands each reply to the query waiting for its ID, and every [`SWEEP_INTERVAL`] times out
-/// the detached queries past their deadline. A socket error (an ICMP port unreachable shows
-/// up as ECONNREFUSED) fails every query waiting. While the socket has replies they are
-/// read in batches (one `recvmmsg` each) with plain non-blocking calls, no future per reply.
-async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, remote: SocketAddr) {
-    let mut inbox = Inbox::new(remote.is_ipv6());
-    let mut outgoing = Outgoing::new();
-    let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
-    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut burst = Burst::default();
-    loop {
-        tokio::select! {
-            ready = socket.ready(Interest::READABLE | Interest::ERROR) => match ready {
-                // The runtime's I/O driver is gone: shutdown.
-                Err(_) => return,
-                // A socket error (ECONNREFUSED after an ICMP port unreachable) is an error
-                // event, not readability. Its readiness is cleared before the error is
-                // taken, so that a later error wakes the reader again.
-                Ok(ready) if ready.is_error() => {
-                    let _ = socket.try_io(Interest::ERROR, || {
-                        Err::<(), _>(io::ErrorKind::WouldBlock.into())
-                    });
-                    if let Ok(Some(e)) = socket.take_error() {
-                        fail_all(&pending, &e, &local, remote, &mut outgoing);
-                        outgoing.flush().await;
-                    }
-                }
-                Ok(_) => {}
-            },
-            _ = sweep.tick() => {
-                time_out_detached(&pending, &local, remote, &mut outgoing);
-                outgoing.flush().await;
-                continue;
-            }
-        }
-        loop {
-            let handled = match inbox.receive(&socket) {
-                Ok(received) => {
-                    for (reply, _) in inbox.datagrams() {
-                        deliver(&pending, reply, &mut outgoing);
-                    }
-                    received
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => {
-                    fail_all(&pending, &e, &local, remote, &mut outgoing);
-                    1
-                }
-            };
-            outgoing.flush().await;
-            // After a burst (and a yield), back to the select, so that the sweep runs too.
-            if burst.spend(handled).await {
-                break;
-            }
-        }
-    }
-}
-
-/// Hands a reply to the query waiting for its ID, if any; what a detached query sends on
-/// is queued in `outgoing`.
-fn deliver(pending: &Pending, reply: &[u8], outgoing: &mut Outgoing) {
-    let Some(id) = message_id(reply) else {
-        return;
-    };
-    let waiter = pending.lock().ok().and_then(|mut p| p.remove(id));
-    match waiter {
-        Some(Waiter::Task(waiter)) => {
-            let _ = waiter.send(Ok(reply.to_vec()));
-        }
-        Some(Waiter::Detached {
-            original_id,
-            on_reply,
-            ..
-        }) => {
-            let mut reply = reply.to_vec();
-            let _ = set_id(&mut reply, original_id);
-            on_reply(Delivery::Reply(reply), outgoing);
-        }
-        None => {}
-    }
-}
-
-/// Fails every query waiting on the socket with its error.
-fn fail_all(
-    pending: &Pending,
-    e: &io::Error,
-    local: &str,
-    remote: SocketAddr,
-    outgoing: &mut Outgoing,
-) {
-    let waiters: Vec<_> = match pending.lock() {
-        Ok(mut p) => p.drain(),
-        Err(_) => Vec::new(),
-    };
-    for waiter in waiters {
-        let error = io::Error::new(e.kind(), e.to_string());
-        match waiter {
-            Waiter::Task(waiter) => {
-                let _ = waiter.send(Err(error));
-            }
-            Waiter::Detached { on_reply, .. } => {
-                on_reply(
-                    Delivery::Failed(ExchangeError::Io {
-                        op: "read",
-                        proto: "udp",
-                        local: format!("{local}->"),
-                        remote,
-                        syscall: "read",
-                        source: error,
-                    }),
-                    outgoing,
-                );
-            }
-        }
-    }
-}
-
-/// Fails the detached queries whose deadline has passed with Go's timeout error.
-fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr, outgoing: &mut Outgoing) {
-    let now = Instant::now();
-    let expired = match pending.lock() {
-        Ok(mut p) => p.expire(now),
-        Err(_) => Vec::new(),
-    };
-    for on_reply in expired {
-        on_reply(
-            Delivery::Failed(ExchangeError::Timeout {
-                proto: "udp",
-                local: local.to_owned(),
-                remote,
-            }),
-            outgoing,
-        );
-    }
-}
-
-/// The detached queries a listener registered during its batch go out together, with one
-/// `sendmmsg`, when it flushes its replies.
-impl Deferred for Upstream {
-    fn send_now(&self, outgoing: &mut Outgoing) {
-        let Some(mux) = self.udp.get() else {
-            return;
-        };
-        mux.queue.send_now(
-            &mux.socket,
-            || {
-                self.conn_hits[0].inc();
-            },
-            |datagram| Self::not_sent(mux, original_id(datagram), outgoing),
-        );
-    }
-}
-
-/// The ID of a query (0 if it has none).
-fn original_id(query: &[u8]) -> u16 {
-    message_id(query).unwrap_or(0)
-}
-
-/// A query with its ID replaced, on the stack when it fits in 512 bytes.
-struct Rewritten {
-    small: [u8; 512],
-    large: Vec<u8>,
-    len: usize,
-}
-
-impl Rewritten {
-    fn new(query: &[u8], id: u16) -> Self {
-        let mut wire = Self {
-            small: [0; 512],
-            large: Vec::new(),
-            len: query.len(),
-        };
-        let bytes = match wire.small.get_mut(..query.len()) {
-            Some(small) => {
-                small.copy_from_slice(query);
-                small
-            }
-            None => {
-                wire.large = query.to_vec();
-                wire.large.as_mut_slice()
-            }
-        };
-        let _ = set_id(bytes, id);
-        wire
-    }
-
-    fn bytes(&self) -> &[u8] {
-        self.small
-            .get(..self.len)
-            .filter(|_| self.large.is_empty())
-            .unwrap_or(&self.large)
-    }
-}
-
-/// Removes a pending ID when the query stops waiting.
-struct PendingGuard<'a> {
-    pending: &'a Pending,
-    id: u16,
-}
-
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.pending.lock() {
-            p.remove(self.id);
-        }
-    }
-}
+use crate::server::batch::{Deferred, Outgoing};
 
 /// The transport of one exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -741,6 +410,23 @@ impl Upstream {
     }
 }
 
+/// The detached queries a listener registered during its batch go out together, with one
+/// `sendmmsg`, when it flushes its replies.
+impl Deferred for Upstream {
+    fn send_now(&self, outgoing: &mut Outgoing) {
+        let Some(mux) = self.udp.get() else {
+            return;
+        };
+        mux.queue.send_now(
+            &mux.socket,
+            || {
+                self.conn_hits[0].inc();
+            },
+            |datagram| Self::not_sent(mux, original_id(datagram), outgoing),
+        );
+    }
+}
+
 /// Probes every `interval` until the upstream replies (or is dropped by a reload).
 async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
     let mut tick = tokio::time::interval(check.interval);
@@ -768,21 +454,4 @@ async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
             }
         }
     }
-}
-
-/// Whether `reply` is a response to `query`'s question (CoreDNS `state.Match`).
-fn answers(query: &[u8], reply: &[u8]) -> bool {
-    // Only the headers and questions are read: the reply's records are validated later,
-    // where the reply is cached or scrubbed.
-    let (Ok(q), Ok(r)) = (Message::walk(query), Message::walk(reply)) else {
-        return false;
-    };
-    let (Some(qq), Some(rq)) = (q.questions().next(), r.questions().next()) else {
-        // A reply without a question (some FORMERR) still answers.
-        return r.header().qr;
-    };
-    r.header().qr
-        && qq.qtype == rq.qtype
-        && qq.qclass == rq.qclass
-        && qq.name.eq_ignore_case(&rq.name)
 }
