@@ -14,6 +14,7 @@ use super::chain::build_chain;
 use super::error::ConfigError;
 use super::registry::PLUGINS;
 use super::source::{build_hash, parse, plugin_config};
+use crate::duration::from_go;
 use crate::metrics::Metrics;
 use crate::plugin::Chain;
 use crate::plugin::loop_detect::Loop;
@@ -84,10 +85,6 @@ pub struct Plan {
     pub hash: String,
     /// `zone:port` of each block, for the start-up banner.
     pub banner: Vec<String>,
-}
-
-fn to_duration(d: corefile::go::Duration) -> Duration {
-    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
 }
 
 /// Loads the Corefile `input` (named `filename` in errors).
@@ -214,7 +211,7 @@ pub fn build(
         {
             plan.health = Some(HealthPlan {
                 addr: health.address.unwrap_or_else(|| ":8080".to_owned()),
-                lameduck: health.lameduck.map_or(Duration::ZERO, to_duration),
+                lameduck: health.lameduck.map_or(Duration::ZERO, from_go),
             });
         }
         if let Some(ready) = plugin_config::<plugins::Ready>(block, filename)? {
@@ -223,8 +220,8 @@ pub fn build(
         }
         if let Some(reload) = plugin_config::<plugins::Reload>(block, filename)? {
             plan.reload.get_or_insert(ReloadPlan {
-                interval: to_duration(reload.interval),
-                jitter: to_duration(reload.jitter),
+                interval: from_go(reload.interval),
+                jitter: from_go(reload.jitter),
             });
         }
         plan.debug |= plugin_config::<plugins::Debug>(block, filename)?.is_some();

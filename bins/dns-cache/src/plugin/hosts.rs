@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 use corefile::plugins::Hosts as HostsConfig;
 use dns_wire::{Class, Name, OwnedMessage, OwnedRecord, Rcode, Type};
 
+use crate::duration::from_go;
 use crate::metrics::Metrics;
 use crate::query::names::{LowerName, Zone, in_any};
 use crate::query::reply::reply_to;
@@ -182,9 +183,7 @@ impl Hosts {
         }
         let path = PathBuf::from(config.path.as_deref().unwrap_or(DEFAULT_PATH));
         let file = Arc::new(RwLock::new(Table::default()));
-        let reload = config.reload.map_or(DEFAULT_RELOAD, |d| {
-            Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
-        });
+        let reload = config.reload.map_or(DEFAULT_RELOAD, from_go);
         let mut watcher = FileWatch {
             path,
             table: Arc::downgrade(&file),

@@ -19,6 +19,7 @@ use dns_wire::{Message, RData, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 
+use crate::duration::from_go;
 use crate::metrics::{Labels, Metrics};
 use crate::query::classify::ReplyType;
 use crate::query::names::{Zone, in_any};
@@ -176,10 +177,6 @@ pub enum CacheError {
     Zone(String),
 }
 
-fn to_duration(d: corefile::go::Duration) -> Duration {
-    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
-}
-
 fn zones(names: &[String]) -> Result<Vec<Zone>, CacheError> {
     names
         .iter()
@@ -251,14 +248,14 @@ impl Cache {
             ),
             servfail_ttl: config
                 .servfail
-                .map_or(SERVFAIL_TTL, |d| to_duration(d).as_secs().min(300) as u32),
+                .map_or(SERVFAIL_TTL, |d| from_go(d).as_secs().min(300) as u32),
             prefetch: config.prefetch.as_ref().map(|p| PrefetchRule {
                 amount: p.amount,
-                window: p.duration.map_or(Duration::from_secs(60), to_duration),
+                window: p.duration.map_or(Duration::from_secs(60), from_go),
                 percentage: u64::from(p.percentage.unwrap_or(10)),
             }),
             stale: config.serve_stale.as_ref().map(|(d, mode)| StaleRule {
-                window: d.map_or(Duration::from_secs(3600), to_duration),
+                window: d.map_or(Duration::from_secs(3600), from_go),
                 verify: mode.as_deref() == Some("verify"),
             }),
             keepttl: config.keepttl,

@@ -27,6 +27,7 @@ pub use mux::Delivery;
 pub use upstream::{HealthCheck, Transport, Upstream};
 
 use super::Failure;
+use crate::duration::from_go;
 use crate::metrics::Metrics;
 use crate::query::names::{Zone, in_any};
 use crate::query::request::{Proto, Request};
@@ -375,7 +376,7 @@ impl Drop for Slot<'_> {
 
 impl Stanza {
     fn new(s: &ForwardStanza, metrics: &Arc<Metrics>) -> Result<Self, ForwardError> {
-        let expire = s.expire.map_or(DEFAULT_EXPIRE, to_duration);
+        let expire = s.expire.map_or(DEFAULT_EXPIRE, from_go);
         let mut upstreams = Vec::new();
         for to in &s.to {
             for addr in upstream_addresses(to)? {
@@ -387,7 +388,7 @@ impl Stanza {
             .health_check
             .as_ref()
             .map_or((DEFAULT_HEALTH_CHECK, &[][..]), |(d, o)| {
-                (to_duration(*d), &o[..])
+                (from_go(*d), &o[..])
             });
         let domain = options
             .iter()
@@ -489,10 +490,6 @@ fn random_seed() -> u64 {
         state.set(x);
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     })
-}
-
-fn to_duration(d: corefile::go::Duration) -> Duration {
-    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
 }
 
 /// The addresses of one TO: `[dns://]IP[:PORT]`, a host name, or a resolv.conf file.
