@@ -2,8 +2,8 @@
 //! `prometheus` ([`http`]).
 //!
 //! Per address, one UDP socket and one TCP listener per worker thread (SO_REUSEPORT,
-//! [`socket`]), all reading the same routing table, which a reload swaps atomically. UDP
-//! is read and answered in batches ([`batch`]), and a busy socket's reader yields to the
+//! `socket.rs`), all reading the same routing table, which a reload swaps atomically. UDP
+//! is read and answered in batches (`batch.rs`), and a busy socket's reader yields to the
 //! other tasks now and then ([`burst`]).
 //!
 //! Every packet goes through [`handle`]: admission (drop, FORMERR, NOTIMP, BADVERS,

@@ -5,6 +5,13 @@
 //! each attempt waiting 2 s, for at most 5 s and 2 × the upstreams' attempts in all
 //! (CoreDNS's `max_connect_attempts` default). `max_concurrent` refuses queries
 //! beyond the limit; `except` names go to the next plugin.
+//!
+//! This file holds the stanzas and the attempts of one query. Each upstream is an
+//! [`Upstream`] (`upstream.rs`): its exchanges over the UDP socket its queries share
+//! (`mux.rs`) or over TCP. What those decide is socket-free and tested on its own: the
+//! waiting queries by ID (`pending.rs`), the idle TCP connections (`idle.rs`), the failure
+//! count (`health.rs`), the query and reply bytes (`wire.rs`) and the error texts
+//! (`error.rs`).
 
 mod error;
 mod health;
