@@ -3,7 +3,8 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use dns_cache::cli::{Cli, plugins_text, version_text};
+use dns_cache::cli::{Cli, version_text};
+use dns_cache::config::plugins_text;
 use dns_cache::nodelocal::args::NodeLocalArgs;
 
 fn main() -> ExitCode {

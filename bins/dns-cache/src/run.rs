@@ -16,10 +16,10 @@ use tokio::task::JoinHandle;
 
 use crate::cli::{Cli, version_text};
 use crate::config::{self, Plan, Source, http_address};
-use crate::http::{Endpoints, HttpState, router, self_check};
 use crate::logging;
 use crate::metrics::Metrics;
 use crate::server::Listener;
+use crate::server::http::{Endpoints, HttpState, router, self_check};
 
 /// The running servers.
 struct Running {

@@ -16,7 +16,8 @@ use dns_wire::Rcode;
 use regex::Regex;
 use tracing::Level;
 
-use crate::request::Request;
+use crate::duration::from_go;
+use crate::query::request::Request;
 
 /// The `errors` plugin of a block.
 #[derive(Clone, Debug)]
@@ -62,9 +63,7 @@ impl Errors {
             .map(|rule| {
                 Ok(Rule {
                     pattern: Regex::new(&rule.pattern)?,
-                    period: std::time::Duration::from_nanos(
-                        u64::try_from(rule.period.0).unwrap_or(0),
-                    ),
+                    period: from_go(rule.period),
                     period_text: rule.period.to_string(),
                     level: level(rule.level.as_deref()),
                     show_first: rule.show_first,
@@ -190,8 +189,8 @@ pub fn line(req: &Request<'_>, rcode: Rcode, error: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use dns_wire::Type;
 
     #[test]

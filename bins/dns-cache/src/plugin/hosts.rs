@@ -12,10 +12,11 @@ use std::time::{Duration, SystemTime};
 use corefile::plugins::Hosts as HostsConfig;
 use dns_wire::{Class, Name, OwnedMessage, OwnedRecord, Rcode, Type};
 
+use crate::duration::from_go;
 use crate::metrics::Metrics;
-use crate::names::{LowerName, Zone, in_any};
-use crate::reply::reply_to;
-use crate::request::Request;
+use crate::query::names::{LowerName, Zone, in_any};
+use crate::query::reply::reply_to;
+use crate::query::request::Request;
 
 /// The default hosts file.
 const DEFAULT_PATH: &str = "/etc/hosts";
@@ -182,9 +183,7 @@ impl Hosts {
         }
         let path = PathBuf::from(config.path.as_deref().unwrap_or(DEFAULT_PATH));
         let file = Arc::new(RwLock::new(Table::default()));
-        let reload = config.reload.map_or(DEFAULT_RELOAD, |d| {
-            Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
-        });
+        let reload = config.reload.map_or(DEFAULT_RELOAD, from_go);
         let mut watcher = FileWatch {
             path,
             table: Arc::downgrade(&file),
@@ -327,8 +326,8 @@ impl FileWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use corefile::plugins::HostEntry;
     use dns_wire::Message;
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 use corefile::plugins::LogRule;
 use dns_wire::{Header, Rcode};
 
-use crate::classify::ReplyType;
-use crate::names::{Zone, in_any};
-use crate::request::{Proto, Request};
+use crate::query::classify::ReplyType;
+use crate::query::names::{Zone, in_any};
+use crate::query::request::{Proto, Request};
 
 /// CoreDNS's `{common}` format.
 pub const COMMON: &str = "{remote}:{port} - {>id} \"{type} {class} {name} {proto} {size} {>do} {>bufsize}\" {rcode} {>rflags} {rsize} {duration}";
@@ -243,8 +243,8 @@ fn rflags(header: Option<&Header>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::query;
-    use crate::request::{Admission, admit};
+    use crate::query::request::tests::query;
+    use crate::query::request::{Admission, admit};
     use dns_wire::Type;
 
     #[test]

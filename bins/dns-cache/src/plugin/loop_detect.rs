@@ -11,7 +11,7 @@ use dns_wire::{Class, Name, OwnedMessage, OwnedQuestion, Type};
 use tokio::net::UdpSocket;
 
 use super::Failure;
-use crate::request::Request;
+use crate::query::request::Request;
 
 /// How long probes are sent.
 const PROBE_FOR: Duration = Duration::from_secs(30);
@@ -108,8 +108,8 @@ impl Loop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
 
     #[test]
     fn only_the_probe_counts() {

@@ -8,6 +8,9 @@
 //! reply comes back ([`Chain::finish`]); answering plugins are asked in order until one
 //! answers ([`Chain::begin`]). Only `forward` needs to wait, and the server runs that part
 //! ([`Chain::resolve`]) in its own task.
+//!
+//! Each plugin has its module here; [`prehashed`] is the hasher of the maps that `cache`
+//! and `forward` key by values that are random already.
 
 pub mod cache;
 pub mod errors;
@@ -15,6 +18,7 @@ pub mod forward;
 pub mod hosts;
 pub mod log;
 pub mod loop_detect;
+pub mod prehashed;
 pub mod whoami;
 
 use std::net::SocketAddr;
@@ -24,11 +28,11 @@ use std::time::Instant;
 use bytes::Bytes;
 use dns_wire::{Message, Rcode};
 
-use crate::classify::ReplyType;
 use crate::metrics::{Metrics, qtype_label};
-use crate::reply::{ReplyInfo, rcode_reply, scrub};
-use crate::request::{Admission, Proto, Request, admit};
-use crate::stored::StoredReply;
+use crate::query::classify::ReplyType;
+use crate::query::reply::{ReplyInfo, rcode_reply, scrub};
+use crate::query::request::{Admission, Proto, Request, admit};
+use crate::query::stored::StoredReply;
 
 /// A chain's failure: the rcode it returns and the error the `errors` plugin logs.
 #[derive(Clone, Debug, PartialEq, Eq)]

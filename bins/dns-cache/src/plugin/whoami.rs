@@ -6,8 +6,8 @@ use std::net::IpAddr;
 
 use dns_wire::{Class, Name, OwnedMessage, OwnedRecord, Rcode, Type};
 
-use crate::reply::reply_to;
-use crate::request::Request;
+use crate::query::reply::reply_to;
+use crate::query::request::Request;
 
 /// The whoami reply to `req`.
 pub fn answer(req: &Request<'_>) -> OwnedMessage {
@@ -43,8 +43,8 @@ fn record(name: Name, rtype: Type, class: Class, rdata: Vec<u8>) -> OwnedRecord 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::query;
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::query;
+    use crate::query::request::{Admission, Proto, admit};
     use dns_wire::{Message, RData};
 
     fn whoami(name: &str, client: &str, proto: Proto) -> Vec<u8> {

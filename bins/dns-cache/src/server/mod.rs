@@ -1,10 +1,18 @@
-//! The DNS listeners: per address, one UDP socket and one TCP listener per worker thread
-//! (SO_REUSEPORT), all reading the same routing table, which a reload swaps atomically.
+//! The server layer: the DNS listeners, and the HTTP endpoints of `health`, `ready` and
+//! `prometheus` ([`http`]).
+//!
+//! Per address, one UDP socket and one TCP listener per worker thread (SO_REUSEPORT,
+//! `socket.rs`), all reading the same routing table, which a reload swaps atomically. UDP
+//! is read and answered in batches (`batch.rs`), and a busy socket's reader yields to the
+//! other tasks now and then ([`burst`]).
 //!
 //! Every packet goes through [`handle`]: admission (drop, FORMERR, NOTIMP, BADVERS,
 //! REFUSED), routing by zone, then the block's chain. Queries that must wait for upstream
 //! run in their own task, at most [`MAX_IN_FLIGHT`] per listener (beyond that: REFUSED).
 
+pub(crate) mod batch;
+pub mod burst;
+pub mod http;
 mod socket;
 mod tcp;
 mod udp;
@@ -20,13 +28,13 @@ use tokio::net::UdpSocket;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinHandle;
 
-use crate::batch::Outgoing;
 use crate::config::{Route, Table};
 use crate::plugin::forward::{Attempts, Delivery, Detached, Judged};
 use crate::plugin::{Step, report};
-use crate::reply::{bad_version_reply, rcode_reply, reject_reply};
-use crate::request::{Admission, Proto, Request, admit};
-use crate::stored::StoredReply;
+use crate::query::reply::{bad_version_reply, rcode_reply, reject_reply};
+use crate::query::request::{Admission, Proto, Request, admit};
+use crate::query::stored::StoredReply;
+use crate::server::batch::Outgoing;
 
 /// Queries waiting for upstream, per listener.
 pub const MAX_IN_FLIGHT: usize = 10_000;

@@ -13,7 +13,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 use super::{Handled, handle};
 use crate::config::Table;
-use crate::request::Proto;
+use crate::query::request::Proto;
 
 /// Open connections per listener.
 pub(super) const MAX_CONNECTIONS: usize = 1024;

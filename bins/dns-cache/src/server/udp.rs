@@ -1,9 +1,10 @@
 //! The UDP worker: receive, handle, send; upstream work in bounded tasks.
 //!
-//! While the socket has packets, they are read and answered in batches (one `recvmmsg`, one
-//! `sendmmsg`, see [`batch`](crate::batch)): no future and no waiter registration per
-//! packet. The task waits for readiness only when the socket is empty, and yields to the
-//! other tasks (upstream readers, TCP, timers) every [`BURST`](crate::burst::BURST) packets.
+//! While the socket has packets, they are read and answered in batches (one `recvmmsg`,
+//! one `sendmmsg`, see [`batch`](crate::server::batch)): no future and no waiter
+//! registration per packet. The task waits for readiness only when the socket is empty,
+//! and yields to the other tasks (upstream readers, TCP, timers) every
+//! [`BURST`](crate::server::burst::BURST) packets.
 
 use std::io;
 use std::sync::Arc;
@@ -12,10 +13,10 @@ use tokio::net::UdpSocket;
 use tokio::sync::{Semaphore, watch};
 
 use super::{Handled, handle};
-use crate::batch::{Inbox, Outgoing};
-use crate::burst::Burst;
 use crate::config::Table;
-use crate::request::Proto;
+use crate::query::request::Proto;
+use crate::server::batch::{Inbox, Outgoing};
+use crate::server::burst::Burst;
 
 /// Serves one socket until the task is aborted.
 pub(super) async fn serve(

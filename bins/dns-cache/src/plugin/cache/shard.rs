@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::prehashed::BuildPreHashed;
+use crate::plugin::prehashed::BuildPreHashed;
 
 /// A value and the position of its key in [`Shard::keys`].
 struct Slot<V> {

@@ -5,8 +5,21 @@
 //! each attempt waiting 2 s, for at most 5 s and 2 × the upstreams' attempts in all
 //! (CoreDNS's `max_connect_attempts` default). `max_concurrent` refuses queries
 //! beyond the limit; `except` names go to the next plugin.
+//!
+//! This file holds the stanzas and the attempts of one query. Each upstream is an
+//! [`Upstream`] (`upstream.rs`): its exchanges over the UDP socket its queries share
+//! (`mux.rs`) or over TCP. What those decide is socket-free and tested on its own: the
+//! waiting queries by ID (`pending.rs`), the idle TCP connections (`idle.rs`), the failure
+//! count (`health.rs`), the query and reply bytes (`wire.rs`) and the error texts
+//! (`error.rs`).
 
+mod error;
+mod health;
+mod idle;
+mod mux;
+mod pending;
 mod upstream;
+mod wire;
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -16,13 +29,16 @@ use std::time::{Duration, Instant};
 use corefile::plugins::{Forward as ForwardConfig, ForwardStanza, Policy};
 use dns_wire::{Message, Name, Rcode};
 
-pub use upstream::{Delivery, ExchangeError, HealthCheck, Transport, Upstream};
+pub use error::ExchangeError;
+pub use mux::Delivery;
+pub use upstream::{HealthCheck, Transport, Upstream};
 
 use super::Failure;
-use crate::batch::Outgoing;
+use crate::duration::from_go;
 use crate::metrics::Metrics;
-use crate::names::{Zone, in_any};
-use crate::request::{Proto, Request};
+use crate::query::names::{Zone, in_any};
+use crate::query::request::{Proto, Request};
+use crate::server::batch::Outgoing;
 
 /// Time one attempt waits for a reply.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
@@ -367,7 +383,7 @@ impl Drop for Slot<'_> {
 
 impl Stanza {
     fn new(s: &ForwardStanza, metrics: &Arc<Metrics>) -> Result<Self, ForwardError> {
-        let expire = s.expire.map_or(DEFAULT_EXPIRE, to_duration);
+        let expire = s.expire.map_or(DEFAULT_EXPIRE, from_go);
         let mut upstreams = Vec::new();
         for to in &s.to {
             for addr in upstream_addresses(to)? {
@@ -379,7 +395,7 @@ impl Stanza {
             .health_check
             .as_ref()
             .map_or((DEFAULT_HEALTH_CHECK, &[][..]), |(d, o)| {
-                (to_duration(*d), &o[..])
+                (from_go(*d), &o[..])
             });
         let domain = options
             .iter()
@@ -481,10 +497,6 @@ fn random_seed() -> u64 {
         state.set(x);
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     })
-}
-
-fn to_duration(d: corefile::go::Duration) -> Duration {
-    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
 }
 
 /// The addresses of one TO: `[dns://]IP[:PORT]`, a host name, or a resolv.conf file.

@@ -1,385 +1,36 @@
-//! One upstream server: a connected UDP socket shared by every query in flight (each query
-//! gets a free random ID, replies are matched by ID and question), a pool of idle TCP
-//! connections reused until they are `expire` old, and the health state (consecutive
-//! failures; a probe loop that marks the upstream healthy again).
+//! One upstream server: exchanges over the UDP socket its queries share ([`mux`](super::mux),
+//! each query under a free random ID, the reply matched by ID and question), or over TCP
+//! connections reused until they are `expire` old, and the probe loop that marks the
+//! upstream healthy again.
+//!
+//! The decisions are made by socket-free parts, tested without a runtime: the table of
+//! waiting queries and their expiry ([`pending`](super::pending)), the idle connections
+//! ([`idle`](super::idle)), the failure count ([`health`](super::health)) and the bytes
+//! ([`wire`](super::wire)). This file holds the sockets, the tasks and the clock, and
+//! calls them.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use dns_wire::cache::set_id;
-use dns_wire::{Class, Header, Message, Name, OwnedMessage, OwnedQuestion, Type};
+use dns_wire::{Class, Header, Name, OwnedMessage, OwnedQuestion, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::Histogram;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
-use tokio::net::{TcpStream, UdpSocket};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::{OnceCell, oneshot};
-use tokio::task::JoinHandle;
 
-use crate::batch::{Deferred, Inbox, Outgoing, Queue};
-use crate::burst::Burst;
+use super::error::ExchangeError;
+use super::health::Health;
+use super::idle::IdlePool;
+use super::mux::{Delivery, OnReply, PendingGuard, UdpMux, Waiter};
+use super::pending::RandomIds;
+use super::wire::{Rewritten, answers, original_id};
 use crate::metrics::Metrics;
-use crate::prehashed::BuildPreHashed;
-
-/// Most queries one upstream socket carries at once (IDs are 16 bits).
-const MAX_PENDING: usize = 32_768;
-
-/// An exchange that failed, with Go's wording (`read udp A->B: i/o timeout`).
-#[derive(Debug, thiserror::Error)]
-pub enum ExchangeError {
-    /// No reply in time.
-    #[error("read {proto} {local}->{remote}: i/o timeout")]
-    Timeout {
-        /// `udp` or `tcp`.
-        proto: &'static str,
-        /// Our address.
-        local: String,
-        /// The upstream.
-        remote: SocketAddr,
-    },
-    /// A socket error.
-    #[error("{op} {proto} {local}{remote}: {syscall}: {}", errno_text(source))]
-    Io {
-        /// `dial`, `read` or `write`.
-        op: &'static str,
-        /// `udp` or `tcp`.
-        proto: &'static str,
-        /// `LOCAL->` when known, else empty.
-        local: String,
-        /// The upstream.
-        remote: SocketAddr,
-        /// The system call: `connect`, `read` or `write`.
-        syscall: &'static str,
-        /// The error.
-        source: io::Error,
-    },
-    /// The reply does not answer the question.
-    #[error("dns: reply from {0} does not match the question")]
-    Mismatch(SocketAddr),
-    /// Every query ID of the socket is in use.
-    #[error("too many queries in flight to {0}")]
-    Busy(SocketAddr),
-}
-
-/// An OS error as Go words it: `connection refused` (lower case, no error number).
-fn errno_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or(&text);
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_lowercase().chain(chars).collect()
-    })
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// What became of a query sent with [`Upstream::send_detached`].
-pub enum Delivery {
-    /// The reply, with the query's ID put back; not yet checked with [`Upstream::check`].
-    Reply(Vec<u8>),
-    /// The exchange failed (socket error or timeout).
-    Failed(ExchangeError),
-    /// It could not be sent at once (no socket yet, every ID taken, the send would block):
-    /// not the upstream's failure.
-    NotSent,
-}
-
-/// What a detached query is completed with, called outside any lock.
-pub(crate) type OnReply = Box<dyn FnOnce(Delivery, &mut Outgoing) + Send>;
-
-/// A query waiting for its reply on the shared socket.
-enum Waiter {
-    /// A task waits on the channel (and times itself out).
-    Task(oneshot::Sender<io::Result<Vec<u8>>>),
-    /// No task waits: the reader completes the query (see [`Upstream::send_detached`]).
-    Detached {
-        /// The client's ID, put back into the reply.
-        original_id: u16,
-        /// When the reader's sweep gives up on it.
-        deadline: Instant,
-        on_reply: OnReply,
-    },
-}
-
-type Pending = Arc<Mutex<HashMap<u16, Waiter, BuildPreHashed>>>;
-
-/// How often the reader gives up on detached queries past their deadline.
-const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
-
-/// The shared UDP socket and its reader task.
-struct UdpMux {
-    socket: Arc<UdpSocket>,
-    local: String,
-    pending: Pending,
-    /// Detached queries registered and waiting to be sent together.
-    queue: Queue,
-    _reader: AbortOnDrop,
-}
-
-impl UdpMux {
-    async fn open(remote: SocketAddr) -> io::Result<Self> {
-        let bind: SocketAddr = if remote.is_ipv4() {
-            "0.0.0.0:0".parse().map_err(io::Error::other)?
-        } else {
-            "[::]:0".parse().map_err(io::Error::other)?
-        };
-        let socket = UdpSocket::bind(bind).await?;
-        socket.connect(remote).await?;
-        let local = socket
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        let socket = Arc::new(socket);
-        let pending: Pending = Arc::default();
-        let reader = tokio::spawn(read_replies(
-            Arc::clone(&socket),
-            Arc::clone(&pending),
-            local.clone(),
-            remote,
-        ));
-        Ok(Self {
-            socket,
-            local,
-            pending,
-            queue: Queue::new(),
-            _reader: AbortOnDrop(reader),
-        })
-    }
-}
-
-/// Hands each reply to the query waiting for its ID, and every [`SWEEP_INTERVAL`] times out
-/// the detached queries past their deadline. A socket error (an ICMP port unreachable shows
-/// up as ECONNREFUSED) fails every query waiting. While the socket has replies they are
-/// read in batches (one `recvmmsg` each) with plain non-blocking calls, no future per reply.
-async fn read_replies(socket: Arc<UdpSocket>, pending: Pending, local: String, remote: SocketAddr) {
-    let mut inbox = Inbox::new(remote.is_ipv6());
-    let mut outgoing = Outgoing::new();
-    let mut sweep = tokio::time::interval(SWEEP_INTERVAL);
-    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut burst = Burst::default();
-    loop {
-        tokio::select! {
-            ready = socket.ready(Interest::READABLE | Interest::ERROR) => match ready {
-                // The runtime's I/O driver is gone: shutdown.
-                Err(_) => return,
-                // A socket error (ECONNREFUSED after an ICMP port unreachable) is an error
-                // event, not readability. Its readiness is cleared before the error is
-                // taken, so that a later error wakes the reader again.
-                Ok(ready) if ready.is_error() => {
-                    let _ = socket.try_io(Interest::ERROR, || {
-                        Err::<(), _>(io::ErrorKind::WouldBlock.into())
-                    });
-                    if let Ok(Some(e)) = socket.take_error() {
-                        fail_all(&pending, &e, &local, remote, &mut outgoing);
-                        outgoing.flush().await;
-                    }
-                }
-                Ok(_) => {}
-            },
-            _ = sweep.tick() => {
-                time_out_detached(&pending, &local, remote, &mut outgoing);
-                outgoing.flush().await;
-                continue;
-            }
-        }
-        loop {
-            let handled = match inbox.receive(&socket) {
-                Ok(received) => {
-                    for (reply, _) in inbox.datagrams() {
-                        deliver(&pending, reply, &mut outgoing);
-                    }
-                    received
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => {
-                    fail_all(&pending, &e, &local, remote, &mut outgoing);
-                    1
-                }
-            };
-            outgoing.flush().await;
-            // After a burst (and a yield), back to the select, so that the sweep runs too.
-            if burst.spend(handled).await {
-                break;
-            }
-        }
-    }
-}
-
-/// Hands a reply to the query waiting for its ID, if any; what a detached query sends on
-/// is queued in `outgoing`.
-fn deliver(pending: &Pending, reply: &[u8], outgoing: &mut Outgoing) {
-    let Some(&[hi, lo]) = reply.first_chunk::<2>() else {
-        return;
-    };
-    let id = u16::from_be_bytes([hi, lo]);
-    let waiter = pending.lock().ok().and_then(|mut p| p.remove(&id));
-    match waiter {
-        Some(Waiter::Task(waiter)) => {
-            let _ = waiter.send(Ok(reply.to_vec()));
-        }
-        Some(Waiter::Detached {
-            original_id,
-            on_reply,
-            ..
-        }) => {
-            let mut reply = reply.to_vec();
-            let _ = set_id(&mut reply, original_id);
-            on_reply(Delivery::Reply(reply), outgoing);
-        }
-        None => {}
-    }
-}
-
-/// Fails every query waiting on the socket with its error.
-fn fail_all(
-    pending: &Pending,
-    e: &io::Error,
-    local: &str,
-    remote: SocketAddr,
-    outgoing: &mut Outgoing,
-) {
-    let waiters: Vec<_> = match pending.lock() {
-        Ok(mut p) => p.drain().map(|(_, w)| w).collect(),
-        Err(_) => Vec::new(),
-    };
-    for waiter in waiters {
-        let error = io::Error::new(e.kind(), e.to_string());
-        match waiter {
-            Waiter::Task(waiter) => {
-                let _ = waiter.send(Err(error));
-            }
-            Waiter::Detached { on_reply, .. } => {
-                on_reply(
-                    Delivery::Failed(ExchangeError::Io {
-                        op: "read",
-                        proto: "udp",
-                        local: format!("{local}->"),
-                        remote,
-                        syscall: "read",
-                        source: error,
-                    }),
-                    outgoing,
-                );
-            }
-        }
-    }
-}
-
-/// Fails the detached queries whose deadline has passed with Go's timeout error.
-fn time_out_detached(pending: &Pending, local: &str, remote: SocketAddr, outgoing: &mut Outgoing) {
-    let now = Instant::now();
-    let expired: Vec<OnReply> = match pending.lock() {
-        Ok(mut p) => {
-            let ids: Vec<u16> = p
-                .iter()
-                .filter(|(_, w)| matches!(w, Waiter::Detached { deadline, .. } if *deadline <= now))
-                .map(|(&id, _)| id)
-                .collect();
-            ids.into_iter()
-                .filter_map(|id| match p.remove(&id) {
-                    Some(Waiter::Detached { on_reply, .. }) => Some(on_reply),
-                    _ => None,
-                })
-                .collect()
-        }
-        Err(_) => Vec::new(),
-    };
-    for on_reply in expired {
-        on_reply(
-            Delivery::Failed(ExchangeError::Timeout {
-                proto: "udp",
-                local: local.to_owned(),
-                remote,
-            }),
-            outgoing,
-        );
-    }
-}
-
-/// The detached queries a listener registered during its batch go out together, with one
-/// `sendmmsg`, when it flushes its replies.
-impl Deferred for Upstream {
-    fn send_now(&self, outgoing: &mut Outgoing) {
-        let Some(mux) = self.udp.get() else {
-            return;
-        };
-        mux.queue.send_now(
-            &mux.socket,
-            || {
-                self.conn_hits[0].inc();
-            },
-            |datagram| Self::not_sent(mux, original_id(datagram), outgoing),
-        );
-    }
-}
-
-/// The ID of a query (0 if it has none).
-fn original_id(query: &[u8]) -> u16 {
-    query
-        .first_chunk::<2>()
-        .map_or(0, |&[hi, lo]| u16::from_be_bytes([hi, lo]))
-}
-
-/// A query with its ID replaced, on the stack when it fits in 512 bytes.
-struct Rewritten {
-    small: [u8; 512],
-    large: Vec<u8>,
-    len: usize,
-}
-
-impl Rewritten {
-    fn new(query: &[u8], id: u16) -> Self {
-        let mut wire = Self {
-            small: [0; 512],
-            large: Vec::new(),
-            len: query.len(),
-        };
-        let bytes = match wire.small.get_mut(..query.len()) {
-            Some(small) => {
-                small.copy_from_slice(query);
-                small
-            }
-            None => {
-                wire.large = query.to_vec();
-                wire.large.as_mut_slice()
-            }
-        };
-        let _ = set_id(bytes, id);
-        wire
-    }
-
-    fn bytes(&self) -> &[u8] {
-        self.small
-            .get(..self.len)
-            .filter(|_| self.large.is_empty())
-            .unwrap_or(&self.large)
-    }
-}
-
-/// Removes a pending ID when the query stops waiting.
-struct PendingGuard<'a> {
-    pending: &'a Pending,
-    id: u16,
-}
-
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.pending.lock() {
-            p.remove(&self.id);
-        }
-    }
-}
+use crate::server::batch::{Deferred, Outgoing};
 
 /// The transport of one exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -409,11 +60,10 @@ pub struct Upstream {
     pub addr: SocketAddr,
     label: String,
     udp: OnceCell<UdpMux>,
-    tcp_idle: Mutex<Vec<(TcpStream, Instant)>>,
-    expire: Duration,
-    fails: AtomicU32,
-    checking: AtomicBool,
-    rng: AtomicU64,
+    tcp_idle: Mutex<IdlePool<TcpStream>>,
+    health: Health,
+    /// Query and probe IDs.
+    ids: RandomIds,
     conn_hits: [Counter; 2],
     conn_misses: [Counter; 2],
     /// `coredns_proxy_request_duration_seconds` series resolved so far, by rcode.
@@ -447,11 +97,9 @@ impl Upstream {
             addr,
             label,
             udp: OnceCell::new(),
-            tcp_idle: Mutex::new(Vec::new()),
-            expire,
-            fails: AtomicU32::new(0),
-            checking: AtomicBool::new(false),
-            rng: AtomicU64::new(RandomState::new().hash_one(addr)),
+            tcp_idle: Mutex::new(IdlePool::new(expire)),
+            health: Health::default(),
+            ids: RandomIds::new(RandomState::new().hash_one(addr)),
             durations: Mutex::new(Vec::new()),
             metrics: Arc::clone(metrics),
         }
@@ -486,14 +134,7 @@ impl Upstream {
 
     /// Whether `max_fails` consecutive failures mark it down (0: never).
     pub fn is_down(&self, max_fails: u32) -> bool {
-        max_fails > 0 && self.fails.load(Ordering::Relaxed) >= max_fails
-    }
-
-    fn random(&self) -> u64 {
-        let mut x = self.rng.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^ (x >> 31)
+        self.health.is_down(max_fails)
     }
 
     /// Sends `query` and waits up to `timeout` for the reply, whose ID is then the query's.
@@ -599,7 +240,7 @@ impl Upstream {
     /// Completes the detached query of `id` with [`Delivery::NotSent`], unless the reader
     /// completed it meanwhile.
     fn not_sent(mux: &UdpMux, id: u16, outgoing: &mut Outgoing) {
-        let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        let waiter = mux.pending.lock().ok().and_then(|mut p| p.remove(id));
         if let Some(Waiter::Detached { on_reply, .. }) = waiter {
             on_reply(Delivery::NotSent, outgoing);
         }
@@ -610,15 +251,7 @@ impl Upstream {
         let Ok(mut pending) = mux.pending.lock() else {
             return Err(waiter);
         };
-        if pending.len() >= MAX_PENDING {
-            return Err(waiter);
-        }
-        let mut id = self.random() as u16;
-        while pending.contains_key(&id) {
-            id = self.random() as u16;
-        }
-        pending.insert(id, waiter);
-        Ok(id)
+        pending.register(waiter, || self.ids.next() as u16)
     }
 
     fn udp_error(&self, mux: &UdpMux, op: &'static str, source: io::Error) -> ExchangeError {
@@ -660,7 +293,7 @@ impl Upstream {
             match self.roundtrip_tcp(stream, query, timeout).await {
                 Ok((reply, stream)) => {
                     if let Ok(mut idle) = self.tcp_idle.lock() {
-                        idle.push((stream, Instant::now()));
+                        idle.put(stream, Instant::now());
                     }
                     return Ok(reply);
                 }
@@ -671,10 +304,7 @@ impl Upstream {
     }
 
     fn idle_tcp(&self) -> Option<TcpStream> {
-        let mut idle = self.tcp_idle.lock().ok()?;
-        let now = Instant::now();
-        idle.retain(|(_, since)| now.saturating_duration_since(*since) < self.expire);
-        idle.pop().map(|(s, _)| s)
+        self.tcp_idle.lock().ok()?.take(Instant::now())
     }
 
     async fn dial_tcp(&self, timeout: Duration) -> Result<TcpStream, ExchangeError> {
@@ -746,18 +376,16 @@ impl Upstream {
 
     /// Records a failed exchange; from the first failure on, probes until it answers.
     pub fn failed(self: &Arc<Self>, max_fails: u32, check: &HealthCheck) {
-        self.fails.fetch_add(1, Ordering::Relaxed);
-        if max_fails == 0 || self.checking.swap(true, Ordering::AcqRel) {
-            return;
+        if self.health.failed(max_fails) {
+            tokio::spawn(probe_until_healthy(Arc::downgrade(self), check.clone()));
         }
-        tokio::spawn(probe_until_healthy(Arc::downgrade(self), check.clone()));
     }
 
     /// A probe: `DOMAIN IN NS`; any reply counts as healthy.
     async fn probe(&self, check: &HealthCheck) -> Result<(), ExchangeError> {
         let msg = OwnedMessage {
             header: Header {
-                id: self.random() as u16,
+                id: self.ids.next() as u16,
                 rd: check.recursion_desired,
                 ..Header::default()
             },
@@ -782,6 +410,23 @@ impl Upstream {
     }
 }
 
+/// The detached queries a listener registered during its batch go out together, with one
+/// `sendmmsg`, when it flushes its replies.
+impl Deferred for Upstream {
+    fn send_now(&self, outgoing: &mut Outgoing) {
+        let Some(mux) = self.udp.get() else {
+            return;
+        };
+        mux.queue.send_now(
+            &mux.socket,
+            || {
+                self.conn_hits[0].inc();
+            },
+            |datagram| Self::not_sent(mux, original_id(datagram), outgoing),
+        );
+    }
+}
+
 /// Probes every `interval` until the upstream replies (or is dropped by a reload).
 async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
     let mut tick = tokio::time::interval(check.interval);
@@ -793,8 +438,7 @@ async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
         };
         match up.probe(&check).await {
             Ok(()) => {
-                up.fails.store(0, Ordering::Relaxed);
-                up.checking.store(false, Ordering::Release);
+                up.health.probe_answered();
                 return;
             }
             Err(_) => {
@@ -806,25 +450,8 @@ async fn probe_until_healthy(upstream: Weak<Upstream>, check: HealthCheck) {
                         ("rcode", String::new()),
                     ])
                     .inc();
-                up.fails.fetch_add(1, Ordering::Relaxed);
+                up.health.probe_failed();
             }
         }
     }
-}
-
-/// Whether `reply` is a response to `query`'s question (CoreDNS `state.Match`).
-fn answers(query: &[u8], reply: &[u8]) -> bool {
-    // Only the headers and questions are read: the reply's records are validated later,
-    // where the reply is cached or scrubbed.
-    let (Ok(q), Ok(r)) = (Message::walk(query), Message::walk(reply)) else {
-        return false;
-    };
-    let (Some(qq), Some(rq)) = (q.questions().next(), r.questions().next()) else {
-        // A reply without a question (some FORMERR) still answers.
-        return r.header().qr;
-    };
-    r.header().qr
-        && qq.qtype == rq.qtype
-        && qq.qclass == rq.qclass
-        && qq.name.eq_ignore_case(&rq.name)
 }

@@ -4,7 +4,7 @@
 
 use dns_wire::Type;
 
-use crate::names::{LowerName, Zone};
+use crate::query::names::{LowerName, Zone};
 
 /// Zones in lower-case wire form, each with its target.
 #[derive(Debug)]

@@ -19,12 +19,13 @@ use dns_wire::{Message, RData, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 
-use crate::classify::ReplyType;
+use crate::duration::from_go;
 use crate::metrics::{Labels, Metrics};
-use crate::names::{Zone, in_any};
-use crate::reply::{Replay, replay};
-use crate::request::Request;
-use crate::stored::StoredReply;
+use crate::query::classify::ReplyType;
+use crate::query::names::{Zone, in_any};
+use crate::query::reply::{Replay, replay};
+use crate::query::request::Request;
+use crate::query::stored::StoredReply;
 use shard::{Inserted, Shard};
 
 /// Shards per table (CoreDNS: 256).
@@ -176,10 +177,6 @@ pub enum CacheError {
     Zone(String),
 }
 
-fn to_duration(d: corefile::go::Duration) -> Duration {
-    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
-}
-
 fn zones(names: &[String]) -> Result<Vec<Zone>, CacheError> {
     names
         .iter()
@@ -251,14 +248,14 @@ impl Cache {
             ),
             servfail_ttl: config
                 .servfail
-                .map_or(SERVFAIL_TTL, |d| to_duration(d).as_secs().min(300) as u32),
+                .map_or(SERVFAIL_TTL, |d| from_go(d).as_secs().min(300) as u32),
             prefetch: config.prefetch.as_ref().map(|p| PrefetchRule {
                 amount: p.amount,
-                window: p.duration.map_or(Duration::from_secs(60), to_duration),
+                window: p.duration.map_or(Duration::from_secs(60), from_go),
                 percentage: u64::from(p.percentage.unwrap_or(10)),
             }),
             stale: config.serve_stale.as_ref().map(|(d, mode)| StaleRule {
-                window: d.map_or(Duration::from_secs(3600), to_duration),
+                window: d.map_or(Duration::from_secs(3600), from_go),
                 verify: mode.as_deref() == Some("verify"),
             }),
             keepttl: config.keepttl,
@@ -529,8 +526,8 @@ fn stored_form(msg: &Message<'_>, ttl: u32) -> Option<StoredReply> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use dns_wire::{Class, Name, OwnedEdns, OwnedMessage, OwnedRecord, Rcode};
 
     fn req(bytes: &[u8]) -> Request<'_> {
@@ -542,7 +539,7 @@ mod tests {
 
     fn answer(q: &[u8], ttl: u32, rcode: Rcode, soa: bool) -> Vec<u8> {
         let r = req(q);
-        let mut m = crate::reply::reply_to(&r, rcode);
+        let mut m = crate::query::reply::reply_to(&r, rcode);
         m.header.ra = true;
         let name: Name = r.question.name.to_name();
         if rcode == Rcode::NOERROR && !soa {

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use dns_wire::{Class, Header, Message, Opcode, Question, Rcode};
 
-use crate::names::LowerName;
+use crate::query::names::LowerName;
 
 /// The transport a query came over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,8 +7,8 @@ use dns_wire::cache::{copy_name_case, set_id};
 use dns_wire::header::HEADER_LEN;
 use dns_wire::{Header, Message, OwnedEdns, OwnedMessage, OwnedQuestion, Rcode};
 
-use crate::request::Request;
-use crate::stored::StoredReply;
+use crate::query::request::Request;
+use crate::query::stored::StoredReply;
 
 /// A reply could not be written (the reply from upstream did not parse, or did not fit).
 #[derive(Debug, thiserror::Error)]
@@ -263,8 +263,8 @@ impl ReplyInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::tests::{client, query};
-    use crate::request::{Admission, Proto, admit};
+    use crate::query::request::tests::{client, query};
+    use crate::query::request::{Admission, Proto, admit};
     use dns_wire::cache::TtlCursor;
     use dns_wire::{Class, Name, OwnedRecord, Section, Type};
 

@@ -1,147 +1,24 @@
-//! From a Corefile to a server plan: the listeners (one per port and `bind` address), the
+//! The plan a Corefile turns into: the listeners (one per port and `bind` address), the
 //! routing table of each (zone → the block's plugin chain) and the process-wide HTTP and
-//! reload settings. Building a plan starts nothing but the plugins' background tasks, which
-//! stop by themselves when the plan is dropped, so a bad new Corefile never disturbs the
-//! running one.
+//! reload settings.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corefile::dispenser::PluginError;
-use corefile::plugins::{self, PluginConfig};
-use corefile::view::{BlockView, Options};
+use corefile::plugins;
 use corefile::zone::Transport;
-use sha2::{Digest, Sha512};
 
-use crate::cli::{Cli, DEFAULT_DNS_PORT, QUICK_START_PORT};
+use super::chain::build_chain;
+use super::error::ConfigError;
+use super::registry::PLUGINS;
+use super::source::{build_hash, parse, plugin_config};
+use crate::duration::from_go;
 use crate::metrics::Metrics;
-use crate::plugin::cache::{Cache, CacheError};
-use crate::plugin::forward::{Forward, ForwardError};
-use crate::plugin::hosts::{Hosts, HostsError};
+use crate::plugin::Chain;
 use crate::plugin::loop_detect::Loop;
-use crate::plugin::{Chain, errors, log};
-use crate::route::Routes;
-
-/// The plugins this server knows, in `plugin.cfg` order.
-pub const PLUGINS: [&str; 13] = [
-    "reload",
-    "bind",
-    "debug",
-    "ready",
-    "health",
-    "prometheus",
-    "errors",
-    "log",
-    "cache",
-    "hosts",
-    "loop",
-    "forward",
-    "whoami",
-];
-
-/// The plugins of a block's query chain, in execution order.
-const CHAIN: [&str; 7] = [
-    "errors", "log", "cache", "hosts", "loop", "forward", "whoami",
-];
-
-/// A Corefile that cannot be served; the text says what to fix.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The Corefile cannot be read.
-    #[error("{path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The Corefile does not parse (CoreDNS's text).
-    #[error("{0}")]
-    Parse(#[from] corefile::Error),
-    /// A plugin's arguments are wrong (CoreDNS's text).
-    #[error("{0}")]
-    Plugin(#[from] PluginError),
-    /// A directive this server does not implement.
-    #[error("plugin/{0}: not supported by dns-cache (supported: {list})", list = PLUGINS.join(", "))]
-    Unsupported(String),
-    /// A server block for DNS over TLS, HTTPS, gRPC or QUIC.
-    #[error("{0}: only plain DNS server blocks (dns://) are supported")]
-    Transport(String),
-    /// A `bind` argument that is not an IP address.
-    #[error("plugin/bind: not a valid IP address: {0} (interface names are not supported)")]
-    Bind(String),
-    /// A port that is not a number.
-    #[error("invalid port {0:?}")]
-    Port(String),
-    /// An HTTP listen address that does not parse.
-    #[error("plugin/{plugin}: invalid address {address:?}")]
-    Address {
-        /// health, ready or prometheus.
-        plugin: &'static str,
-        /// The address.
-        address: String,
-    },
-    /// `cache` setup.
-    #[error("{0}")]
-    Cache(#[from] CacheError),
-    /// `forward` setup.
-    #[error("{0}")]
-    Forward(#[from] ForwardError),
-    /// `hosts` setup.
-    #[error("{0}")]
-    Hosts(#[from] HostsError),
-    /// An `errors { consolidate }` pattern the regular-expression engine cannot compile.
-    #[error("plugin/errors: consolidate: {0}")]
-    Consolidate(regex::Error),
-    /// `log` names.
-    #[error("plugin/log: invalid name: {0}")]
-    Log(dns_wire::Error),
-    /// A zone that is not a name.
-    #[error("invalid zone {0:?}")]
-    Zone(String),
-}
-
-/// Where the configuration comes from.
-#[derive(Clone, Debug)]
-pub struct Source {
-    /// The Corefile, or `None` for the built-in default.
-    pub path: Option<PathBuf>,
-    /// The default port of zone keys.
-    pub dns_port: u16,
-}
-
-impl Source {
-    /// `-conf FILE`, else `./Corefile` if it exists, else the built-in default (on 1053
-    /// unless `-dns.port` says otherwise).
-    pub fn from_cli(cli: &Cli) -> Self {
-        let path = cli.conf.clone().or_else(|| {
-            let local = PathBuf::from("Corefile");
-            local.exists().then_some(local)
-        });
-        let dns_port = match (&path, cli.dns_port) {
-            (_, Some(port)) => port,
-            (Some(_), None) => DEFAULT_DNS_PORT,
-            (None, None) => QUICK_START_PORT,
-        };
-        Self { path, dns_port }
-    }
-
-    /// The Corefile's bytes (empty for the built-in default) and its name for errors.
-    pub fn read(&self) -> Result<(Vec<u8>, String), ConfigError> {
-        match &self.path {
-            None => Ok((Vec::new(), "Corefile".to_owned())),
-            Some(path) => std::fs::read(path)
-                .map(|bytes| (bytes, path.display().to_string()))
-                .map_err(|source| ConfigError::Read {
-                    path: path.display().to_string(),
-                    source,
-                }),
-        }
-    }
-}
+use crate::query::route::Routes;
 
 /// What one server block's route leads to.
 pub struct Route {
@@ -210,17 +87,6 @@ pub struct Plan {
     pub banner: Vec<String>,
 }
 
-fn to_duration(d: corefile::go::Duration) -> Duration {
-    Duration::from_nanos(u64::try_from(d.0).unwrap_or(0))
-}
-
-/// The typed config of plugin `P`, if the block uses it.
-fn config<P: PluginConfig>(block: &BlockView<'_>, file: &str) -> Result<Option<P>, ConfigError> {
-    plugins::config::<P>(block, file)
-        .transpose()
-        .map_err(ConfigError::from)
-}
-
 /// Loads the Corefile `input` (named `filename` in errors).
 pub fn build(
     input: &[u8],
@@ -228,18 +94,7 @@ pub fn build(
     dns_port: u16,
     metrics: &Arc<Metrics>,
 ) -> Result<Plan, ConfigError> {
-    let port_text = dns_port.to_string();
-    let env = |name: &str| std::env::var(name).ok();
-    let view = corefile::load_with(
-        input,
-        Options {
-            filename,
-            order: corefile::plugin_order::PluginOrder::default(),
-            dns_port: &port_text,
-            env: &env,
-            resolver: &mut corefile::fs::FsResolver,
-        },
-    )?;
+    let view = parse(input, filename, dns_port)?;
     let mut plan = Plan {
         hash: build_hash(input),
         ..Plan::default()
@@ -271,7 +126,7 @@ pub fn build(
                         .unwrap_or_default(),
                 )
             })?;
-        let bind = config::<plugins::Bind>(block, filename)?;
+        let bind = plugin_config::<plugins::Bind>(block, filename)?;
         let hosts: Vec<IpAddr> = match &bind {
             Some(bind) => bind
                 .addresses
@@ -288,7 +143,7 @@ pub fn build(
                 .collect::<Vec<_>>(),
             None => vec![format!("dns://:{port}")],
         };
-        let prometheus = config::<plugins::Prometheus>(block, filename)?;
+        let prometheus = plugin_config::<plugins::Prometheus>(block, filename)?;
         let chain_metrics = prometheus.as_ref().map(|_| Arc::clone(metrics));
         let chain = Arc::new(build_chain(
             block,
@@ -297,13 +152,15 @@ pub fn build(
             server.first().map_or("", String::as_str),
             metrics,
             chain_metrics.clone(),
-            &mut plan,
             SocketAddr::new(
                 *hosts.first().unwrap_or(&IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
                 port,
             ),
             index,
         )?);
+        if let Some(detector) = &chain.loop_detect {
+            plan.loops.push(Arc::clone(detector));
+        }
         if let Some(p) = prometheus {
             let addr = p.address.unwrap_or_else(|| "localhost:9153".to_owned());
             if !plan.prometheus.contains(&addr) {
@@ -349,25 +206,25 @@ pub fn build(
                     .map_err(|_| ConfigError::Zone(zone.clone()))?;
             }
         }
-        if let Some(health) = config::<plugins::Health>(block, filename)?
+        if let Some(health) = plugin_config::<plugins::Health>(block, filename)?
             && plan.health.is_none()
         {
             plan.health = Some(HealthPlan {
                 addr: health.address.unwrap_or_else(|| ":8080".to_owned()),
-                lameduck: health.lameduck.map_or(Duration::ZERO, to_duration),
+                lameduck: health.lameduck.map_or(Duration::ZERO, from_go),
             });
         }
-        if let Some(ready) = config::<plugins::Ready>(block, filename)? {
+        if let Some(ready) = plugin_config::<plugins::Ready>(block, filename)? {
             plan.ready
                 .get_or_insert(ready.address.unwrap_or_else(|| ":8181".to_owned()));
         }
-        if let Some(reload) = config::<plugins::Reload>(block, filename)? {
+        if let Some(reload) = plugin_config::<plugins::Reload>(block, filename)? {
             plan.reload.get_or_insert(ReloadPlan {
-                interval: to_duration(reload.interval),
-                jitter: to_duration(reload.jitter),
+                interval: from_go(reload.interval),
+                jitter: from_go(reload.jitter),
             });
         }
-        plan.debug |= config::<plugins::Debug>(block, filename)?.is_some();
+        plan.debug |= plugin_config::<plugins::Debug>(block, filename)?.is_some();
     }
     plan.listeners = tables
         .into_iter()
@@ -377,79 +234,6 @@ pub fn build(
         })
         .collect();
     Ok(plan)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn build_chain(
-    block: &BlockView<'_>,
-    filename: &str,
-    zones: &[String],
-    server: &str,
-    metrics: &Arc<Metrics>,
-    chain_metrics: Option<Arc<Metrics>>,
-    plan: &mut Plan,
-    listen: SocketAddr,
-    index: usize,
-) -> Result<Chain, ConfigError> {
-    let errors = config::<plugins::Errors>(block, filename)?
-        .map(|e| errors::Errors::new(&e))
-        .transpose()
-        .map_err(ConfigError::Consolidate)?;
-    let log = config::<plugins::Log>(block, filename)?
-        .map(|l| log::Log::new(&l.rules))
-        .transpose()
-        .map_err(ConfigError::Log)?;
-    let cache = config::<plugins::Cache>(block, filename)?
-        .map(|c| Cache::new(&c, zones, server, metrics))
-        .transpose()?;
-    let hosts = config::<plugins::Hosts>(block, filename)?
-        .map(|h| Hosts::new(&h, zones, metrics))
-        .transpose()?;
-    let loop_detect = match config::<plugins::Loop>(block, filename)? {
-        Some(_) => {
-            let seed = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), index);
-            let detector = Arc::new(Loop::new(
-                zones.first().map_or(".", String::as_str),
-                listen,
-                seed,
-            ));
-            plan.loops.push(Arc::clone(&detector));
-            Some(detector)
-        }
-        None => None,
-    };
-    let forward = config::<plugins::Forward>(block, filename)?
-        .map(|f| Forward::new(&f, metrics))
-        .transpose()?;
-    let whoami = config::<plugins::Whoami>(block, filename)?.is_some();
-    // The plugin whose "next" is missing when nothing answers: the last of the chain.
-    let last = block
-        .directives
-        .iter()
-        .rev()
-        .find_map(|d| CHAIN.iter().copied().find(|p| *p == d.name))
-        .unwrap_or("whoami");
-    Ok(Chain {
-        server: server.to_owned(),
-        errors,
-        log,
-        cache,
-        hosts,
-        loop_detect,
-        forward,
-        whoami,
-        metrics: chain_metrics,
-        last,
-    })
-}
-
-/// The SHA-512 of a Corefile, hex (the `reload` plugin's comparison).
-pub fn build_hash(input: &[u8]) -> String {
-    hex(&Sha512::digest(input))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An HTTP listen address in Go's form (`:8080`, `localhost:9153`, `127.0.0.1:8080`) as

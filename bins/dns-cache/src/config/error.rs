@@ -1,0 +1,66 @@
+//! What can be wrong with a Corefile, worded so that the text says what to fix (CoreDNS's
+//! own text where CoreDNS rejects the same input).
+
+use corefile::dispenser::PluginError;
+
+use super::registry::PLUGINS;
+use crate::plugin::cache::CacheError;
+use crate::plugin::forward::ForwardError;
+use crate::plugin::hosts::HostsError;
+
+/// A Corefile that cannot be served; the text says what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The Corefile cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The Corefile does not parse (CoreDNS's text).
+    #[error("{0}")]
+    Parse(#[from] corefile::Error),
+    /// A plugin's arguments are wrong (CoreDNS's text).
+    #[error("{0}")]
+    Plugin(#[from] PluginError),
+    /// A directive this server does not implement.
+    #[error("plugin/{0}: not supported by dns-cache (supported: {list})", list = PLUGINS.join(", "))]
+    Unsupported(String),
+    /// A server block for DNS over TLS, HTTPS, gRPC or QUIC.
+    #[error("{0}: only plain DNS server blocks (dns://) are supported")]
+    Transport(String),
+    /// A `bind` argument that is not an IP address.
+    #[error("plugin/bind: not a valid IP address: {0} (interface names are not supported)")]
+    Bind(String),
+    /// A port that is not a number.
+    #[error("invalid port {0:?}")]
+    Port(String),
+    /// An HTTP listen address that does not parse.
+    #[error("plugin/{plugin}: invalid address {address:?}")]
+    Address {
+        /// health, ready or prometheus.
+        plugin: &'static str,
+        /// The address.
+        address: String,
+    },
+    /// `cache` setup.
+    #[error("{0}")]
+    Cache(#[from] CacheError),
+    /// `forward` setup.
+    #[error("{0}")]
+    Forward(#[from] ForwardError),
+    /// `hosts` setup.
+    #[error("{0}")]
+    Hosts(#[from] HostsError),
+    /// An `errors { consolidate }` pattern the regular-expression engine cannot compile.
+    #[error("plugin/errors: consolidate: {0}")]
+    Consolidate(regex::Error),
+    /// `log` names.
+    #[error("plugin/log: invalid name: {0}")]
+    Log(dns_wire::Error),
+    /// A zone that is not a name.
+    #[error("invalid zone {0:?}")]
+    Zone(String),
+}
