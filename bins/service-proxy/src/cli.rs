@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use clap::Parser;
 use cluster_state::SourceArgs;
+use iptables_exec::Backend;
 use iptables_model::Cidr;
 use iptables_model::kube::{PartialSync, ProxyOptions};
 
-use crate::iptables::Variant;
 use crate::nodeports::{self, NodePortAddress};
 
 /// kube-proxy's iptables mode: keeps the kernel's rules in sync with Services and
@@ -85,8 +85,9 @@ pub struct Args {
     #[arg(long, default_value = "minimal")]
     pub partial_sync: PartialSyncArg,
 
-    /// Which iptables build to run.
-    #[arg(long, default_value = "default")]
+    /// Which iptables build to run: `auto` uses the one the host's rules are in (where
+    /// kubelet created its chains), else the system's `iptables`.
+    #[arg(long, default_value = "auto")]
     pub iptables_variant: Variant,
 
     /// Where `/healthz` and `/livez` are served.
@@ -109,6 +110,31 @@ pub enum Family {
     Ipv4,
     /// IPv6 (`ip6tables`).
     Ipv6,
+}
+
+/// `--iptables-variant`: which build of the iptables programs to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Variant {
+    /// The build whose tables hold kubelet's chains; `default` when none does.
+    Auto,
+    /// `iptables`, whatever the system's alternatives link points at.
+    Default,
+    /// `iptables-legacy`.
+    Legacy,
+    /// `iptables-nft`.
+    Nft,
+}
+
+impl Variant {
+    /// The build to run; `auto` looks at the host's rules (once per call).
+    pub async fn backend(self) -> Backend {
+        match self {
+            Self::Auto => iptables_exec::detect().await,
+            Self::Default => Backend::System,
+            Self::Legacy => Backend::Legacy,
+            Self::Nft => Backend::Nft,
+        }
+    }
 }
 
 /// `--partial-sync`.
