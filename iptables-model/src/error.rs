@@ -1,5 +1,6 @@
 //! Typed errors, each with a position and a message a person can act on.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use core::fmt;
 
@@ -124,6 +125,32 @@ impl fmt::Display for ParseError {
 }
 
 impl core::error::Error for ParseError {}
+
+/// A parse failure at a column of its line (the parser adds the line number), boxed: failures
+/// are rare, and a small error keeps every `Result` the parser moves around small. Shared by
+/// the lexer, the option readers and the parser of [`codec`](crate::codec).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Failure(Box<(usize, ParseErrorKind)>);
+
+impl Failure {
+    /// The column and what went wrong.
+    pub(crate) fn into_parts(self) -> (usize, ParseErrorKind) {
+        *self.0
+    }
+}
+
+impl From<(usize, ParseErrorKind)> for Failure {
+    #[cold]
+    fn from(failure: (usize, ParseErrorKind)) -> Self {
+        Self(Box::new(failure))
+    }
+}
+
+/// A failure of `kind` at `column`.
+#[cold]
+pub(crate) fn fail(column: usize, kind: ParseErrorKind) -> Failure {
+    Failure::from((column, kind))
+}
 
 /// Why a restore could not be applied to a [`Ruleset`](crate::Ruleset), as the kernel would
 /// refuse it; `line` is the 1-based line of the command (0 when the table's `COMMIT` failed).

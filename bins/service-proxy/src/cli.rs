@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use clap::Parser;
 use cluster_state::SourceArgs;
+use iptables_exec::Backend;
 use iptables_model::Cidr;
 use iptables_model::kube::{PartialSync, ProxyOptions};
 
-use crate::iptables::Variant;
 use crate::nodeports::{self, NodePortAddress};
 
 /// kube-proxy's iptables mode: keeps the kernel's rules in sync with Services and
@@ -68,7 +68,7 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub iptables_localhost_nodeports: bool,
 
-    /// Minimum time between the starts of two syncs (`500ms`, `1s`, `1m`).
+    /// Minimum time between the starts of two syncs (a Go duration: `500ms`, `1s`, `1m30s`).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub iptables_min_sync_period: Duration,
 
@@ -85,8 +85,9 @@ pub struct Args {
     #[arg(long, default_value = "minimal")]
     pub partial_sync: PartialSyncArg,
 
-    /// Which iptables build to run.
-    #[arg(long, default_value = "default")]
+    /// Which iptables build to run: `auto` uses the one the host's rules are in (where
+    /// kubelet created its chains), else the system's `iptables`.
+    #[arg(long, default_value = "auto")]
     pub iptables_variant: Variant,
 
     /// Where `/healthz` and `/livez` are served.
@@ -111,6 +112,31 @@ pub enum Family {
     Ipv6,
 }
 
+/// `--iptables-variant`: which build of the iptables programs to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Variant {
+    /// The build whose tables hold kubelet's chains; `default` when none does.
+    Auto,
+    /// `iptables`, whatever the system's alternatives link points at.
+    Default,
+    /// `iptables-legacy`.
+    Legacy,
+    /// `iptables-nft`.
+    Nft,
+}
+
+impl Variant {
+    /// The build to run; `auto` looks at the host's rules (once per call).
+    pub async fn backend(self) -> Backend {
+        match self {
+            Self::Auto => iptables_exec::detect().await,
+            Self::Default => Backend::System,
+            Self::Legacy => Backend::Legacy,
+            Self::Nft => Backend::Nft,
+        }
+    }
+}
+
 /// `--partial-sync`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PartialSyncArg {
@@ -129,27 +155,18 @@ impl From<PartialSyncArg> for PartialSync {
     }
 }
 
-/// A Go-style duration: a number and a unit (`ms`, `s`, `m`, `h`).
+/// A duration as Go's `time.ParseDuration` reads it (kube-proxy's flags are Go durations):
+/// a sequence of decimal numbers, each with a unit (`ns`, `us`, `ms`, `s`, `m`, `h`), such as
+/// `1m30s` or `1.5h`; `0` alone needs no unit. Negative durations are refused.
 ///
 /// # Errors
 ///
-/// A message saying what is expected.
+/// Go's message for text that is not a duration, or one saying the duration is negative.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: expected a number and a unit, like 500ms, 1s or 1m"))?;
-    let scale = match unit {
-        "ms" => 0.001,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
-    };
-    Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{text:?}: {e}"))
+    let nanoseconds = corefile::go::Duration::parse(text)?.0;
+    u64::try_from(nanoseconds)
+        .map(Duration::from_nanos)
+        .map_err(|_| format!("{text:?}: a duration here must not be negative"))
 }
 
 impl Args {
@@ -201,6 +218,55 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert!(parse_duration("10").is_err());
         assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn durations_parse_as_go_and_kube_proxy_read_them() {
+        let seconds = |s: u64| Ok(Duration::from_secs(s));
+        assert_eq!(parse_duration("1m30s"), seconds(90));
+        assert_eq!(parse_duration("1h"), seconds(3600));
+        assert_eq!(parse_duration("0s"), seconds(0));
+        assert_eq!(parse_duration("0"), seconds(0));
+        assert_eq!(parse_duration("1.5h"), seconds(5400));
+        assert_eq!(parse_duration("2h45m"), seconds(9900));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("+1s"), seconds(1));
+        assert_eq!(parse_duration("-0"), seconds(0));
+        for bad in ["", "1", "1.5", "1d", "1 s", "m", ".s", "-1s"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse_duration("1x"),
+            Err("time: unknown unit \"x\" in duration \"1x\"".to_owned())
+        );
+    }
+
+    #[test]
+    fn the_sync_period_flags_take_go_durations() {
+        let args = Args::parse_from([
+            "service-proxy",
+            "--manifests",
+            "/tmp",
+            "--iptables-sync-period",
+            "1m30s",
+            "--iptables-min-sync-period",
+            "500ms",
+            "--full-sync-period",
+            "1h",
+        ]);
+        assert_eq!(args.iptables_sync_period, Duration::from_secs(90));
+        assert_eq!(args.iptables_min_sync_period, Duration::from_millis(500));
+        assert_eq!(args.full_sync_period, Duration::from_secs(3600));
+        let zero = Args::parse_from([
+            "service-proxy",
+            "--manifests",
+            "/tmp",
+            "--iptables-min-sync-period",
+            "0s",
+        ]);
+        assert_eq!(zero.iptables_min_sync_period, Duration::ZERO);
+        assert_eq!(zero.iptables_variant, Variant::Auto);
+        assert!(Args::try_parse_from(["service-proxy", "--iptables-sync-period", "90"]).is_err());
     }
 
     #[test]

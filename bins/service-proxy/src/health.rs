@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -75,29 +75,13 @@ impl ProxyHealth {
     }
 }
 
-/// `2026-11-30T09:30:00Z`: UTC, seconds precision.
+/// `2026-11-30T09:30:00Z`: UTC, to the second (Go's `time.RFC3339`, which kube-proxy's
+/// `/healthz` body uses). A time outside the range of [`jiff::Timestamp`] (years -9999 to
+/// 9999) prints as the Unix epoch.
 pub fn rfc3339(time: SystemTime) -> String {
-    let secs = time
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    let timestamp = jiff::Timestamp::try_from(time).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    // Precision 0: the fraction of a second is dropped, not rounded.
+    format!("{timestamp:.0}")
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {
@@ -341,6 +325,7 @@ mod tests {
 
     #[test]
     fn rfc3339_dates() {
+        use std::time::UNIX_EPOCH;
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
         assert_eq!(
             rfc3339(UNIX_EPOCH + Duration::from_secs(1_796_031_000)),
@@ -349,6 +334,10 @@ mod tests {
         assert_eq!(
             rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
             "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_millis(1_796_031_000_999)),
+            "2026-11-30T09:30:00Z"
         );
     }
 }

@@ -1,10 +1,10 @@
 #![doc = include_str!("../README.md")]
 
 pub mod addresses;
+pub mod chains;
 pub mod cli;
 pub mod feed;
 pub mod health;
-pub mod iptables;
 pub mod metrics;
 pub mod nodeports;
 pub mod pacing;

@@ -6,11 +6,11 @@ use std::time::{Instant, SystemTime};
 use anyhow::Context;
 use clap::Parser;
 use cluster_state::{Kind, Snapshot};
+use iptables_exec::{Backend, Iptables};
 use iptables_model::kube::Proxier;
 use service_proxy::cli::{Args, Family};
 use service_proxy::feed::{self, Feed};
 use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
-use service_proxy::iptables::Iptables;
 use service_proxy::metrics::Metrics;
 use service_proxy::nodeports;
 use service_proxy::pacing::{Due, Pacer};
@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 
 fn family_proxies(
     args: &Args,
+    backend: Backend,
     metrics: &Arc<Metrics>,
     health: &Arc<ProxyHealth>,
 ) -> Vec<(Family, FamilyProxy)> {
@@ -26,7 +27,7 @@ fn family_proxies(
         .iter()
         .map(|&family| {
             let options = args.options(family);
-            let iptables = Iptables::new(options.ipv6, args.iptables_variant);
+            let iptables = Iptables::new(options.ipv6, backend);
             let proxier = Proxier::new(options).with_partial_sync(args.partial_sync.into());
             let pacer = Pacer::new(
                 args.iptables_min_sync_period,
@@ -91,7 +92,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
     nodeports::validate(&args.nodeport_addresses).map_err(anyhow::Error::msg)?;
     let metrics = Arc::new(Metrics::new());
     let health = Arc::new(ProxyHealth::new(2 * args.iptables_sync_period));
-    let mut proxies = family_proxies(&args, &metrics, &health);
+    // A dry run touches no rules, so it need not look for the host's backend.
+    let backend = if args.dry_run && !args.cleanup {
+        Backend::System
+    } else {
+        args.iptables_variant.backend().await
+    };
+    tracing::info!(?backend, variant = ?args.iptables_variant, "iptables build chosen");
+    let mut proxies = family_proxies(&args, backend, &metrics, &health);
     if args.cleanup {
         for (family, proxy) in &proxies {
             proxy

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use cluster_state::ObjectRef;
+use iptables_exec::{ExecError, Iptables};
 use iptables_model::kube::Proxier;
 
 use crate::addresses;
+use crate::chains;
 use crate::feed::Update;
 use crate::health::ProxyHealth;
-use crate::iptables::Iptables;
 use crate::metrics::Metrics;
 use crate::pacing::{Due, Pacer, Reason};
 use crate::tally::RuleTally;
@@ -142,7 +143,7 @@ impl FamilyProxy {
         if reason == Reason::Full {
             self.proxier.force_full_sync();
         }
-        if reason == Reason::Periodic && !self.iptables.canary_present().await {
+        if reason == Reason::Periodic && !chains::canary_present(&self.iptables).await {
             tracing::warn!(family = self.family, "canary chain gone: full resync");
             self.proxier.force_full_sync();
         }
@@ -157,7 +158,7 @@ impl FamilyProxy {
         let started = Instant::now();
         let mut result = Ok(());
         if full {
-            result = self.iptables.ensure_jumps().await;
+            result = chains::ensure_jumps(&self.iptables).await;
         }
         let generated = self.proxier.sync_changes().clone();
         if result.is_ok() {
@@ -203,7 +204,7 @@ impl FamilyProxy {
     }
 
     /// Removes every rule and chain this proxy installs.
-    pub async fn cleanup(&self) -> Result<(), crate::iptables::ExecError> {
-        self.iptables.cleanup().await
+    pub async fn cleanup(&self) -> Result<(), ExecError> {
+        chains::cleanup(&self.iptables).await
     }
 }

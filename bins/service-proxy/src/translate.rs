@@ -242,7 +242,7 @@ pub fn trigger_time(object: &discovery::EndpointSlice) -> Option<SystemTime> {
         .annotations
         .as_ref()?
         .get(TRIGGER_TIME_ANNOTATION)?;
-    let timestamp: k8s_openapi::jiff::Timestamp = text.parse().ok()?;
+    let timestamp: jiff::Timestamp = text.parse().ok()?;
     Some(timestamp.into())
 }
 

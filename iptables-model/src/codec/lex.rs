@@ -9,9 +9,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::byte_set;
-use super::options::{Failure, fail};
 use super::scan::{below, block_flags, equal, find, line_end};
-use crate::error::ParseErrorKind;
+use crate::error::{Failure, ParseErrorKind, fail};
 
 /// A word of a line and its 1-based column.
 #[derive(Clone, Debug, PartialEq, Eq)]

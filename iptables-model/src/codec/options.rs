@@ -1,42 +1,16 @@
 //! Values of match options and target options.
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
 use super::lex::Word;
-use crate::error::ParseErrorKind;
+use crate::error::{Failure, ParseErrorKind, fail};
 use crate::model::{
     AddrType, CtState, MarkAction, MarkValue, MatchOption, MultiportKind, PortRange, Probability,
     RecentOption, StatisticMode, Target,
 };
-
-/// A failure with the column it points at, boxed: failures are rare, and a small error keeps
-/// every `Result` the parser moves around small.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Failure(Box<(usize, ParseErrorKind)>);
-
-impl Failure {
-    /// The column and what went wrong.
-    pub(crate) fn into_parts(self) -> (usize, ParseErrorKind) {
-        *self.0
-    }
-}
-
-impl From<(usize, ParseErrorKind)> for Failure {
-    #[cold]
-    fn from(failure: (usize, ParseErrorKind)) -> Self {
-        Self(Box::new(failure))
-    }
-}
-
-/// A failure of `kind` at `column`.
-#[cold]
-pub(crate) fn fail(column: usize, kind: ParseErrorKind) -> Failure {
-    Failure::from((column, kind))
-}
 
 /// Words of one line with a read position.
 pub(crate) struct Cursor<'w, 'a> {

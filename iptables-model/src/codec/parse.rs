@@ -5,12 +5,10 @@ use alloc::vec::Vec;
 
 use super::byte_set;
 use super::lex::{Word, line_words, words};
-use super::options::{
-    Cursor, Failure, General, fail, match_option, parse_u32, target_for, target_option,
-};
+use super::options::{Cursor, General, match_option, parse_u32, target_for, target_option};
 use super::scan::{HIGHS, below, equal, find, line_end, may_contain, section_lines};
 use crate::addr::Cidr;
-use crate::error::{ParseError, ParseErrorKind, Position};
+use crate::error::{Failure, ParseError, ParseErrorKind, Position, fail};
 use crate::model::target::OPTIONLESS_EXTENSIONS;
 use crate::model::{
     ChainLine, ChainName, Command, Counters, IpProtocol, Line, MatchOption, Module, Policy,

@@ -2,13 +2,13 @@
 //! renders the base Corefile ([`corefile`]) with the upstream Service's ClusterIP
 //! ([`upstream`]), puts the local IPs on an interface ([`interface`]), serves the result
 //! with the ordinary server ([`crate::run::serve`]), keeps the NOTRACK rules ([`rules`],
-//! [`iptables`]) in place every `-syncinterval`, and removes rules and interface at exit
-//! unless `-skipteardown`.
+//! [`apply`]) in place every `-syncinterval` with the iptables build the host uses, and
+//! removes rules and interface at exit unless `-skipteardown`.
 
+pub mod apply;
 pub mod args;
 pub mod corefile;
 pub mod interface;
-pub mod iptables;
 pub mod rules;
 pub mod setup_metrics;
 pub mod upstream;
@@ -17,13 +17,13 @@ pub mod writer;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use iptables_exec::Iptables;
 use tokio::sync::{Notify, oneshot};
 
 use crate::cli::Cli;
 use crate::run::Hooks;
 use args::NodeLocalArgs;
 use interface::Interface;
-use iptables::Iptables;
 use rules::{PlacedRule, node_cache_rules};
 use setup_metrics::SetupMetrics;
 use writer::CorefileWriter;
@@ -49,16 +49,22 @@ pub async fn run(args: NodeLocalArgs, workers: usize) -> anyhow::Result<()> {
         } else {
             None
         },
-        iptables: args.setup_iptables.then(|| {
+        iptables: if args.setup_iptables {
             let ipv6 = args
                 .local_ips
                 .first()
                 .is_some_and(std::net::IpAddr::is_ipv6);
-            (
-                Iptables::new(ipv6),
+            // As node-cache's image does (kubernetes' iptables-wrapper): the build whose
+            // tables hold kubelet's chains, else the system's `iptables`.
+            let backend = iptables_exec::detect().await;
+            tracing::info!("Using the iptables build {backend:?}");
+            Some((
+                Iptables::new(ipv6, backend),
                 node_cache_rules(&args.local_ips, args.dns_port, args.health_port),
-            )
-        }),
+            ))
+        } else {
+            None
+        },
         metrics: Arc::clone(&metrics),
     };
     network.ensure_interface().await;
@@ -143,7 +149,7 @@ impl Network {
         let Some((iptables, rules)) = &self.iptables else {
             return;
         };
-        match iptables.ensure(rules).await {
+        match apply::ensure(iptables, rules).await {
             Ok(0) => {}
             Ok(n) => tracing::info!("Added back {n} nodelocaldns iptables rule(s)"),
             Err(e) => {
@@ -160,7 +166,7 @@ impl Network {
     async fn teardown(&mut self) {
         tracing::info!("Tearing down");
         if let Some((iptables, rules)) = &self.iptables
-            && let Err(e) = iptables.remove(rules).await
+            && let Err(e) = apply::remove(iptables, rules).await
         {
             tracing::error!("Failed deleting iptables rules: {e}");
         }
