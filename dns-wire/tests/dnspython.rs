@@ -1,6 +1,6 @@
-//! Differential test against dnspython (spec §8): the shared corpus and a few thousand
-//! generated messages of every supported type must read the same in dns-wire and dnspython,
-//! and dnspython must read back what dns-wire encodes.
+//! Differential test against dnspython (spec §8): the DNS corpus (`testdata/dns/`) and a few
+//! thousand generated messages of every supported type must read the same in dns-wire and
+//! dnspython, and dnspython must read back what dns-wire encodes.
 //!
 //! Skips (with a message) when python3 or dnspython is missing; `scripts/test` installs
 //! `dnspython==2.9.2` from PyPI.
