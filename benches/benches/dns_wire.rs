@@ -1,5 +1,5 @@
-//! dns-wire against hickory-proto, domain and simple-dns on the three benchmark messages of
-//! `dns-wire/testdata/` (copies of `../shared/corpus/dns/{query,response,large}.bin`).
+//! dns-wire against hickory-proto, domain and simple-dns on the three benchmark messages of the
+//! DNS corpus (`testdata/dns/{query,response,large}.bin`).
 //!
 //! Groups: `dns_walk` (zero-copy validating walk with typed RDATA: our `Message::parse` then
 //! its iterators, domain's lazy sections), `dns_parse_owned` (parse into an owned message),

@@ -4,15 +4,15 @@ use std::hint::black_box;
 
 use dns_wire::Message;
 
-/// The three benchmark messages of `dns-wire/testdata/` (copies of
-/// `../shared/corpus/dns/{query,response,large}.bin`).
+/// The three benchmark messages, `testdata/dns/{query,response,large}.bin` at the repository
+/// root.
 pub const INPUTS: [(&str, &[u8]); 3] = [
-    ("query", include_bytes!("../../dns-wire/testdata/query.bin")),
+    ("query", include_bytes!("../../testdata/dns/query.bin")),
     (
         "response",
-        include_bytes!("../../dns-wire/testdata/response.bin"),
+        include_bytes!("../../testdata/dns/response.bin"),
     ),
-    ("large", include_bytes!("../../dns-wire/testdata/large.bin")),
+    ("large", include_bytes!("../../testdata/dns/large.bin")),
 ];
 
 /// Our walk: validate the message (one pass), then every question and record, typed RDATA

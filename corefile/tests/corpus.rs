@@ -10,33 +10,9 @@
 #[allow(dead_code)]
 mod view_json;
 
-use std::path::{Path, PathBuf};
-
-fn corpus_dir() -> PathBuf {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/corefile"
-    ));
-    assert!(
-        dir.is_dir(),
-        "the shared corpus is missing at {} (CI always has it)",
-        dir.display()
-    );
-    dir.to_path_buf()
-}
-
-fn corefiles(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "Corefile"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn check(dir: &Path, parse_only: bool) -> (usize, Vec<String>) {
-    let files = corefiles(dir);
+/// Compares every `.Corefile` of `testdata/<corpus>` with its `.expected.json`.
+fn check(corpus: &str, parse_only: bool) -> (usize, Vec<String>) {
+    let files = testdata::files(corpus, "Corefile");
     let mut mismatches = Vec::new();
     for path in &files {
         let input = std::fs::read(path).unwrap();
@@ -75,14 +51,10 @@ fn report(kind: &str, (count, mismatches): (usize, Vec<String>), at_least: usize
 
 #[test]
 fn full_corefiles_match_coredns() {
-    report("full", check(&corpus_dir(), false), 283);
+    report("full", check("corefile", false), 283);
 }
 
 #[test]
 fn setup_inputs_match_caddy_parse() {
-    report(
-        "setup-inputs",
-        check(&corpus_dir().join("setup-inputs"), true),
-        784,
-    );
+    report("setup-inputs", check("corefile/setup-inputs", true), 784);
 }

@@ -7,7 +7,7 @@
     clippy::panic
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use corefile::emit::{self, FormatError};
 use corefile::plugin_order::PluginOrder;
@@ -36,25 +36,10 @@ fn semantic(input: &[u8]) -> Semantic {
         .collect()
 }
 
+/// Every Corefile of the corpus: the full ones and the plugin setup inputs.
 fn corpus_files() -> Vec<PathBuf> {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/corefile"
-    ));
-    assert!(
-        dir.is_dir(),
-        "the shared corpus is missing at {}",
-        dir.display()
-    );
-    let mut files = Vec::new();
-    for d in [dir.to_path_buf(), dir.join("setup-inputs")] {
-        for entry in std::fs::read_dir(d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "Corefile") {
-                files.push(path);
-            }
-        }
-    }
+    let mut files = testdata::files("corefile", "Corefile");
+    files.extend(testdata::files("corefile/setup-inputs", "Corefile"));
     files.sort();
     files
 }

@@ -7,8 +7,6 @@
     clippy::panic
 )]
 
-use std::path::Path;
-
 use corefile::emit::{self, EmitOptions};
 use corefile::plugin_order::PluginOrder;
 use corefile::plugins::{self, PluginConfig};
@@ -48,25 +46,8 @@ fn round_trip<P: PluginConfig + PartialEq + core::fmt::Debug>(
 
 #[test]
 fn corpus_plugin_configs_parse_and_round_trip() {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/corefile"
-    ));
-    assert!(
-        dir.is_dir(),
-        "the shared corpus is missing at {}",
-        dir.display()
-    );
     let mut stats = (0usize, Vec::new());
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.extension().is_none_or(|e| e != "Corefile") {
-            continue;
-        }
+    for path in testdata::files("corefile", "Corefile") {
         let input = std::fs::read(&path).unwrap();
         let Ok(view) = corefile::load(&input) else {
             continue;
@@ -233,19 +214,11 @@ fn setup_outcome(plugin: &str, text: &[u8]) -> Result<(), String> {
     }
 }
 
-/// Inputs of CoreDNS's plugin setup tests (the shared corpus's `setup-inputs`), with the
+/// Inputs of CoreDNS's plugin setup tests (`testdata/corefile/setup-inputs`), with the
 /// outcome of CoreDNS's setup code: the error texts come from the plugins' `setup.go`.
 #[test]
 fn corpus_setup_inputs_read_like_coredns() {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/corefile/setup-inputs"
-    ));
-    assert!(
-        dir.is_dir(),
-        "the shared corpus is missing at {} (CI always has it)",
-        dir.display()
-    );
+    let dir = testdata::dir("corefile/setup-inputs");
     let cases: &[(&str, &str, Result<(), &str>)] = &[
         (
             "errors",

@@ -272,7 +272,7 @@ fn names_stored_past_0x3fff_may_point_back_below_it() {
 
 #[test]
 fn rfc1035_s4_2_1_truncation_at_512_and_1232_keeps_whole_records() {
-    let wire = std::fs::read(common::corpus_dir().join("large.bin")).unwrap();
+    let wire = testdata::read("dns", "large.bin");
     let msg = OwnedMessage::parse(&wire).unwrap();
     for budget in [512, 1232] {
         let mut buf = [0u8; 1500];

@@ -1,6 +1,6 @@
-//! The shared corpus (`../shared/corpus/dns/`) against dnspython's presentation of each
-//! message (`NAME.txt`), and round trips: decode then encode gives a message that decodes
-//! equal and is no larger than the (compressed) input.
+//! The DNS corpus (`testdata/dns/`) against dnspython's presentation of each message
+//! (`NAME.txt`), and round trips: decode then encode gives a message that decodes equal and is
+//! no larger than the (compressed) input.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -179,10 +179,20 @@ fn the_single_pass_walk_sees_what_parse_sees() {
 
 #[test]
 fn the_do_bit_survives_parse_and_encode() {
-    let wire = std::fs::read(common::corpus_dir().join("query_do.bin")).unwrap();
+    let wire = testdata::read("dns", "query_do.bin");
     let encoded = OwnedMessage::parse(&wire).unwrap().to_vec().unwrap();
     assert_eq!(encoded, wire);
     assert!(Message::parse(&encoded).unwrap().edns().unwrap().dnssec_ok);
+}
+
+/// The README's example reads `dns-wire/testdata/response.bin`, which therefore ships with the
+/// crate; it must stay a copy of the corpus message.
+#[test]
+fn the_readme_fixture_is_the_corpus_response() {
+    assert_eq!(
+        &include_bytes!("../testdata/response.bin")[..],
+        testdata::read("dns", "response.bin")
+    );
 }
 
 #[test]

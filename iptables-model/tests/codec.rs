@@ -1,4 +1,4 @@
-//! The save/restore codec against every text file of the shared corpus.
+//! The save/restore codec against every text file of the iptables corpus (`testdata/iptables/`).
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,

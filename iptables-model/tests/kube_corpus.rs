@@ -1,5 +1,5 @@
-//! kube-proxy generation and tracing against every vector of the shared corpus
-//! (`../shared/corpus/iptables/`, transcribed from kube-proxy's `proxier_test.go`).
+//! kube-proxy generation and tracing against every vector of the iptables corpus
+//! (`testdata/iptables/`, transcribed from kube-proxy's `proxier_test.go`).
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,
@@ -177,11 +177,8 @@ fn partial_sync_sequence_equals_every_step() {
 fn every_flow_and_chain_check_holds() {
     let mut flows = 0;
     let mut chains = 0;
-    for entry in std::fs::read_dir(common::corpus_dir()).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.ends_with(".json") {
-            continue;
-        }
+    for path in testdata::files("iptables", "json") {
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
         let v = common::vector(&name);
         if let Some(rules) = v.get("rules_file").and_then(Value::as_str) {
             let text = common::read(rules);

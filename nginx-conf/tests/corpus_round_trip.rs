@@ -1,5 +1,5 @@
-//! Every config of the shared corpus parses (nginx 1.22.1 rejects none of them lexically) and
-//! writes back byte for byte; formatting reads back as the same words.
+//! Every config of the nginx corpus (`testdata/nginx/`) parses (nginx 1.22.1 rejects none of
+//! them lexically) and writes back byte for byte; formatting reads back as the same words.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -73,7 +73,7 @@ fn every_corpus_file_round_trips_losslessly() {
 /// nginx exactly when we reject it. The corpus has no lexical failure, so all must parse.
 #[test]
 fn lexical_verdicts_agree_with_nginx() {
-    let tsv = std::fs::read_to_string(common::corpus().join("nginx-tests.nginx-t.tsv")).unwrap();
+    let tsv = testdata::read_to_string("nginx", "nginx-tests.nginx-t.tsv");
     let mut rows = 0;
     for line in tsv.lines().skip(1) {
         let fields: Vec<&str> = line.split('\t').collect();

@@ -22,29 +22,17 @@ use dns_wire::{
 };
 use proptest::prelude::*;
 
-/// The shared DNS corpus; CI always has it, so its absence fails the test.
-pub fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/dns"
-    ));
-    assert!(dir.is_dir(), "shared corpus missing at {}", dir.display());
-    dir
-}
-
-/// Every `.bin` message of the shared corpus with its path, sorted.
+/// Every `.bin` message of the DNS corpus (`testdata/dns/` and its `public/`) with its path,
+/// sorted.
 pub fn corpus_messages() -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = corpus_dir();
-    let mut out = Vec::new();
-    for sub in [dir.clone(), dir.join("public")] {
-        for entry in std::fs::read_dir(&sub).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "bin") {
-                let bytes = std::fs::read(&path).unwrap();
-                out.push((path, bytes));
-            }
-        }
-    }
+    let mut out: Vec<(PathBuf, Vec<u8>)> = ["dns", "dns/public"]
+        .into_iter()
+        .flat_map(|dir| testdata::files(dir, "bin"))
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
     out.sort();
     assert!(
         out.len() >= 10,

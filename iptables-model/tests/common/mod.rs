@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests: the shared corpus and its JSON inputs.
+//! Helpers shared by the integration tests: the iptables corpus (`testdata/iptables/`) and its
+//! JSON inputs.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     dead_code,
@@ -8,37 +9,21 @@
     clippy::panic
 )]
 
-use std::path::PathBuf;
-
-/// The shared iptables corpus; fails loudly when it is missing (CI always has it).
-pub(crate) fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/iptables"
-    ));
-    assert!(
-        dir.is_dir(),
-        "shared corpus missing at {}: clone ../shared beside the repository",
-        dir.display()
-    );
-    dir
-}
-
-/// Reads a corpus file.
+/// Reads a file of the iptables corpus (`testdata/iptables/`).
 pub(crate) fn read(name: &str) -> String {
-    let path = corpus_dir().join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    testdata::read_to_string("iptables", name)
 }
 
 /// Every `.txt` file of the corpus, sorted by name.
 pub(crate) fn corpus_texts() -> Vec<(String, String)> {
-    let mut names: Vec<String> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".txt"))
-        .collect();
-    names.sort();
-    names.into_iter().map(|n| (n.clone(), read(&n))).collect()
+    testdata::files("iptables", "txt")
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            let text = read(&name);
+            (name, text)
+        })
+        .collect()
 }
 
 /// Compares two texts line by line and reports the first difference readably.

@@ -1,20 +1,11 @@
-//! Helpers shared by the integration tests: where the shared corpus is.
+//! Helpers shared by the integration tests: the nginx corpus (`testdata/nginx/`) and its files.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 
-/// `../shared/corpus/nginx`, beside the repository. CI always has it: a missing corpus fails.
+/// The nginx corpus, `testdata/nginx/` at the repository root; a missing corpus fails the test.
 pub(crate) fn corpus() -> PathBuf {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/nginx"
-    ));
-    assert!(
-        dir.is_dir(),
-        "the shared nginx corpus is missing at {}: clone ../shared beside the repository",
-        dir.display()
-    );
-    dir.to_path_buf()
+    testdata::dir("nginx")
 }
 
 /// Every main config of the corpus: nginx-tests' `nginx.conf`s and crossplane's fixtures.

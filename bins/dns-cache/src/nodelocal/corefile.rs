@@ -74,7 +74,7 @@ mod tests {
         let text = render(&reference(), &values(Some("10.96.0.11"))).unwrap();
         let expected = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus/corefile/k8s-kubernetes-cluster-addons-dns-nodelocaldns-nodelocaldns-yaml-L55-rendered.Corefile"
+            "/../../testdata/corefile/k8s-kubernetes-cluster-addons-dns-nodelocaldns-nodelocaldns-yaml-L55-rendered.Corefile"
         ));
         assert_eq!(text, expected);
         assert!(text.contains("bind 169.254.20.10 10.96.0.10\n"), "{text}");
