@@ -15,8 +15,9 @@
  *
  * Run (Debian packages spin and gcc):
  *   spin -a -DVARIANT=0 -DLD=8 -DRD=5 -DRP=1 -DDMAX=3 -DXMAX=0 -DHORIZON=20 leader-lease.pml
- *   gcc -O2 -DSAFETY -DBFS -DCOLLAPSE -o pan pan.c
- *   ./pan -E        (-E: end states are not checked; a violation prints "assertion violated")
+ *   gcc -O2 -DSAFETY -DBFS -DCOLLAPSE -DMEMLIM=8000 -o pan pan.c
+ *   ./pan -E        (-E: end states are not checked; a violation prints "assertion violated";
+ *                   "Search not completed" without a violation means MEMLIM was too small)
  *   spin -t -p -g -DVARIANT=0 -DLD=8 -DRD=5 -DRP=1 -DDMAX=3 -DXMAX=0 -DHORIZON=20 leader-lease.pml
  *                   (replays the trail of a violation; give the same -D flags)
  */
