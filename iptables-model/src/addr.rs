@@ -200,7 +200,8 @@ mod tests {
 
     #[test]
     fn lenient_parsing_strips_leading_zeros_spec_1_2() {
-        // spec §1.2 / vector 03: `172.30.0.041` → `172.30.0.41`, `203.0.113.000/025` → `/25`.
+        // `docs/iptables.md` §1.2 / vector 03: `172.30.0.041` → `172.30.0.41`,
+        // `203.0.113.000/025` → `/25`.
         assert_eq!(
             Cidr::parse_lenient("172.30.0.041").unwrap().to_string(),
             "172.30.0.41"

@@ -1,5 +1,5 @@
-//! The form `iptables-save` prints a rule back in (spec §7), so generated rules can be compared
-//! with what the kernel reports.
+//! The form `iptables-save` prints a rule back in (`docs/iptables.md` §7), so generated rules can
+//! be compared with what the kernel reports.
 
 use alloc::borrow::Cow;
 use alloc::string::String;

@@ -1,5 +1,5 @@
-//! Probabilities of `-m statistic --mode random` rules (spec §4): kube-proxy's `%0.10f`
-//! strings, the kernel's 31-bit thresholds, exact distributions and weighted chains.
+//! Probabilities of `-m statistic --mode random` rules (`docs/iptables.md` §4): kube-proxy's
+//! `%0.10f` strings, the kernel's 31-bit thresholds, exact distributions and weighted chains.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -42,8 +42,9 @@ fn fixed(num: u128, shift: u32, decimals: u32) -> String {
     )
 }
 
-/// Go's `fmt.Sprintf("%0.10f", 1.0/float64(n))`, kube-proxy's `computeProbability` (spec §4.1):
-/// the binary double `1/n` rounded exactly, ties to even. `n = 0` gives `+Inf`, as Go does.
+/// Go's `fmt.Sprintf("%0.10f", 1.0/float64(n))`, kube-proxy's `computeProbability`
+/// (`docs/iptables.md` §4.1): the binary double `1/n` rounded exactly, ties to even. `n = 0` gives
+/// `+Inf`, as Go does.
 pub fn compute_probability(n: u64) -> String {
     if n == 0 {
         return "+Inf".into();

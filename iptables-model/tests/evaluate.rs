@@ -1,4 +1,5 @@
-//! The exact evaluator on generated kube-proxy rulesets: outcomes and their odds (spec §4, §6).
+//! The exact evaluator on generated kube-proxy rulesets: outcomes and their odds
+//! (`docs/iptables.md` §4, §6).
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,

@@ -1,5 +1,5 @@
 //! Property tests: the codec round trip, exact uniformity, and kube-proxy's rule invariants
-//! (`checkIPTablesRuleJumps`, spec §12) with partial syncs equal to full ones.
+//! (`checkIPTablesRuleJumps`, `docs/iptables.md` §12) with partial syncs equal to full ones.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,

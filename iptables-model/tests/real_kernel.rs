@@ -1,8 +1,8 @@
-//! Differential test against the real kernel (spec §8, §9): restore generated rulesets with the
-//! real `iptables-restore` into a throwaway network namespace, read them back with
-//! `iptables-save`, and compare with our restore model and normaliser, on both backends.
-//! Skipped, with a message, without root, `ip netns` or iptables (Debian packages `iptables`
-//! and `iproute2`).
+//! Differential test against the real kernel (`docs/iptables.md` §8, §9): restore generated
+//! rulesets with the real `iptables-restore` into a throwaway network namespace, read them back
+//! with `iptables-save`, and compare with our restore model and normaliser, on both backends.
+//! Skipped, with a message, without root, `ip netns` or iptables (Debian packages `iptables` and
+//! `iproute2`).
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,
@@ -164,7 +164,7 @@ fn real_restore_in_a_namespace_matches_the_model() {
             &model,
         );
 
-        // What the kernel refuses, the model refuses (spec §8's lower rows).
+        // What the kernel refuses, the model refuses (the lower rows of `docs/iptables.md` §8).
         for broken in [
             "*nat\n:A - [0:0]\n-A A -j UNDECLARED-CHAIN\nCOMMIT\n",
             "*nat\n-A NO-SUCH-CHAIN -j ACCEPT\nCOMMIT\n",

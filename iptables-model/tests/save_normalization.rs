@@ -1,5 +1,5 @@
 //! The normaliser and the restore model against what a real `iptables-save` printed (vector 18),
-//! and the kernel checks of spec §8.
+//! and the kernel checks of `docs/iptables.md` §8.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests use std freely
 #![allow(
     clippy::unwrap_used,

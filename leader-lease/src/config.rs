@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(c.request_timeout(), secs(5));
     }
 
-    /// spec §2: `LeaseDuration > RenewDeadline`.
+    /// `docs/leader-lease.md` §2: `LeaseDuration > RenewDeadline`.
     #[test]
     fn lease_must_exceed_renew_deadline() {
         let e = Config::new("a", secs(10), secs(10), secs(2)).unwrap_err();
@@ -365,7 +365,7 @@ mod tests {
         );
     }
 
-    /// spec §2: `RenewDeadline > JitterFactor × RetryPeriod`, JitterFactor = 1.2.
+    /// `docs/leader-lease.md` §2: `RenewDeadline > JitterFactor × RetryPeriod`, JitterFactor = 1.2.
     #[test]
     fn renew_deadline_must_exceed_jittered_retry() {
         let e = Config::new("a", secs(15), Duration::from_millis(2400), secs(2)).unwrap_err();
@@ -373,7 +373,7 @@ mod tests {
         assert!(Config::new("a", secs(15), Duration::from_millis(2401), secs(2)).is_ok());
     }
 
-    /// spec §2: all three ≥ 1 ns; identity non-empty.
+    /// `docs/leader-lease.md` §2: all three ≥ 1 ns; identity non-empty.
     #[test]
     fn zero_timings_and_empty_identity_are_rejected() {
         assert_eq!(
@@ -388,7 +388,7 @@ mod tests {
         );
     }
 
-    /// spec §2: sub-second lease durations would be truncated to 0 by client-go.
+    /// `docs/leader-lease.md` §2: sub-second lease durations would be truncated to 0 by client-go.
     #[test]
     fn lease_duration_is_whole_seconds() {
         let e = Config::new("a", Duration::from_millis(15_500), secs(10), secs(2)).unwrap_err();

@@ -32,7 +32,7 @@ impl Jitter {
 mod tests {
     use super::*;
 
-    /// spec §3.2: each wait is uniform in `[RP, 2.2·RP)`.
+    /// `docs/leader-lease.md` §3.2: each wait is uniform in `[RP, 2.2·RP)`.
     #[test]
     fn waits_stay_in_client_go_range() {
         let rp = Duration::from_secs(2);

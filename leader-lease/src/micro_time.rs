@@ -1,10 +1,10 @@
 //! Wall-clock timestamps of the record (`acquireTime`, `renewTime`): RFC 3339 text.
 //!
-//! These are for humans: the election never compares them with a clock (spec §3.4). The Lease
-//! writes Kubernetes `MicroTime` (`2026-11-30T10:00:00.123456Z`, exactly six fractional digits);
-//! the old annotation writes `metav1.Time` (`2017-02-22T07:09:59Z`, whole seconds). Reading
-//! accepts either, any number of fractional digits (truncated to microseconds), `Z` or a
-//! numeric offset, and a lower-case `t`/`z`, as RFC 3339 §5.6 allows.
+//! These are for humans: the election never compares them with a clock (`docs/leader-lease.md`
+//! §3.4). The Lease writes Kubernetes `MicroTime` (`2026-11-30T10:00:00.123456Z`, exactly six
+//! fractional digits); the old annotation writes `metav1.Time` (`2017-02-22T07:09:59Z`, whole
+//! seconds). Reading accepts either, any number of fractional digits (truncated to microseconds),
+//! `Z` or a numeric offset, and a lower-case `t`/`z`, as RFC 3339 §5.6 allows.
 
 use core::fmt;
 use core::ops::RangeInclusive;
@@ -312,7 +312,8 @@ mod tests {
         );
     }
 
-    /// spec §1.2: MicroTime is written with exactly six fractional digits and `Z`.
+    /// `docs/leader-lease.md` §1.2: MicroTime is written with exactly six fractional digits and
+    /// `Z`.
     #[test]
     fn writes_kubernetes_forms() {
         let t = parse("2026-11-30T10:04:58.654321Z");
@@ -331,7 +332,8 @@ mod tests {
         );
     }
 
-    /// spec §1.3: read tolerantly: fractional or whole seconds, offsets, lower case.
+    /// `docs/leader-lease.md` §1.3: read tolerantly: fractional or whole seconds, offsets, lower
+    /// case.
     #[test]
     fn reads_tolerantly() {
         assert_eq!(

@@ -1,11 +1,11 @@
 //! The election record (client-go's `LeaderElectionRecord`) and its two stored forms.
 //!
 //! - [`Record::encode_lease_spec`] / [`Record::decode_lease_spec`]: the `spec` of a
-//!   `coordination.k8s.io/v1` Lease (spec §1.2): `leaseTransitions`, `MicroTime` times, optional
-//!   fields omitted when empty.
+//!   `coordination.k8s.io/v1` Lease (`docs/leader-lease.md` §1.2): `leaseTransitions`, `MicroTime`
+//!   times, optional fields omitted when empty.
 //! - [`Record::encode_annotation`] / [`Record::decode_annotation`]: the compact JSON once stored
-//!   in the [`ANNOTATION_KEY`] annotation of a ConfigMap or Endpoints (spec §1.3):
-//!   `leaderTransitions`, whole-second times, `null` for a missing time.
+//!   in the [`ANNOTATION_KEY`] annotation of a ConfigMap or Endpoints (`docs/leader-lease.md`
+//!   §1.3): `leaderTransitions`, whole-second times, `null` for a missing time.
 //!
 //! Reading is tolerant as Go's `encoding/json` is: unknown and missing fields, `null`s, and any
 //! RFC 3339 form are accepted. Writing uses exactly the key names and formats above.
@@ -256,10 +256,10 @@ mod tests {
         Some(MicroTime::parse(text).unwrap())
     }
 
-    /// spec §1.2: the Lease example.
+    /// `docs/leader-lease.md` §1.2: the Lease example.
     const SPEC_EXAMPLE: &str = r#"{"holderIdentity":"ingress-7d9f-abcde","leaseDurationSeconds":15,"acquireTime":"2026-11-30T10:00:00.123456Z","renewTime":"2026-11-30T10:04:58.654321Z","leaseTransitions":3}"#;
 
-    /// spec §1.3: the annotation example from kubernetes/kubernetes#41956.
+    /// `docs/leader-lease.md` §1.3: the annotation example from kubernetes/kubernetes#41956.
     const ANNOTATION_EXAMPLE: &str = r#"{"holderIdentity":"node-a","leaseDurationSeconds":15,"acquireTime":"2017-02-22T07:09:59Z","renewTime":"2017-02-22T07:11:01Z","leaderTransitions":0}"#;
 
     #[test]
@@ -288,7 +288,8 @@ mod tests {
         assert_eq!(r.encode_annotation(), ANNOTATION_EXAMPLE);
     }
 
-    /// spec §1.2: the counter is `leaseTransitions` in a Lease, `leaderTransitions` in the record.
+    /// `docs/leader-lease.md` §1.2: the counter is `leaseTransitions` in a Lease,
+    /// `leaderTransitions` in the record.
     #[test]
     fn transitions_key_depends_on_the_form() {
         let r = Record {
@@ -305,7 +306,8 @@ mod tests {
         );
     }
 
-    /// spec §1.3: missing fields are zero values, `null` times are absent, unknown keys ignored.
+    /// `docs/leader-lease.md` §1.3: missing fields are zero values, `null` times are absent,
+    /// unknown keys ignored.
     #[test]
     fn reads_tolerantly() {
         let r = Record::decode_annotation(
@@ -326,7 +328,8 @@ mod tests {
         );
     }
 
-    /// spec §1.2: `strategy` and `preferredHolder` are `omitempty` and must round-trip.
+    /// `docs/leader-lease.md` §1.2: `strategy` and `preferredHolder` are `omitempty` and must
+    /// round-trip.
     #[test]
     fn coordinated_fields_round_trip_and_are_omitted_when_empty() {
         let r = Record {

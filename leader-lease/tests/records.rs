@@ -1,4 +1,4 @@
-//! The record codecs against the spec's examples (testdata/PROVENANCE.md).
+//! The record codecs against the examples of `docs/leader-lease.md` (testdata/PROVENANCE.md).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -24,7 +24,8 @@ fn lease_spec_example() -> Record {
     }
 }
 
-/// spec §1.2: the Lease `spec` reads into the record and writes back byte for byte.
+/// `docs/leader-lease.md` §1.2: the Lease `spec` reads into the record and writes back byte for
+/// byte.
 #[test]
 fn lease_spec_example_round_trips() {
     let text = include_str!("../testdata/lease-spec.json");
@@ -33,7 +34,8 @@ fn lease_spec_example_round_trips() {
     assert_eq!(record.encode_lease_spec(), text);
 }
 
-/// spec §1.2: the whole Lease object's `spec` member, pretty-printed, reads the same.
+/// `docs/leader-lease.md` §1.2: the whole Lease object's `spec` member, pretty-printed, reads the
+/// same.
 #[test]
 fn lease_object_spec_reads_the_same() {
     let object = include_str!("../testdata/lease.json");
@@ -43,7 +45,8 @@ fn lease_object_spec_reads_the_same() {
     assert_eq!(record, lease_spec_example());
 }
 
-/// spec §1.3: the annotation example (kubernetes/kubernetes#41956) round-trips byte for byte.
+/// `docs/leader-lease.md` §1.3: the annotation example (kubernetes/kubernetes#41956) round-trips
+/// byte for byte.
 #[test]
 fn annotation_example_round_trips() {
     let text = include_str!("../testdata/annotation.json");

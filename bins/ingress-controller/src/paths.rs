@@ -261,8 +261,8 @@ mod tests {
         keys
     }
 
-    /// The specification's table (section 1.2): rules, request, the index of the rule that
-    /// must answer (`None`: the default backend).
+    /// The specification's table (`docs/ingress.md` §1.2): rules, request, the index of the rule
+    /// that must answer (`None`: the default backend).
     #[allow(clippy::type_complexity)]
     const TABLE: &[(&[(&str, &str)], &str, Option<usize>)] = &[
         (&[("Prefix", "/")], "/anything/at/all", Some(0)),

@@ -449,7 +449,7 @@ proptest! {
     }
 }
 
-/// The published payloads (ingress.md section 5) in the annotations they used, and in every
+/// The published payloads (`docs/ingress.md` §5) in the annotations they used, and in every
 /// other field.
 #[test]
 fn cve_payloads() {

@@ -90,7 +90,8 @@ fn three(store: &MemoryStore, notices: &mpsc::UnboundedSender<(String, Notice)>)
         .collect()
 }
 
-/// Spec §5: at most one candidate believes it leads, and it stays the leader while it renews.
+/// `docs/leader-lease.md` §5: at most one candidate believes it leads, and it stays the leader
+/// while it renews.
 #[tokio::test(start_paused = true)]
 async fn one_leader_among_three() {
     let store = MemoryStore::new();
@@ -262,7 +263,7 @@ async fn a_leader_whose_store_hangs_steps_down_in_time() {
 }
 
 /// A store whose answers arrive `delay` after the request took effect: the slow response that
-/// breaks client-go's timing (spec §6) when `delay > LD − RD − RP` (0.5 s here).
+/// breaks client-go's timing (`docs/leader-lease.md` §6) when `delay > LD − RD − RP` (0.5 s here).
 #[derive(Clone, Default)]
 struct Slow {
     inner: MemoryStore,
@@ -289,9 +290,9 @@ impl Store for Slow {
     }
 }
 
-/// Spec §6 end to end: answers delayed by 0.9 s (under the 1 s request timeout, above client-go's
-/// 0.5 s threshold) while the leader is crashed and restarted; sampled every 10 ms, never do two
-/// candidates believe they lead.
+/// `docs/leader-lease.md` §6 end to end: answers delayed by 0.9 s (under the 1 s request timeout,
+/// above client-go's 0.5 s threshold) while the leader is crashed and restarted; sampled every
+/// 10 ms, never do two candidates believe they lead.
 #[tokio::test(start_paused = true)]
 async fn slow_answers_never_make_two_leaders() {
     let store = Slow {

@@ -1,14 +1,14 @@
-//! End to end in network namespaces this test creates (spec §9 topology B): a node namespace
-//! running `service-proxy`, a pod namespace joined to it by a veth pair with real TCP listeners
-//! that answer with their own address and the peer they see. Connections to a ClusterIP, a
-//! NodePort and an ExternalIP reach the endpoints; the split over many source addresses
-//! passes a chi-square test; ClientIP affinity pins each client; masquerading applies where
-//! kube-proxy applies it; an endpoint change is applied by a partial sync; `--cleanup` leaves
-//! the tables as they were. Both iptables backends. The same over IPv6 (`ip6tables`, with
-//! `--nodeport-addresses`). A restore that fails (a wrapper first in `PATH`) leaves the
-//! previous rules and is retried in full; a deleted canary chain brings a full resync.
-//! Skipped, with a message, without root, `ip netns`, iptables or python3 (scripts/test runs
-//! it as root with all of them).
+//! End to end in network namespaces this test creates (`docs/iptables.md` §9 topology B): a node
+//! namespace running `service-proxy`, a pod namespace joined to it by a veth pair with real TCP
+//! listeners that answer with their own address and the peer they see. Connections to a ClusterIP,
+//! a NodePort and an ExternalIP reach the endpoints; the split over many source addresses passes a
+//! chi-square test; ClientIP affinity pins each client; masquerading applies where kube-proxy
+//! applies it; an endpoint change is applied by a partial sync; `--cleanup` leaves the tables as
+//! they were. Both iptables backends. The same over IPv6 (`ip6tables`, with
+//! `--nodeport-addresses`). A restore that fails (a wrapper first in `PATH`) leaves the previous
+//! rules and is retried in full; a deleted canary chain brings a full resync. Skipped, with a
+//! message, without root, `ip netns`, iptables or python3 (scripts/test runs it as root with all of
+//! them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};

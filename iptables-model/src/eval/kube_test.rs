@@ -1,5 +1,6 @@
-//! The tracer of kube-proxy's unit tests (`tracePacket`; corpus README "Tracer semantics"),
-//! so that the corpus's flow vectors run against our generated rules.
+//! The tracer of kube-proxy's unit tests (`tracePacket`; the tracer rules in
+//! `testdata/iptables/README.md`), so that the corpus's flow vectors run against our generated
+//! rules.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;

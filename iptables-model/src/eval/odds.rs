@@ -1,6 +1,6 @@
 //! The exact evaluator: every outcome of the first packet of a flow through the kernel's hooks,
 //! with its probability both as the rules are written (decimal strings taken exactly) and as the
-//! kernel applies them (31-bit thresholds), spec §4.
+//! kernel applies them (31-bit thresholds), `docs/iptables.md` §4.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;

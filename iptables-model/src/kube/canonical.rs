@@ -1,5 +1,5 @@
 //! The canonical order kube-proxy's unit tests compare restore texts in (`sortIPTablesRules`;
-//! corpus README "Canonical order").
+//! `testdata/iptables/README.md`).
 
 use alloc::vec::Vec;
 

@@ -1,5 +1,5 @@
 //! Which endpoints a service port uses (`pkg/proxy/topology.go` `CategorizeEndpoints`,
-//! topology hints aside; spec §5).
+//! topology hints aside; `docs/iptables.md` §5).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -21,8 +21,8 @@ pub(crate) struct Ep {
 }
 
 /// The endpoints of `port` from `slices`, de-duplicated by `ip:port` (a local copy wins) and
-/// sorted byte-wise by `ip:port` (spec §1.2). Only the first address of an endpoint is used,
-/// and only addresses of the proxier's family.
+/// sorted byte-wise by `ip:port` (`docs/iptables.md` §1.2). Only the first address of an endpoint
+/// is used, and only addresses of the proxier's family.
 pub(crate) fn collect(
     slices: &[&EndpointSlice],
     port: &ServicePort,

@@ -1,5 +1,5 @@
-//! The rules that do not depend on any Service (spec §2): the top-level chains every full sync
-//! rewrites, and the jumps from the built-in chains installed outside the restore.
+//! The rules that do not depend on any Service (`docs/iptables.md` §2): the top-level chains every
+//! full sync rewrites, and the jumps from the built-in chains installed outside the restore.
 
 use alloc::string::String;
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -149,9 +149,9 @@ fn node_port_ips<'a>(
         })
 }
 
-/// The jumps from the built-in chains that kube-proxy installs outside the restore (spec §2.1),
-/// as restore text for an empty namespace: the target chains are declared and the jumps
-/// appended (filter, then nat).
+/// The jumps from the built-in chains that kube-proxy installs outside the restore
+/// (`docs/iptables.md` §2.1), as restore text for an empty namespace: the target chains are
+/// declared and the jumps appended (filter, then nat).
 pub fn jump_rules_text() -> String {
     let mut out = Output::default();
     for chain in [

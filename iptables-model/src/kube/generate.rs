@@ -1,5 +1,5 @@
-//! kube-proxy's `syncProxyRules`: Services and EndpointSlices in, restore text out (spec §2-§3,
-//! §11 for partial syncs).
+//! kube-proxy's `syncProxyRules`: Services and EndpointSlices in, restore text out
+//! (`docs/iptables.md` §2-§3, §11 for partial syncs).
 
 use alloc::collections::BTreeSet;
 use alloc::string::String;
@@ -166,7 +166,7 @@ pub(crate) fn delete_stale<'a>(out: &mut Output, stale: impl IntoIterator<Item =
     }
 }
 
-/// Generates the restore input for `services` and `slices` (spec §3).
+/// Generates the restore input for `services` and `slices` (`docs/iptables.md` §3).
 pub fn generate(
     options: &ProxyOptions,
     services: &[Service],

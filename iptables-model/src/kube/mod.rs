@@ -1,5 +1,5 @@
 //! kube-proxy's iptables mode: Services and EndpointSlices in, `iptables-restore` input out,
-//! full or partial (KEP-3453), in kube-proxy's exact spelling (`../shared/specs/iptables.md`).
+//! full or partial (KEP-3453), in kube-proxy's exact spelling (`docs/iptables.md`).
 
 mod canonical;
 mod endpoints;

@@ -1,5 +1,6 @@
 //! Chain names: `KUBE-SVC-`/`SVL-`/`EXT-`/`FW-` + 16 base32 characters of
-//! `sha256(spn + protocol)`, and `KUBE-SEP-` of `sha256(spn + protocol + ip:port)` (spec §1.1).
+//! `sha256(spn + protocol)`, and `KUBE-SEP-` of `sha256(spn + protocol + ip:port)`
+//! (`docs/iptables.md` §1.1).
 
 use alloc::string::String;
 use core::net::IpAddr;

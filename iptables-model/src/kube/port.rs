@@ -1,4 +1,5 @@
-//! The rules of one service port, steps 1-10 of spec §3, in kube-proxy's emission order.
+//! The rules of one service port, steps 1-10 of `docs/iptables.md` §3, in kube-proxy's emission
+//! order.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -109,12 +110,12 @@ pub(crate) struct PortContext<'a> {
     pub(crate) service: &'a Service,
     pub(crate) port: &'a ServicePort,
     pub(crate) cluster_ip: IpAddr,
-    /// Large-cluster mode: no comments on per-endpoint rules (spec §3 step 11).
+    /// Large-cluster mode: no comments on per-endpoint rules (`docs/iptables.md` §3 step 11).
     pub(crate) large: bool,
 }
 
 impl PortContext<'_> {
-    #[allow(clippy::too_many_lines)] // one step of spec §3 per block, in order
+    #[allow(clippy::too_many_lines)] // one step of `docs/iptables.md` §3 per block, in order
     /// Writes the port's rules to `sink`.
     pub(crate) fn emit(&self, eps: &[Ep], sink: Sink<'_>, probabilities: &mut Probabilities) {
         let (options, service, port) = (self.options, self.service, self.port);

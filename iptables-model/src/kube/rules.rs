@@ -1,5 +1,6 @@
-//! kube-proxy's rules written straight to restore text, in kube-proxy's spelling (spec §2.3):
-//! comment first, then `-m PROTO -p PROTO [-d IP] --dport PORT`, then the target.
+//! kube-proxy's rules written straight to restore text, in kube-proxy's spelling
+//! (`docs/iptables.md` §2.3): comment first, then `-m PROTO -p PROTO [-d IP] --dport PORT`, then
+//! the target.
 //!
 //! A full sync writes about 15 lines per service; going through [`crate::Rule`] values and
 //! `core::fmt` cost several allocations and a formatter call per word, so the generator writes

@@ -1,4 +1,5 @@
-//! A proxier that remembers what the kernel holds and writes partial syncs (KEP-3453, spec §11).
+//! A proxier that remembers what the kernel holds and writes partial syncs (KEP-3453,
+//! `docs/iptables.md` §11).
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;

@@ -579,8 +579,8 @@ impl Elector {
         term.valid_until.min(term.round_deadline)
     }
 
-    /// The record a write of `kind` proposes, from the last observed one (spec §3.4 step 6,
-    /// §1.4 for a release).
+    /// The record a write of `kind` proposes, from the last observed one (`docs/leader-lease.md`
+    /// §3.4 step 6, §1.4 for a release).
     fn record_to_write(&self, kind: WriteKind, wall: MicroTime) -> Record {
         let me = self.config.identity();
         let previous = self.observed.as_ref().map(|o| &o.record);

@@ -1,4 +1,5 @@
-//! One test per rule of the algorithm (spec §3, §4, §8), driving the machine by hand.
+//! One test per rule of the algorithm (`docs/leader-lease.md` §3, §4, §8), driving the machine by
+//! hand.
 
 use alloc::vec::Vec;
 
@@ -73,7 +74,7 @@ fn leader() -> Elector {
     e
 }
 
-/// spec §3.4 step 3: NotFound → create my record.
+/// `docs/leader-lease.md` §3.4 step 3: NotFound → create my record.
 #[test]
 fn first_attempt_reads_then_creates_the_record() {
     let mut e = me();
@@ -97,7 +98,7 @@ fn first_attempt_reads_then_creates_the_record() {
     );
 }
 
-/// spec §8: leadership is anchored at the send time of the winning write.
+/// `docs/leader-lease.md` §8: leadership is anchored at the send time of the winning write.
 #[test]
 fn winning_write_starts_leading_until_the_anchored_deadline() {
     let mut e = me();
@@ -130,7 +131,8 @@ fn winning_write_starts_leading_until_the_anchored_deadline() {
     );
 }
 
-/// spec §3.3/§3.4 step 2: renew every RP from the cache, keeping acquireTime and transitions.
+/// `docs/leader-lease.md` §3.3/§3.4 step 2: renew every RP from the cache, keeping acquireTime and
+/// transitions.
 #[test]
 fn renewal_takes_the_fast_path_and_keeps_acquire_time() {
     let mut e = leader();
@@ -154,7 +156,8 @@ fn renewal_takes_the_fast_path_and_keeps_acquire_time() {
     assert!(events(&mut e).is_empty());
 }
 
-/// spec §3.4 step 2: a failed fast-path update falls through to a read in the same attempt.
+/// `docs/leader-lease.md` §3.4 step 2: a failed fast-path update falls through to a read in the
+/// same attempt.
 #[test]
 fn failed_fast_path_falls_through_to_a_read() {
     let mut e = leader();
@@ -163,7 +166,7 @@ fn failed_fast_path_falls_through_to_a_read() {
     assert_eq!(action(&mut e, 2400), Some(Action::Get));
 }
 
-/// spec §3.3: a renew round that fails for RenewDeadline ends leadership.
+/// `docs/leader-lease.md` §3.3: a renew round that fails for RenewDeadline ends leadership.
 #[test]
 fn failed_renew_round_steps_down_at_the_renew_deadline() {
     let mut e = leader();
@@ -188,8 +191,8 @@ fn failed_renew_round_steps_down_at_the_renew_deadline() {
     assert_eq!(e.valid_until(), None);
 }
 
-/// spec §8 and kubernetes/kubernetes#44887: stop at `valid_until` even while a request hangs
-/// and the renew round has time left.
+/// `docs/leader-lease.md` §8 and kubernetes/kubernetes#44887: stop at `valid_until` even while a
+/// request hangs and the renew round has time left.
 #[test]
 fn leader_stops_at_valid_until_even_mid_round() {
     let mut e = leader();
@@ -222,8 +225,8 @@ fn a_write_answered_too_late_does_not_lead() {
     assert_eq!(events(&mut e), [Event::NewLeader(Some(text("me")))]);
 }
 
-/// spec §3.4 step 5 and fabric8io/kubernetes-client#7160: expiry uses the holder's published
-/// duration and the local time the record was first seen, never our own setting.
+/// `docs/leader-lease.md` §3.4 step 5 and fabric8io/kubernetes-client#7160: expiry uses the
+/// holder's published duration and the local time the record was first seen, never our own setting.
 #[test]
 fn a_held_lease_expires_by_the_holders_duration_from_first_sight() {
     let mut e = me();
@@ -254,8 +257,9 @@ fn a_held_lease_expires_by_the_holders_duration_from_first_sight() {
     assert_eq!(record.acquire_time, Some(wall(when)));
 }
 
-/// spec §3.4 change detection: a new version with the same content (a label edit) does not
-/// restart the expiry clock, but the CAS uses the newest version; new content does restart it.
+/// `docs/leader-lease.md` §3.4 change detection: a new version with the same content (a label edit)
+/// does not restart the expiry clock, but the CAS uses the newest version; new content does restart
+/// it.
 #[test]
 fn only_a_changed_record_restarts_the_expiry_clock() {
     let mut e = me();
@@ -280,7 +284,8 @@ fn only_a_changed_record_restarts_the_expiry_clock() {
     assert!(t >= changed_at + 5000 && t < changed_at + 5000 + 4400);
 }
 
-/// spec §1.1: an empty holder means released: take it at once, counting a transition.
+/// `docs/leader-lease.md` §1.1: an empty holder means released: take it at once, counting a
+/// transition.
 #[test]
 fn a_released_record_is_taken_at_once() {
     let mut e = me();
@@ -306,7 +311,8 @@ fn a_negative_duration_is_expired() {
     assert!(matches!(action(&mut e, 0), Some(Action::Update { .. })));
 }
 
-/// spec §3.4 step 6: my own record (after a restart) is renewed without a transition.
+/// `docs/leader-lease.md` §3.4 step 6: my own record (after a restart) is renewed without a
+/// transition.
 #[test]
 fn my_own_record_is_renewed_after_a_restart() {
     let mut e = me();
@@ -343,8 +349,8 @@ fn another_holder_in_the_store_ends_leadership() {
     );
 }
 
-/// spec §3.6: with hand-over enabled the holder stops renewing when `preferredHolder` names
-/// another candidate; without it the field is kept as is.
+/// `docs/leader-lease.md` §3.6: with hand-over enabled the holder stops renewing when
+/// `preferredHolder` names another candidate; without it the field is kept as is.
 #[test]
 fn preferred_holder_asks_the_leader_to_step_down() {
     let config = Config::builder("me")
@@ -394,8 +400,8 @@ fn the_preferred_holder_clears_the_request_on_takeover() {
     assert_eq!(record.preferred_holder, None);
 }
 
-/// spec §1.4: release re-reads, writes an empty holder with duration 1 s and the same
-/// transitions, retries on conflict, then asks for nothing more.
+/// `docs/leader-lease.md` §1.4: release re-reads, writes an empty holder with duration 1 s and the
+/// same transitions, retries on conflict, then asks for nothing more.
 #[test]
 fn release_hands_the_lease_back() {
     let mut e = leader();
@@ -508,7 +514,8 @@ fn renew_time_strictly_increases() {
     assert_eq!(record.renew_time, Some(wall(100).next_micro()));
 }
 
-/// spec §3.5: a leader whose record has not changed for LD + tolerance is unhealthy.
+/// `docs/leader-lease.md` §3.5: a leader whose record has not changed for LD + tolerance is
+/// unhealthy.
 #[test]
 fn health_check_flags_a_stuck_leader() {
     let e = leader();

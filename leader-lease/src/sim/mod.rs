@@ -354,7 +354,8 @@ impl<A: Adversary> Sim<A> {
     }
 
     fn write(&mut self, record: crate::Record) -> Version {
-        // spec §4 (kubernetes/kubernetes#41956): transitions change only with the holder.
+        // `docs/leader-lease.md` §4 (kubernetes/kubernetes#41956): transitions change only with the
+        // holder.
         let previous = self.store.as_ref().map(|s| &s.record);
         let expected = match previous {
             None => 0,

@@ -1,4 +1,4 @@
-//! Safety and liveness of the election under the simulation (spec §5–§8).
+//! Safety and liveness of the election under the simulation (`docs/leader-lease.md` §5–§8).
 
 use alloc::vec::Vec;
 
@@ -10,10 +10,10 @@ use crate::Record;
 /// client-go's defaults, 15 s / 10 s / 2 s, and the request timeout they imply (5 s).
 const LD: u64 = 15;
 
-/// spec §6: the leader's renew at `s` commits at once but its answer takes `delay`; every later
-/// request of the leader is lost. The follower polls every 100 ms, so it sees the commit
-/// promptly and takes over about `LD` after it: the worst case of the counter-example, made
-/// deterministic. Returns the simulation after 60 s.
+/// `docs/leader-lease.md` §6: the leader's renew at `s` commits at once but its answer takes
+/// `delay`; every later request of the leader is lost. The follower polls every 100 ms, so it sees
+/// the commit promptly and takes over about `LD` after it: the worst case of the counter-example,
+/// made deterministic. Returns the simulation after 60 s.
 fn counter_example(delay: Duration, client_go_timing: bool) -> Sim<impl Adversary> {
     const DELAYED_REQUEST: usize = 5;
     let adversary = move |r: &Request| match (r.node, r.index) {
@@ -45,7 +45,7 @@ fn counter_example(delay: Duration, client_go_timing: bool) -> Sim<impl Adversar
     sim
 }
 
-/// spec §6: with client-go's timing, a renew answer delayed by more than
+/// `docs/leader-lease.md` §6: with client-go's timing, a renew answer delayed by more than
 /// `LD − RD − RP` (3 s), yet within the 5 s request timeout, yields two leaders.
 #[test]
 fn client_go_timing_elects_two_leaders_when_a_renew_answer_is_late() {
@@ -60,7 +60,7 @@ fn client_go_timing_elects_two_leaders_when_a_renew_answer_is_late() {
     );
 }
 
-/// spec §6: below the threshold client-go's timing is safe.
+/// `docs/leader-lease.md` §6: below the threshold client-go's timing is safe.
 #[test]
 fn client_go_timing_is_safe_below_the_threshold() {
     let sim = counter_example(Duration::from_millis(2_900), true);
@@ -71,7 +71,8 @@ fn client_go_timing_is_safe_below_the_threshold() {
     }));
 }
 
-/// spec §8: the anchored deadline removes the overlap for every delay up to the request timeout.
+/// `docs/leader-lease.md` §8: the anchored deadline removes the overlap for every delay up to the
+/// request timeout.
 #[test]
 fn anchored_deadline_keeps_one_leader_under_the_counter_example() {
     for delay_ms in [2_900, 3_500, 4_000, 4_999, 5_000] {
@@ -120,8 +121,9 @@ fn drifting_clocks(configured_ppm: u32, actual_ppm: i64) -> Sim<impl Adversary> 
     sim
 }
 
-/// spec §5 assumption 2 and §8: the drift bound is load-bearing. Clocks 5 % apart from real time
-/// (10 % from each other) break safety when 1 % is configured, and keep it when 5 % is.
+/// `docs/leader-lease.md` §5 assumption 2 and §8: the drift bound is load-bearing. Clocks 5 % apart
+/// from real time (10 % from each other) break safety when 1 % is configured, and keep it when 5 %
+/// is.
 #[test]
 fn safety_holds_exactly_when_drift_stays_within_the_bound() {
     let sim = drifting_clocks(10_000, 50_000);
@@ -240,8 +242,8 @@ const MOVES: [Delivery; 4] = [
     Delivery::Lost,
 ];
 
-/// spec §8: exhaustive over small bounds (two candidates, 8/5/1 s and 8/5/0.2 s, clocks at ±1 %, the first
-/// adversary choices, a crash and restart of node 0): never two leaders.
+/// `docs/leader-lease.md` §8: exhaustive over small bounds (two candidates, 8/5/1 s and 8/5/0.2 s,
+/// clocks at ±1 %, the first adversary choices, a crash and restart of node 0): never two leaders.
 #[test]
 fn anchored_deadline_is_safe_exhaustively_for_small_bounds() {
     let runs = explore(6, &MOVES, secs(24), false).unwrap_or_else(|e| panic!("{e}"));
@@ -307,8 +309,8 @@ fn arb_fault() -> impl Strategy<Value = (u64, usize, Fault)> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// spec §8: random larger cases: 2–5 candidates, clocks anywhere within ±ρ, random delays
-    /// up to beyond the request timeout, loss, crashes, restarts and releases.
+    /// `docs/leader-lease.md` §8: random larger cases: 2–5 candidates, clocks anywhere within ±ρ,
+    /// random delays up to beyond the request timeout, loss, crashes, restarts and releases.
     #[test]
     fn anchored_deadline_is_safe_under_random_faults(
         seed in any::<u64>(),
@@ -342,7 +344,7 @@ proptest! {
         }
         sim.run_until(secs(150));
         prop_assert_eq!(sim.violation, None, "{}", sim.trace());
-        // spec §4: leaderTransitions changes only when the holder does.
+        // `docs/leader-lease.md` §4: leaderTransitions changes only when the holder does.
         prop_assert!(sim.bad_transitions.is_empty(), "{:?}", sim.bad_transitions);
     }
 }
@@ -436,7 +438,8 @@ fn a_new_leader_follows_a_crash_within_about_one_lease_duration() {
     assert_ne!(sim.leaders(), [old]);
 }
 
-/// spec §4 (ReleaseOnCancel): a released lease is taken over within one jittered retry.
+/// `docs/leader-lease.md` §4 (ReleaseOnCancel): a released lease is taken over within one jittered
+/// retry.
 #[test]
 fn a_released_lease_is_taken_over_within_one_retry() {
     let mut sim = stable_sim();
