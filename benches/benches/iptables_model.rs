@@ -1,5 +1,5 @@
 //! iptables-model: kube-proxy generation, save-format parsing, partial syncs and evaluation.
-//! No Rust crate models these (spec §15), so every group has only `ours`.
+//! No Rust crate models these (`docs/iptables.md` §15), so every group has only `ours`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;

@@ -2,7 +2,7 @@
 //! nginx-lint-parser (lossless rowan CST, in process) and crossplane 0.5.8 (Python, timed in
 //! its own process so that interpreter start-up is not counted).
 //!
-//! Inputs are generated (spec section 10, `benches::nginx_inputs`): `plain-10k` (10,000
+//! Inputs are generated (`docs/nginx-conf.md` §10, `benches::nginx_inputs`): `plain-10k` (10,000
 //! servers × 3 locations, regex locations, `if`, `map`, TLS, comments, 1,000 upstreams, about
 //! 15.3 MB), `ingress-2k` (2,000 ingress-style servers × 2 locations, 18,000 Lua blocks, SSL,
 //! about 9.3 MB), and the one-tenth versions `plain-1k` / `ingress-200` used for crossplane,

@@ -1,5 +1,5 @@
-//! Generated nginx configs for the `nginx_conf` benchmark and the profiling example (spec
-//! section 10): `plain-10k` (about 15.3 MB) and `ingress-2k` (about 9.3 MB).
+//! Generated nginx configs for the `nginx_conf` benchmark and the profiling example
+//! (`docs/nginx-conf.md` §10): `plain-10k` (about 15.3 MB) and `ingress-2k` (about 9.3 MB).
 
 use core::fmt::Write;
 

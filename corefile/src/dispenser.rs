@@ -1,5 +1,5 @@
 //! The Dispenser: the cursor over one directive's tokens that CoreDNS plugins' setup code
-//! walks (caddy v1 `caddyfile/dispenser.go`, spec section 3).
+//! walks (caddy v1 `caddyfile/dispenser.go`, `docs/corefile.md` §3).
 
 use alloc::format;
 use alloc::string::String;

@@ -1,5 +1,5 @@
-//! The emitter: writes a [`SyntaxTree`] as Corefile text (spec section 7), and the canonical
-//! formatter built on it.
+//! The emitter: writes a [`SyntaxTree`] as Corefile text (`docs/corefile.md` §7), and the
+//! canonical formatter built on it.
 //!
 //! Output: keys separated by spaces, `{` at the end of the key or directive line, every
 //! closing `}` on its own line, one level of indentation per block, comments kept, runs of

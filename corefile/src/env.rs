@@ -1,4 +1,4 @@
-//! Environment variable substitution: `{%NAME%}` then `{$NAME}` (spec section 2.3).
+//! Environment variable substitution: `{%NAME%}` then `{$NAME}` (`docs/corefile.md` §2.3).
 //!
 //! The lookup is supplied by the caller ([`Env`]); nothing here reads the process environment.
 //! CoreDNS restarts its scan after every replacement, so a value that refers to itself makes

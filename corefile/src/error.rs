@@ -1,4 +1,4 @@
-//! Errors, printed exactly as CoreDNS prints them (spec sections 2.5, 4.3, 4.4).
+//! Errors, printed exactly as CoreDNS prints them (`docs/corefile.md` §2.5, §4.3, §4.4).
 
 use alloc::string::String;
 use core::fmt;

@@ -1,4 +1,4 @@
-//! File imports: the caller-supplied [`Resolver`] (spec section 2.4).
+//! File imports: the caller-supplied [`Resolver`] (`docs/corefile.md` §2.4).
 //!
 //! The parser handles snippets itself; any other `import PATTERN` asks the resolver for the
 //! files that match. [`NoFiles`] is the pure resolver of an empty file system; the `std`

@@ -1,4 +1,4 @@
-//! The Corefile lexer (caddy v1 `caddyfile/lexer.go`, spec section 1).
+//! The Corefile lexer (caddy v1 `caddyfile/lexer.go`, `docs/corefile.md` §1).
 //!
 //! Input bytes are read with Go's `ReadRune` rules (one U+FFFD per invalid byte), a leading
 //! BOM is dropped, whitespace is Unicode White_Space, CR outside quotes is skipped without
@@ -775,7 +775,8 @@ mod tests {
 
     #[test]
     fn only_a_brace_before_a_dollar_or_percent_may_open_a_reference() {
-        // Spec 2.3: `{$NAME}` and `{%NAME%}` are the references; other braces are text.
+        // `docs/corefile.md` §2.3: `{$NAME}` and `{%NAME%}` are the references; other braces
+        // are text.
         let flagged = |text: &str| -> Vec<bool> {
             general(text)
                 .0
@@ -794,9 +795,9 @@ mod tests {
 
     #[test]
     fn the_fast_path_skips_whole_line_comments_as_the_general_path_does() {
-        // Spec 1, comments: a `#` where a token would start comments out the rest of its
-        // line; at the end of the input without a newline, and inside a word, the general
-        // path reads it.
+        // `docs/corefile.md` §1, comments: a `#` where a token would start comments out the
+        // rest of its line; at the end of the input without a newline, and inside a word, the
+        // general path reads it.
         for text in [
             "a # b\nc",
             "  # one\n\t# two\n d",

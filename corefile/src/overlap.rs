@@ -1,4 +1,4 @@
-//! The duplicate / overlap check of zone addresses and listen addresses (spec section 4.4,
+//! The duplicate / overlap check of zone addresses and listen addresses (`docs/corefile.md` §4.4,
 //! CoreDNS `validateZonesAndListeningAddresses`).
 //!
 //! [`OverlapChecker`] takes CoreDNS's (zone address, listen address) pairs one at a time, as

@@ -1,4 +1,4 @@
-//! The plugin execution order of `plugin.cfg`, as versioned data (spec section 4.5).
+//! The plugin execution order of `plugin.cfg`, as versioned data (`docs/corefile.md` §4.5).
 
 /// A CoreDNS release's directive list, in execution order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The CoreDNS view (spec sections 4 and 8): what CoreDNS's front end makes of a Corefile.
+//! The CoreDNS view (`docs/corefile.md` §4 and §8): what CoreDNS's front end makes of a Corefile.
 //!
 //! Parse with the plugin.cfg directive list, fall back to the default Corefile when no server
 //! block is left, normalize every key into zone addresses, then run the overlap check.

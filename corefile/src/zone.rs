@@ -1,4 +1,4 @@
-//! Server block keys to zone addresses (spec section 4.3): scheme, port and default port,
+//! Server block keys to zone addresses (`docs/corefile.md` §4.3): scheme, port and default port,
 //! CIDR to reverse zones, FQDN and Go-style lower-casing, with CoreDNS's error texts.
 
 use alloc::string::{String, ToString};

@@ -1,4 +1,4 @@
-//! Every corpus Corefile gives exactly its expected CoreDNS view (spec section 9).
+//! Every corpus Corefile gives exactly its expected CoreDNS view (`docs/corefile.md` §9).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,5 +1,5 @@
 //! The formatter over the whole corpus: output parses to the same blocks, directives and
-//! token texts (line numbers aside), and formatting is idempotent (spec section 7).
+//! token texts (line numbers aside), and formatting is idempotent (`docs/corefile.md` §7).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

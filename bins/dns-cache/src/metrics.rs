@@ -1,4 +1,4 @@
-//! CoreDNS's metric names and labels (spec §2.9 and each plugin's list), in one
+//! CoreDNS's metric names and labels (`docs/dns-cache.md` §2.9 and each plugin's list), in one
 //! prometheus-client registry that lives as long as the process (reloads keep the counts).
 //!
 //! Label sets are `Vec<(&str, String)>` in CoreDNS's label order. Hot paths resolve their

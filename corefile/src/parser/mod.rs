@@ -1,5 +1,5 @@
-//! The Corefile parser, exactly as caddy v1 `caddyfile/parse.go` (spec section 2): its entry
-//! point [`parse`], its options, its limits and its state. The work is in the files below.
+//! The Corefile parser, exactly as caddy v1 `caddyfile/parse.go` (`docs/corefile.md` §2): its
+//! entry point [`parse`], its options, its limits and its state. The work is in the files below.
 //!
 //! Go keeps every token in one slice with a cursor and splices imports into it. Here the main
 //! input is lexed a batch at a time as the cursor reaches it, imports stack their tokens in

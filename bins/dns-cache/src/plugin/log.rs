@@ -1,4 +1,4 @@
-//! `log`: one line per query in CoreDNS's format (spec §2.3), e.g.
+//! `log`: one line per query in CoreDNS's format (`docs/dns-cache.md` §2.3), e.g.
 //! `[INFO] 127.0.0.1:63479 - 32124 "A IN example.com. udp 40 false 4096" NOERROR qr,rd,ra,ad 67 0.005239353s`.
 
 use std::fmt::Write as _;
