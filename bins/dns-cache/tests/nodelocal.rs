@@ -179,7 +179,10 @@ fn node_local_mode_in_network_namespaces() {
     std::fs::create_dir(&manifests).unwrap();
     service(&manifests, UPSTREAM_IP);
     let base = dir.path().join("Corefile.base");
-    let reference = include_str!("fixtures/nodelocaldns-Corefile.base")
+    let reference = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/corefile/k8s-kubernetes-cluster-addons-dns-nodelocaldns-nodelocaldns-yaml-L55.Corefile"
+    ))
         .replace("__PILLAR__DNS__DOMAIN__", "cluster.local");
     std::fs::write(&base, reference).unwrap();
     let upstream_conf = dir.path().join("Corefile.upstream");

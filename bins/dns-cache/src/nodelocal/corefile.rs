@@ -54,7 +54,10 @@ mod tests {
     /// kubernetes' `cluster/addons/dns/nodelocaldns/nodelocaldns.yaml`, its Corefile, with
     /// the cluster domain put in as the deployment instructions do.
     fn reference() -> String {
-        include_str!("../../tests/fixtures/nodelocaldns-Corefile.base")
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/corefile/k8s-kubernetes-cluster-addons-dns-nodelocaldns-nodelocaldns-yaml-L55.Corefile"
+        ))
             .replace("__PILLAR__DNS__DOMAIN__", "cluster.local")
     }
 
