@@ -15,7 +15,6 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use benches::report::{self, Provenance, Ratio};
 use plotters::prelude::*;
@@ -68,31 +67,7 @@ impl Options {
 
 /// Today's date in UTC, `YYYY-MM-DD`.
 fn today() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    date_of((secs / 86_400) as i64)
-}
-
-/// The date `unix_days` days after 1970-01-01, `YYYY-MM-DD` (proleptic Gregorian calendar).
-fn date_of(unix_days: i64) -> String {
-    // Days counted from 0000-03-01, so that a leap day ends its year; 719_468 days separate
-    // that day from 1970-01-01. An era is 400 years, 146_097 days.
-    let days = unix_days + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    jiff::Timestamp::now().strftime("%Y-%m-%d").to_string()
 }
 
 /// The checked-out commit, short, or `unknown` outside a git checkout.
@@ -302,15 +277,6 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_count_leap_days() {
-        assert_eq!(date_of(0), "1970-01-01");
-        assert_eq!(date_of(11_016), "2000-02-29");
-        assert_eq!(date_of(11_017), "2000-03-01");
-        assert_eq!(date_of(20_787), "2026-11-30");
-        assert_eq!(date_of(-1), "1969-12-31");
-    }
 
     #[test]
     fn speed_ups_keep_two_or_three_digits() {
