@@ -1,5 +1,5 @@
 # dns-cache: docker build -f deploy/docker/dns-cache.Dockerfile -t kube-node-net/dns-cache .
-FROM rust:1.89-bookworm AS build
+FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --locked --profile dist -p dns-cache --bin dns-cache

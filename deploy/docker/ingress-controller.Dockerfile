@@ -1,5 +1,5 @@
 # ingress-controller: docker build -f deploy/docker/ingress-controller.Dockerfile -t kube-node-net/ingress-controller .
-FROM rust:1.89-bookworm AS build
+FROM rust:1.95-bookworm AS build
 # etcd-client (the etcd lease store) compiles etcd's .proto files.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends protobuf-compiler libprotobuf-dev \

@@ -1,5 +1,5 @@
 # service-proxy: docker build -f deploy/docker/service-proxy.Dockerfile -t kube-node-net/service-proxy .
-FROM rust:1.89-bookworm AS build
+FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --locked --profile dist -p service-proxy --bin service-proxy
