@@ -387,8 +387,10 @@ impl fmt::Display for Field {
 }
 
 /// A value that restore text cannot hold: it has a control character (a line break, a NUL, a
-/// tab...), which would end or split the line it is written on. Nothing is escaped instead:
-/// `iptables-restore` has no escape for a line break, so the value is refused.
+/// tab...), which would end or split the line it is written on, or it is a chain or target
+/// name that iptables does not accept (blanks, quotes, a leading `-`...), which would not stay
+/// one name. Nothing is escaped instead: `iptables-restore` has no escape for a line break,
+/// so the value is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmitError {
     /// Which value.
@@ -399,11 +401,19 @@ pub struct EmitError {
 
 impl fmt::Display for EmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {:?} holds a control character, which restore text cannot carry",
-            self.field, self.value
-        )
+        if has_control(&self.value) {
+            write!(
+                f,
+                "{}: {:?} holds a control character, which restore text cannot carry",
+                self.field, self.value
+            )
+        } else {
+            write!(
+                f,
+                "{}: {:?} is not a name iptables accepts (1 to 28 characters without blanks or quotes, not starting with `-`, `!`, `[`, `:`, `*` or `#`)",
+                self.field, self.value
+            )
+        }
     }
 }
 

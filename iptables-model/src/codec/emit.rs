@@ -1,7 +1,8 @@
 //! Writing the model back as restore text.
 //!
 //! Every free-text value (chain names, comments, interfaces, option and target words) is
-//! checked as it is written: one with a control character would end or split its line, so it
+//! checked as it is written: one with a control character would end or split its line, and a
+//! chain name that iptables would not accept (`a b`, `-A`) would not stay one name, so either
 //! is refused with an [`EmitError`] naming the field ([`RestoreFile::to_text`] and friends),
 //! never escaped. Through `Display` the refusal is a `fmt::Error`, and nothing of the value
 //! is written.
@@ -9,6 +10,7 @@
 use alloc::string::String;
 use core::fmt::{self, Display, Formatter, Write};
 
+use super::parse::valid_chain_name;
 use super::scan;
 
 use crate::error::{EmitError, Field, check_value};
@@ -46,10 +48,21 @@ impl<'w> Out<'w> {
         }
     }
 
-    /// Writes `text`, the value of `field`, as it is (a chain name), unless it has a control
-    /// character.
+    /// Writes `text`, the value of `field`, as it is, unless it has a control character (or,
+    /// for a chain or target name, is not one iptables accepts: `-A a b` would be two words).
     fn value(&mut self, field: Field, text: &str) -> fmt::Result {
-        match check_value(field, text) {
+        let named = matches!(field, Field::Chain | Field::TargetName);
+        let checked = check_value(field, text).and_then(|()| {
+            if named && !valid_chain_name(text) {
+                Err(EmitError {
+                    field,
+                    value: text.into(),
+                })
+            } else {
+                Ok(())
+            }
+        });
+        match checked {
             Ok(()) => self.sink.write_str(text),
             Err(error) => {
                 self.refused = Some(error);
