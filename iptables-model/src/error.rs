@@ -308,3 +308,141 @@ impl fmt::Display for TraceError {
 }
 
 impl core::error::Error for TraceError {}
+
+/// Which value of the model an [`EmitError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Field {
+    /// A chain name: `:NAME`, `-A NAME`, `-j NAME`, `-g NAME`, `-N`/`-X`/`-F`/`-D`/`-I NAME`.
+    Chain,
+    /// `-p PROTOCOL` (a protocol this crate does not type).
+    Protocol,
+    /// `-i INTERFACE`.
+    InInterface,
+    /// `-o INTERFACE`.
+    OutInterface,
+    /// `-m NAME` (a module this crate does not type).
+    Module,
+    /// `--comment TEXT`.
+    Comment,
+    /// `--name LIST` of the `recent` match.
+    RecentName,
+    /// `--nfacct-name NAME`.
+    NfacctName,
+    /// The name of an option this crate does not type.
+    OptionName,
+    /// An argument of an option this crate does not type.
+    OptionArgument,
+    /// The name of a target extension this crate does not type (`-j NAME`).
+    TargetName,
+    /// An argument of a target extension this crate does not type.
+    TargetArgument,
+    /// `--reject-with TYPE`.
+    RejectWith,
+    /// `--to-destination ADDRESS`.
+    ToDestination,
+    /// `--to-source ADDRESS`.
+    ToSource,
+    /// `--to-ports PORTS`.
+    ToPorts,
+    /// A Service's `metadata.namespace` (kube-proxy's rules carry it in comments).
+    ServiceNamespace,
+    /// A Service's `metadata.name`.
+    ServiceName,
+    /// The `name` of a Service's port.
+    ServicePortName,
+}
+
+impl Field {
+    /// How the value is spelled in the restore text or the Kubernetes object.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Chain => "chain name",
+            Self::Protocol => "-p",
+            Self::InInterface => "-i",
+            Self::OutInterface => "-o",
+            Self::Module => "-m",
+            Self::Comment => "--comment",
+            Self::RecentName => "--name",
+            Self::NfacctName => "--nfacct-name",
+            Self::OptionName => "option name",
+            Self::OptionArgument => "option argument",
+            Self::TargetName => "target name",
+            Self::TargetArgument => "target argument",
+            Self::RejectWith => "--reject-with",
+            Self::ToDestination => "--to-destination",
+            Self::ToSource => "--to-source",
+            Self::ToPorts => "--to-ports",
+            Self::ServiceNamespace => "metadata.namespace",
+            Self::ServiceName => "metadata.name",
+            Self::ServicePortName => "spec.ports[].name",
+        }
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A value that restore text cannot hold: it has a control character (a line break, a NUL, a
+/// tab...), which would end or split the line it is written on, or it is a chain or target
+/// name that iptables does not accept (blanks, quotes, a leading `-`...), which would not stay
+/// one name. Nothing is escaped instead: `iptables-restore` has no escape for a line break,
+/// so the value is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmitError {
+    /// Which value.
+    pub field: Field,
+    /// The value.
+    pub value: String,
+}
+
+impl fmt::Display for EmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if has_control(&self.value) {
+            write!(
+                f,
+                "{}: {:?} holds a control character, which restore text cannot carry",
+                self.field, self.value
+            )
+        } else {
+            write!(
+                f,
+                "{}: {:?} is not a name iptables accepts (1 to 28 characters without blanks or quotes, not starting with `-`, `!`, `[`, `:`, `*` or `#`)",
+                self.field, self.value
+            )
+        }
+    }
+}
+
+impl core::error::Error for EmitError {}
+
+/// Whether `text` has a control character (`char::is_control`: C0, DEL and C1).
+#[inline]
+pub(crate) fn has_control(text: &str) -> bool {
+    // Printable ASCII, the usual case, is one range test per byte.
+    !text.bytes().all(|b| (0x20..0x7f).contains(&b)) && text.chars().any(char::is_control)
+}
+
+/// `text` as the value of `field`, or the error refusing it.
+///
+/// # Errors
+///
+/// [`EmitError`] when `text` has a control character.
+#[inline]
+pub(crate) fn check_value(field: Field, text: &str) -> Result<(), EmitError> {
+    if has_control(text) {
+        return Err(refuse(field, text));
+    }
+    Ok(())
+}
+
+#[cold]
+fn refuse(field: Field, text: &str) -> EmitError {
+    EmitError {
+        field,
+        value: text.into(),
+    }
+}

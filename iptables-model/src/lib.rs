@@ -18,7 +18,7 @@ pub mod ruleset;
 
 pub use addr::Cidr;
 pub use codec::{parse, parse_rule};
-pub use error::{ParseError, ParseErrorKind, Position, RestoreError, TraceError};
+pub use error::{EmitError, Field, ParseError, ParseErrorKind, Position, RestoreError, TraceError};
 pub use model::{
     ChainName, Command, IpProtocol, Line, MatchOption, Module, OwnedRestoreFile, OwnedRule,
     RestoreFile, Rule, Spec, Table, TableSection, Target,

@@ -161,6 +161,9 @@ impl FamilyProxy {
             result = chains::ensure_jumps(&self.iptables).await;
         }
         let generated = self.proxier.sync_changes().clone();
+        for rejected in &generated.rejected {
+            tracing::warn!(family = self.family, %rejected, "Service skipped");
+        }
         if result.is_ok() {
             result = self.iptables.restore(&generated.text).await;
         }

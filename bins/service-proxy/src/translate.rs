@@ -1,11 +1,15 @@
-//! Kubernetes objects (k8s-openapi) to `iptables-model`'s inputs. Pure: an invalid Service is
-//! an error value naming what is wrong, for the caller to log and skip.
+//! Kubernetes objects (k8s-openapi) to `iptables-model`'s inputs. An invalid Service is an
+//! error value naming what is wrong, for the caller to log and skip; an EndpointSlice address
+//! the API server would refuse is dropped here, with a warning naming the slice and the address.
 
 use iptables_model::kube::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, Service, ServicePort, ServiceType,
     TrafficPolicy,
 };
+use std::net::IpAddr;
 use std::time::SystemTime;
+
+use iptables_model::addr::parse_ip_lenient;
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
@@ -181,8 +185,47 @@ pub fn service(object: &core::Service, ipv6: bool) -> Result<Service, Invalid> {
     })
 }
 
+/// Why `text`, an address of an EndpointSlice of `address_type` (`IPv4` or `IPv6`), cannot be a
+/// DNAT destination, or `None` when it can.
+///
+/// The API server's `ValidateEndpointIP` (`pkg/apis/core/validation`, used for EndpointSlice
+/// addresses by `pkg/apis/discovery/validation`) refuses an address that does not parse (leading
+/// zeros are accepted, as `ParseIPSloppy` does), the unspecified address, loopback
+/// (127.0.0.0/8, ::1), link-local unicast (169.254.0.0/16, fe80::/10: the metadata service at
+/// 169.254.169.254 among them) and link-local multicast; discovery validation also wants the
+/// slice's family. Any multicast address is refused here, which the API server lets through
+/// outside the link-local range: traffic cannot be forwarded to a group.
+fn endpoint_address_problem(address_type: &str, text: &str) -> Option<&'static str> {
+    let Some(ip) = parse_ip_lenient(text) else {
+        return Some("not an IP address");
+    };
+    let family = match address_type {
+        "IPv4" => ip.is_ipv4(),
+        "IPv6" => ip.is_ipv6(),
+        _ => true,
+    };
+    let link_local = match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => v6.is_unicast_link_local(),
+    };
+    if !family {
+        Some("not of the slice's addressType")
+    } else if ip.is_unspecified() {
+        Some("unspecified")
+    } else if ip.is_loopback() {
+        Some("loopback (127.0.0.0/8, ::1)")
+    } else if link_local {
+        Some("link-local (169.254.0.0/16, fe80::/10)")
+    } else if ip.is_multicast() {
+        Some("multicast")
+    } else {
+        None
+    }
+}
+
 /// The EndpointSlice as the generator sees it. Ports with an invalid number or protocol are
-/// dropped (kube-proxy ignores them too).
+/// dropped (kube-proxy ignores them too); so are addresses the API server would refuse
+/// (`endpoint_address_problem`), each with a warning, and endpoints left with no address.
 ///
 /// # Errors
 ///
@@ -211,18 +254,40 @@ pub fn endpoint_slice(object: &discovery::EndpointSlice) -> Result<EndpointSlice
     let endpoints = if object.address_type == "FQDN" {
         Vec::new()
     } else {
+        let slice = object.metadata.name.as_deref().unwrap_or("");
         object
             .endpoints
             .iter()
-            .map(|e| {
+            .filter_map(|e| {
+                let addresses: Vec<String> = e
+                    .addresses
+                    .iter()
+                    .filter(|address| {
+                        let problem = endpoint_address_problem(&object.address_type, address);
+                        if let Some(problem) = problem {
+                            tracing::warn!(
+                                namespace = %namespace,
+                                slice,
+                                address = ?address,
+                                problem,
+                                "EndpointSlice address dropped"
+                            );
+                        }
+                        problem.is_none()
+                    })
+                    .cloned()
+                    .collect();
+                if addresses.is_empty() {
+                    return None;
+                }
                 let conditions = e.conditions.clone().unwrap_or_default();
-                Endpoint {
-                    addresses: e.addresses.clone(),
+                Some(Endpoint {
+                    addresses,
                     node_name: e.node_name.clone(),
                     ready: conditions.ready,
                     serving: conditions.serving,
                     terminating: conditions.terminating,
-                }
+                })
             })
             .collect()
     };
@@ -339,6 +404,85 @@ endpoints:
         let unlabelled: discovery::EndpointSlice =
             yaml("metadata: {namespace: ns, name: x}\naddressType: IPv4\nendpoints: []\n");
         assert_eq!(endpoint_slice(&unlabelled), Err(Invalid::NoServiceLabel));
+    }
+
+    /// The warnings logged while `run` runs, as text.
+    fn warnings(run: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, run);
+        String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn addresses_the_api_server_refuses_are_dropped_with_a_warning() {
+        let refused = [
+            ("not-an-ip", "not an IP address"),
+            ("0.0.0.0", "unspecified"),
+            ("127.0.0.1", "loopback"),
+            ("169.254.169.254", "link-local"),
+            ("224.0.0.1", "multicast"),
+            ("239.1.2.3", "multicast"),
+            ("fd00::1", "addressType"),
+        ];
+        for (address, problem) in refused {
+            let slice: discovery::EndpointSlice = yaml(&format!(
+                "metadata: {{namespace: ns, name: web-1, labels: {{kubernetes.io/service-name: web}}}}
+addressType: IPv4
+endpoints:
+- {{addresses: ['{address}']}}
+- {{addresses: [10.0.0.1]}}
+"
+            ));
+            let mut model = None;
+            let logged = warnings(|| model = Some(endpoint_slice(&slice).unwrap()));
+            let model = model.unwrap();
+            // The endpoint with no address left is gone; the valid one stays.
+            assert_eq!(model.endpoints.len(), 1, "{address}");
+            assert_eq!(model.endpoints[0].addresses, ["10.0.0.1"]);
+            assert!(logged.contains("EndpointSlice address dropped"), "{logged}");
+            assert!(logged.contains("web-1"), "{logged}");
+            assert!(logged.contains(&format!("{address:?}")), "{logged}");
+            assert!(logged.contains(problem), "{address}: {logged}");
+        }
+        let v6: discovery::EndpointSlice = yaml(
+            "metadata: {namespace: ns, name: web-6, labels: {kubernetes.io/service-name: web}}
+addressType: IPv6
+endpoints:
+- {addresses: ['::', '::1', 'fe80::1', 'ff02::1', 'fd00::5']}
+",
+        );
+        let logged = warnings(|| {
+            let model = endpoint_slice(&v6).unwrap();
+            assert_eq!(model.endpoints[0].addresses, ["fd00::5"]);
+        });
+        for problem in ["unspecified", "loopback", "link-local", "multicast"] {
+            assert!(logged.contains(problem), "{problem}: {logged}");
+        }
+        // Valid addresses, leading zeros included (as ParseIPSloppy reads them), log nothing.
+        let fine: discovery::EndpointSlice = yaml(
+            "metadata: {namespace: ns, name: web-2, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+endpoints:
+- {addresses: [10.0.0.7, 192.168.001.2]}
+",
+        );
+        assert_eq!(warnings(|| drop(endpoint_slice(&fine).unwrap())), "");
     }
 
     #[test]

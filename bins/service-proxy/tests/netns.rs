@@ -6,7 +6,9 @@
 //! applies it; an endpoint change is applied by a partial sync; `--cleanup` leaves the tables as
 //! they were. Both iptables backends. The same over IPv6 (`ip6tables`, with
 //! `--nodeport-addresses`). A restore that fails (a wrapper first in `PATH`) leaves the previous
-//! rules and is retried in full; a deleted canary chain brings a full resync. Skipped, with a
+//! rules and is retried in full; a deleted canary chain brings a full resync. A Service whose
+//! port name carries a rule (issue #28) and endpoint addresses the API server refuses reach no
+//! table, and the valid Services keep working. Skipped, with a
 //! message, without root, `ip netns`, iptables or python3 (scripts/test runs it as root with all of
 //! them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -798,6 +800,70 @@ fn own_rules(saved: &str) -> usize {
 /// The rules (`-A` lines) of a saved table.
 fn rules_of(saved: &str) -> BTreeSet<&str> {
     saved.lines().filter(|l| l.starts_with("-A")).collect()
+}
+
+/// The port name of issue #28: written raw into `--comment`, it would end the line and add a
+/// DNAT rule to 6.6.6.6 of its own.
+const INJECTION: &str =
+    "x\\n-A KUBE-SERVICES -p tcp -d 10.96.0.1 --dport 443 -j DNAT --to-destination 6.6.6.6:443\\n#";
+
+/// Hostile manifests next to valid ones: the Service `evil` names its port with a rule, the
+/// Service `meta` has only the metadata service's link-local address as an endpoint; `after`,
+/// valid, in the same file, shows when the file was applied. No rule with 6.6.6.6 or
+/// 169.254.169.254 reaches any table; the proxy stays up and the valid Services work.
+#[test]
+fn hostile_manifests_put_no_rule_in_the_kernel() {
+    let (net, variant) = (&V4, "legacy");
+    let Some((topology, _server)) = set_up("h", net, variant) else {
+        return;
+    };
+    let save = net.tool(variant, "-save");
+    let mut proxy = start_proxy(&topology, net, variant, &[], None);
+    wait_for(&topology, &save, "the first sync", |nat| {
+        nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
+    });
+    let endpoint = net.endpoints[0];
+    let hostile = format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{namespace: demo, name: evil}}\nspec:\n  clusterIP: 172.30.0.12\n  ports: [{{name: \"{INJECTION}\", port: 443, protocol: TCP}}]\n---\n\
+         apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  namespace: demo\n  name: evil-1\n  labels: {{kubernetes.io/service-name: evil}}\naddressType: IPv4\nports: [{{name: \"{INJECTION}\", port: 8080, protocol: TCP}}]\nendpoints:\n- {{addresses: ['{endpoint}']}}\n---\n\
+         {}---\n{}---\n{}---\n{}",
+        service("meta", "'172.30.0.13'", "", ""),
+        slice(net, "meta", &["169.254.169.254"]),
+        service("after", "'172.30.0.14'", "", ""),
+        slice(net, "after", &[endpoint]),
+    );
+    let tmp = proxy.dir.path().join(".hostile.yaml.tmp");
+    std::fs::write(&tmp, hostile).unwrap();
+    std::fs::rename(&tmp, proxy.dir.path().join("hostile.yaml")).unwrap();
+    wait_for(
+        &topology,
+        &save,
+        "the valid Service of the same file",
+        |nat| nat.contains("demo/after:http cluster IP"),
+    );
+
+    let saved = topology.node(&[&save]).unwrap();
+    assert!(!saved.contains("6.6.6.6"), "{saved}");
+    assert!(!saved.contains("169.254.169.254"), "{saved}");
+    assert!(!saved.contains("demo/evil"), "{saved}");
+    // `meta` has no usable endpoint: its ClusterIP rejects, as kube-proxy writes it.
+    let filter = topology.node(&[&save, "-t", "filter"]).unwrap();
+    assert!(
+        filter.contains("demo/meta:http has no endpoints"),
+        "{filter}"
+    );
+    assert!(
+        proxy.process.0.try_wait().unwrap().is_none(),
+        "the proxy exited"
+    );
+    wait_for_listeners(&topology, net);
+    let flows = connect(&topology, "172.30.0.14", 80, 3, &net.node_sources(1));
+    assert_eq!(
+        per_endpoint(&flows).into_keys().collect::<Vec<_>>(),
+        [endpoint]
+    );
+    let log = read_log(&proxy.log);
+    assert!(log.contains("EndpointSlice address dropped"), "{log}");
 }
 
 #[test]

@@ -171,6 +171,20 @@ pub fn parse_rule(text: &str) -> Result<Rule<'_>, ParseError> {
 }
 
 fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failure> {
+    let word = word.ok_or_else(|| (column, ParseErrorKind::MissingValue("chain".into())))?;
+    let name = &*word.text;
+    if !valid_chain_name(name) {
+        return Err(fail(
+            word.column,
+            ParseErrorKind::InvalidChainName(name.into()),
+        ));
+    }
+    Ok(ChainName::from(name))
+}
+
+/// Whether `name` is a chain (or target) name iptables accepts: 1 to 28 characters without
+/// blanks, quotes or backslashes, not starting with `-`, `!`, `[`, `:`, `*` or `#`.
+pub(crate) fn valid_chain_name(name: &str) -> bool {
     /// ASCII bytes a chain name may not contain (whitespace, quotes, backslashes), and every
     /// non-ASCII byte, which sends the name to the character-wise check.
     const BAD_OR_WIDE: [bool; 256] = {
@@ -185,8 +199,6 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
         }
         table
     };
-    let word = word.ok_or_else(|| (column, ParseErrorKind::MissingValue("chain".into())))?;
-    let name = &*word.text;
     // Eight bytes at a time: blanks and controls, quotes, backslashes and non-ASCII bytes are
     // candidates, and the table decides.
     let candidates =
@@ -207,13 +219,7 @@ fn chain_name(word: Option<&Word<'_>>, column: usize) -> Result<ChainName, Failu
         name.as_bytes().first(),
         None | Some(b'-' | b'!' | b'[' | b':' | b'*' | b'#')
     );
-    if bad || bad_start {
-        return Err(fail(
-            word.column,
-            ParseErrorKind::InvalidChainName(name.into()),
-        ));
-    }
-    Ok(ChainName::from(name))
+    !bad && !bad_start
 }
 
 /// `[PACKETS:BYTES]`, two decimal `u64`s.

@@ -13,7 +13,7 @@ use super::naming::is_service_chain;
 use super::port::{Output, PortContext, Probabilities, Shared, Sink, family_ip};
 use super::rules::{declare, delete_chain};
 use crate::codec::parse;
-use crate::error::ParseError;
+use crate::error::{EmitError, ParseError};
 use crate::model::{OwnedRestoreFile, RestoreFile};
 
 /// Whether the service `(namespace, name)` changed since the last successful sync.
@@ -47,7 +47,34 @@ pub struct Generated {
     pub text: String,
     /// Whether the text rewrites every chain (a full sync) or only what changed.
     pub full: bool,
+    /// The services this sync left out, as if they did not exist, for the caller to log.
+    pub rejected: Vec<Rejected>,
 }
+
+/// A Service left out of a sync because a value its rules carry cannot be written
+/// ([`Service::check_text`]); its other rules are not written either, and the rest of the sync
+/// goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejected {
+    /// The Service's namespace.
+    pub namespace: String,
+    /// The Service's name.
+    pub name: String,
+    /// The value refused.
+    pub error: EmitError,
+}
+
+impl core::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "Service {:?}/{:?} left out: {}",
+            self.namespace, self.name, self.error
+        )
+    }
+}
+
+impl core::error::Error for Rejected {}
 
 impl Generated {
     /// The restore input as a document that owns its text (it outlives this value; borrow
@@ -72,26 +99,37 @@ pub(crate) struct Prepared<'a> {
 
 /// `service` with the endpoints of `slices`, or `None` when it has no rules (ExternalName, no
 /// ClusterIP of the proxier's family).
+///
+/// # Errors
+///
+/// [`Rejected`] when one of its values cannot be written ([`Service::check_text`]).
 pub(crate) fn prepare<'a>(
     options: &ProxyOptions,
     service: &'a Service,
     slices: &[&EndpointSlice],
-) -> Option<Prepared<'a>> {
+) -> Result<Option<Prepared<'a>>, Rejected> {
     if service.service_type == ServiceType::ExternalName {
-        return None;
+        return Ok(None);
     }
-    let cluster_ip = family_ip(&service.cluster_ip, options)?;
+    let Some(cluster_ip) = family_ip(&service.cluster_ip, options) else {
+        return Ok(None);
+    };
+    service.check_text().map_err(|error| Rejected {
+        namespace: service.namespace.clone(),
+        name: service.name.clone(),
+        error,
+    })?;
     let mut ports: Vec<&ServicePort> = service.ports.iter().collect();
     ports.sort_by(|a, b| a.name.cmp(&b.name));
     let ports = ports
         .into_iter()
         .map(|port| (port, collect(slices, port, options)))
         .collect();
-    Some(Prepared {
+    Ok(Some(Prepared {
         service,
         cluster_ip,
         ports,
-    })
+    }))
 }
 
 /// How a service is written into a sync.
@@ -186,6 +224,7 @@ pub fn generate(
     let mut by_service: Vec<&EndpointSlice> = slices.iter().collect();
     by_service.sort_by(|a, b| slice_key(a).cmp(&slice_key(b)));
     let mut rest = by_service.as_slice();
+    let mut rejected = Vec::new();
     let prepared: Vec<Prepared<'_>> = ordered
         .into_iter()
         .filter_map(|s| {
@@ -195,7 +234,10 @@ pub fn generate(
             }
             // Not consumed: a service listed twice gets the same slices.
             let own = rest.iter().take_while(|e| slice_key(e) == key).count();
-            prepare(options, s, rest.get(..own).unwrap_or_default())
+            prepare(options, s, rest.get(..own).unwrap_or_default()).unwrap_or_else(|r| {
+                rejected.push(r);
+                None
+            })
         })
         .collect();
     let endpoints = prepared.iter().map(Prepared::endpoints).sum::<usize>();
@@ -239,6 +281,7 @@ pub fn generate(
     Generated {
         text: out.finish(),
         full: request.changed.is_none(),
+        rejected,
     }
 }
 

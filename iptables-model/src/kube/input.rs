@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr};
 
 use crate::addr::Cidr;
+use crate::error::{EmitError, Field, check_value};
 
 /// A Service's `type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -95,6 +96,25 @@ pub struct Service {
     /// `spec.sessionAffinityConfig.clientIP.timeoutSeconds` when `sessionAffinity` is
     /// `ClientIP` (default 10800), `None` without affinity.
     pub client_ip_affinity: Option<u32>,
+}
+
+impl Service {
+    /// Checks the values of the Service that kube-proxy's rules carry as text: its namespace,
+    /// name and port names, written into comments (`ns/name:port`). Its addresses are parsed
+    /// and its ports and protocols are numbers or names of this crate, so nothing else of it
+    /// reaches the text.
+    ///
+    /// # Errors
+    ///
+    /// [`EmitError`] naming the first of them that has a control character (a line break in
+    /// a port name would otherwise start a rule of its own).
+    pub fn check_text(&self) -> Result<(), EmitError> {
+        check_value(Field::ServiceNamespace, &self.namespace)?;
+        check_value(Field::ServiceName, &self.name)?;
+        self.ports
+            .iter()
+            .try_for_each(|port| check_value(Field::ServicePortName, &port.name))
+    }
 }
 
 /// One entry of an EndpointSlice's `ports`.

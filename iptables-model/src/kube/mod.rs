@@ -13,7 +13,7 @@ mod sync;
 
 pub use canonical::canonical_order;
 pub use fixed::{TOP_LEVEL_CHAINS, jump_rules, jump_rules_text};
-pub use generate::{ChangedFn, Generated, SyncRequest, generate};
+pub use generate::{ChangedFn, Generated, Rejected, SyncRequest, generate};
 pub use input::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, ProxyOptions, Service, ServicePort,
     ServiceType, TrafficPolicy,

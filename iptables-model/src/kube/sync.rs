@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use core::net::IpAddr;
 
 use super::fixed;
-use super::generate::{Generated, Prepared, WriteMode, delete_stale, prepare};
+use super::generate::{Generated, Prepared, Rejected, WriteMode, delete_stale, prepare};
 use super::input::{EndpointSlice, ProxyOptions, Service};
 use super::naming::is_service_chain;
 use super::port::{Output, Probabilities, Shared};
@@ -53,9 +53,18 @@ impl Desired {
         self.service.is_none() && self.slices.is_empty()
     }
 
-    fn prepare<'a>(&'a self, options: &ProxyOptions) -> Option<Prepared<'a>> {
+    /// Its rules' inputs, or `None` when it has none; a rejected Service is pushed on
+    /// `rejected` and has none.
+    fn prepare<'a>(
+        &'a self,
+        options: &ProxyOptions,
+        rejected: &mut Vec<Rejected>,
+    ) -> Option<Prepared<'a>> {
         let slices: Vec<&EndpointSlice> = self.slices.iter().collect();
-        prepare(options, self.service.as_ref()?, &slices)
+        prepare(options, self.service.as_ref()?, &slices).unwrap_or_else(|r| {
+            rejected.push(r);
+            None
+        })
     }
 }
 
@@ -290,10 +299,11 @@ impl Proxier {
 
     fn plan_full(&mut self) -> Pending {
         let options = &self.options;
+        let mut rejected = Vec::new();
         let prepared: Vec<(&ServiceKey, &Arc<Desired>, Option<Prepared<'_>>)> = self
             .desired
             .iter()
-            .map(|(k, d)| (k, d, d.prepare(options)))
+            .map(|(k, d)| (k, d, d.prepare(options, &mut rejected)))
             .collect();
         let (ports, total) = prepared
             .iter()
@@ -354,6 +364,7 @@ impl Proxier {
             generated: Generated {
                 text: out.finish(),
                 full: true,
+                rejected,
             },
             written,
             large,
@@ -367,12 +378,17 @@ impl Proxier {
         }
         let options = &self.options;
         let mut total: usize = self.synced.values().map(|s| s.rules.endpoints).sum();
+        let mut rejected = Vec::new();
         let prepared: Vec<Written<'_>> = self
             .dirty
             .iter()
             .map(|k| {
                 let desired = self.desired.get(k);
-                (k, desired, desired.and_then(|d| d.prepare(options)))
+                (
+                    k,
+                    desired,
+                    desired.and_then(|d| d.prepare(options, &mut rejected)),
+                )
             })
             .collect();
         for (key, _, p) in &prepared {
@@ -501,6 +517,7 @@ impl Proxier {
             generated: Generated {
                 text: out.finish(),
                 full: false,
+                rejected,
             },
             written,
             large,
