@@ -1,7 +1,7 @@
 //! The process: load the Corefile, start listeners and HTTP servers, then wait for
 //! signals and reload checks. A reload builds the new plan completely (and binds any new
-//! address) before it replaces the old one, so a bad Corefile is logged and the running
-//! configuration keeps serving.
+//! address) before it replaces the old one, so a bad Corefile (one that fails, or a file
+//! left without server blocks) is logged and the running configuration keeps serving.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -15,7 +15,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::JoinHandle;
 
 use crate::cli::{Cli, version_text};
-use crate::config::{self, Plan, Source, http_address};
+use crate::config::{self, Empty, Plan, Source, http_address};
 use crate::logging;
 use crate::metrics::Metrics;
 use crate::server::Listener;
@@ -58,7 +58,7 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
     let source = Source::from_cli(&cli);
     let metrics = Arc::new(Metrics::new());
     let (input, filename) = source.read()?;
-    let plan = config::build(&input, &filename, source.dns_port, &metrics)?;
+    let plan = config::build(&input, &filename, source.dns_port, Empty::Default, &metrics)?;
     let state = Arc::new(HttpState {
         shutting_down: Default::default(),
         metrics: Arc::clone(&metrics),
@@ -245,7 +245,14 @@ impl Running {
             if trigger == Trigger::Poll {
                 tracing::info!("Reloading");
             }
-            config::build(&input, &filename, self.source.dns_port, &self.metrics).map(Some)
+            config::build(
+                &input,
+                &filename,
+                self.source.dns_port,
+                self.source.empty_at_reload(),
+                &self.metrics,
+            )
+            .map(Some)
         });
         let outcome = match result {
             Ok(None) => return,
