@@ -1,7 +1,8 @@
 //! The process: load the Corefile, start listeners and HTTP servers, then wait for
-//! signals and reload checks. A reload builds the new plan completely (and binds any new
-//! address) before it replaces the old one, so a bad Corefile is logged and the running
-//! configuration keeps serving.
+//! signals and reload checks. A reload builds the new plan completely and binds every
+//! new DNS and HTTP address before it replaces the old one, so a bad Corefile (one that
+//! fails, or a file left without server blocks) or a port that cannot be bound is
+//! logged, and the running configuration keeps serving.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -15,11 +16,26 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::JoinHandle;
 
 use crate::cli::{Cli, version_text};
-use crate::config::{self, Plan, Source, http_address};
+use crate::config::{self, Empty, Plan, Source, http_address};
 use crate::logging;
 use crate::metrics::Metrics;
 use crate::server::Listener;
 use crate::server::http::{Endpoints, HttpState, router, self_check};
+
+/// One HTTP address being served.
+struct HttpServer {
+    /// What it serves.
+    endpoints: Endpoints,
+    /// The bound socket, kept so that a reload changing `endpoints` hands it to the new
+    /// server instead of binding the port again.
+    socket: std::net::TcpListener,
+    /// The server.
+    task: JoinHandle<()>,
+}
+
+/// Sockets opened for HTTP servers about to start, by address: the endpoints, the socket
+/// to keep and its tokio listener.
+type HttpSockets = BTreeMap<String, (Endpoints, std::net::TcpListener, tokio::net::TcpListener)>;
 
 /// The running servers.
 struct Running {
@@ -27,7 +43,7 @@ struct Running {
     workers: usize,
     plan: Plan,
     listeners: BTreeMap<SocketAddr, Listener>,
-    http: BTreeMap<String, (Endpoints, JoinHandle<()>)>,
+    http: BTreeMap<String, HttpServer>,
     state: Arc<HttpState>,
     metrics: Arc<Metrics>,
 }
@@ -58,7 +74,7 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
     let source = Source::from_cli(&cli);
     let metrics = Arc::new(Metrics::new());
     let (input, filename) = source.read()?;
-    let plan = config::build(&input, &filename, source.dns_port, &metrics)?;
+    let plan = config::build(&input, &filename, source.dns_port, Empty::Default, &metrics)?;
     let state = Arc::new(HttpState {
         shutting_down: Default::default(),
         metrics: Arc::clone(&metrics),
@@ -129,8 +145,11 @@ async fn sleep_or_forever(delay: Option<Duration>) {
 }
 
 impl Running {
-    /// Replaces the running configuration with `plan`: new addresses are bound first; if
-    /// one fails, nothing changes.
+    /// Replaces the running configuration with `plan`. Every DNS listener and HTTP server
+    /// the plan adds is bound first; if one cannot be, what was bound is released, nothing
+    /// changes and the error says which address failed. At start-up that error is fatal,
+    /// as CoreDNS's is (`caddy.Start` fails when a `health` or `prometheus` port cannot be
+    /// bound); at reload the old configuration keeps serving.
     fn apply(&mut self, plan: Plan) -> anyhow::Result<()> {
         let mut started = BTreeMap::new();
         for l in &plan.listeners {
@@ -140,6 +159,9 @@ impl Running {
                 started.insert(l.addr, listener);
             }
         }
+        let http = wanted_http(&plan);
+        let sockets = self.bind_http(&http)?;
+        // From here on nothing fails: the plan is committed.
         for l in &plan.listeners {
             if let Some(running) = self.listeners.get(&l.addr) {
                 running.update(Arc::clone(&l.table));
@@ -148,7 +170,7 @@ impl Running {
         self.listeners
             .retain(|addr, _| plan.listeners.iter().any(|l| l.addr == *addr));
         self.listeners.extend(started);
-        self.apply_http(&plan);
+        self.apply_http(&http, sockets);
         logging::set_debug(plan.debug);
         for detector in &plan.loops {
             tokio::spawn(Arc::clone(detector).run());
@@ -165,43 +187,40 @@ impl Running {
         Ok(())
     }
 
-    /// Starts, restarts or stops HTTP servers to match `plan`. A port in use is logged and
-    /// left closed (as CoreDNS does).
-    fn apply_http(&mut self, plan: &Plan) {
-        let mut wanted: BTreeMap<String, Endpoints> = BTreeMap::new();
-        if let Some(health) = &plan.health {
-            wanted.entry(http_address(&health.addr)).or_default().health = true;
-        }
-        if let Some(ready) = &plan.ready {
-            wanted.entry(http_address(ready)).or_default().ready = true;
-        }
-        for address in &plan.prometheus {
-            wanted.entry(http_address(address)).or_default().metrics = true;
-        }
-        let old = std::mem::take(&mut self.http);
-        for (address, (endpoints, task)) in old {
-            if wanted.get(&address) == Some(&endpoints) {
-                self.http.insert(address, (endpoints, task));
-            } else {
-                task.abort();
-            }
-        }
+    /// Opens a socket for each address of `wanted` whose server must (re)start: a new
+    /// address is bound; one already served with other endpoints hands over its bound
+    /// socket, so the port is never released in between. Addresses served as wanted
+    /// already need nothing.
+    fn bind_http(&self, wanted: &BTreeMap<String, Endpoints>) -> anyhow::Result<HttpSockets> {
+        let mut sockets = BTreeMap::new();
         for (address, endpoints) in wanted {
-            if self.http.contains_key(&address) {
-                continue;
+            let socket = match self.http.get(address) {
+                Some(running) if running.endpoints == *endpoints => continue,
+                Some(running) => running.socket.try_clone(),
+                None => std::net::TcpListener::bind(address)
+                    .and_then(|l| l.set_nonblocking(true).map(|()| l)),
+            };
+            let opened = socket.and_then(|socket| {
+                let listener = tokio::net::TcpListener::from_std(socket.try_clone()?)?;
+                Ok((socket, listener))
+            });
+            let (socket, listener) = opened.with_context(|| format!("listen tcp {address}"))?;
+            sockets.insert(address.clone(), (*endpoints, socket, listener));
+        }
+        Ok(sockets)
+    }
+
+    /// Makes the HTTP servers match `wanted`: stops those no longer wanted or whose
+    /// endpoints change, and serves each socket of `sockets` (from [`Running::bind_http`]).
+    fn apply_http(&mut self, wanted: &BTreeMap<String, Endpoints>, sockets: HttpSockets) {
+        self.http.retain(|address, server| {
+            let keep = wanted.get(address) == Some(&server.endpoints);
+            if !keep {
+                server.task.abort();
             }
-            let std_listener = match std::net::TcpListener::bind(&address)
-                .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            {
-                Ok(l) => l,
-                Err(e) => {
-                    tracing::error!("Failed to start HTTP server on {address}: {e}");
-                    continue;
-                }
-            };
-            let Ok(listener) = tokio::net::TcpListener::from_std(std_listener) else {
-                continue;
-            };
+            keep
+        });
+        for (address, (endpoints, socket, listener)) in sockets {
             let app = router(endpoints, Arc::clone(&self.state));
             let local = listener.local_addr().ok();
             let metrics = Arc::clone(&self.metrics);
@@ -219,7 +238,14 @@ impl Running {
                     }
                 }
             });
-            self.http.insert(address, (endpoints, task));
+            self.http.insert(
+                address,
+                HttpServer {
+                    endpoints,
+                    socket,
+                    task,
+                },
+            );
         }
     }
 
@@ -245,7 +271,14 @@ impl Running {
             if trigger == Trigger::Poll {
                 tracing::info!("Reloading");
             }
-            config::build(&input, &filename, self.source.dns_port, &self.metrics).map(Some)
+            config::build(
+                &input,
+                &filename,
+                self.source.dns_port,
+                self.source.empty_at_reload(),
+                &self.metrics,
+            )
+            .map(Some)
         });
         let outcome = match result {
             Ok(None) => return,
@@ -280,10 +313,26 @@ impl Running {
             tokio::time::sleep(health.lameduck).await;
         }
         drop(self.listeners);
-        for (_, (_, task)) in self.http {
-            task.abort();
+        for server in self.http.into_values() {
+            server.task.abort();
         }
     }
+}
+
+/// The HTTP endpoints `plan` asks for, by address (plugins naming the same address share
+/// one server).
+fn wanted_http(plan: &Plan) -> BTreeMap<String, Endpoints> {
+    let mut wanted: BTreeMap<String, Endpoints> = BTreeMap::new();
+    if let Some(health) = &plan.health {
+        wanted.entry(http_address(&health.addr)).or_default().health = true;
+    }
+    if let Some(ready) = &plan.ready {
+        wanted.entry(http_address(ready)).or_default().ready = true;
+    }
+    for address in &plan.prometheus {
+        wanted.entry(http_address(address)).or_default().metrics = true;
+    }
+    wanted
 }
 
 /// The `-pidfile`, removed when dropped.

@@ -19,6 +19,15 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
+    /// A reloaded Corefile without any server block: empty, blank, or only comments or
+    /// snippets, as a file being truncated or rewritten looks for a moment. CoreDNS would
+    /// serve its built-in default instead, dropping every listener and plugin (and `reload`
+    /// with them, so it never comes back); a reload refuses it and the running
+    /// configuration stays.
+    #[error(
+        "{0}: no server block (empty, or only comments or snippets); keeping the running configuration"
+    )]
+    NoServerBlock(String),
     /// The Corefile does not parse (CoreDNS's text).
     #[error("{0}")]
     Parse(#[from] corefile::Error),

@@ -14,6 +14,8 @@ mod registry;
 mod source;
 
 pub use error::ConfigError;
-pub use plan::{HealthPlan, ListenerPlan, Plan, ReloadPlan, Route, Table, build, http_address};
+pub use plan::{
+    Empty, HealthPlan, ListenerPlan, Plan, ReloadPlan, Route, Table, build, http_address,
+};
 pub use registry::{PLUGINS, plugins_text};
 pub use source::{Source, build_hash};

@@ -87,14 +87,29 @@ pub struct Plan {
     pub banner: Vec<String>,
 }
 
-/// Loads the Corefile `input` (named `filename` in errors).
+/// What a Corefile without any server block means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Empty {
+    /// CoreDNS's built-in default Corefile (`.:PORT { whoami log }`): at start-up, as
+    /// CoreDNS does, and whenever there is no Corefile at all.
+    Default,
+    /// [`ConfigError::NoServerBlock`]: a reloaded file that lost its server blocks.
+    Refuse,
+}
+
+/// Loads the Corefile `input` (named `filename` in errors); `empty` says what an input
+/// without a server block gives.
 pub fn build(
     input: &[u8],
     filename: &str,
     dns_port: u16,
+    empty: Empty,
     metrics: &Arc<Metrics>,
 ) -> Result<Plan, ConfigError> {
     let view = parse(input, filename, dns_port)?;
+    if view.used_default_input && empty == Empty::Refuse {
+        return Err(ConfigError::NoServerBlock(filename.to_owned()));
+    }
     let mut plan = Plan {
         hash: build_hash(input),
         ..Plan::default()
@@ -250,23 +265,29 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Result<Plan, ConfigError> {
-        built(text)
+        built(text, Empty::Default)
     }
 
     fn rejected(text: &str) -> ConfigError {
-        match built(text) {
+        match built(text, Empty::Default) {
             Ok(_) => panic!("accepted: {text}"),
             Err(e) => e,
         }
     }
 
-    fn built(text: &str) -> Result<Plan, ConfigError> {
+    fn built(text: &str, empty: Empty) -> Result<Plan, ConfigError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         let _guard = rt.enter();
-        build(text.as_bytes(), "Corefile", 53, &Arc::new(Metrics::new()))
+        build(
+            text.as_bytes(),
+            "Corefile",
+            53,
+            empty,
+            &Arc::new(Metrics::new()),
+        )
     }
 
     #[test]
@@ -276,6 +297,30 @@ mod tests {
         assert_eq!(p.listeners[0].addr, "[::]:53".parse().unwrap());
         assert_eq!(p.listeners[0].table.server, "dns://:53");
         assert_eq!(p.banner, [".:53"]);
+    }
+
+    #[test]
+    fn a_corefile_without_server_blocks_is_refused_where_asked() {
+        let blank = [
+            "",
+            " \n\t\n",
+            "# only a comment\n# and another\n",
+            "(snippet) {\n    whoami\n}\n",
+        ];
+        for text in blank {
+            let err = match built(text, Empty::Refuse) {
+                Ok(_) => panic!("accepted: {text:?}"),
+                Err(e) => e,
+            };
+            assert!(matches!(err, ConfigError::NoServerBlock(_)), "{err}");
+            assert_eq!(
+                err.to_string(),
+                "Corefile: no server block (empty, or only comments or snippets); keeping the running configuration"
+            );
+            assert_eq!(plan(text).unwrap().banner, [".:53"], "{text:?}");
+        }
+        let served = built(".:53 {\n    whoami\n}\n", Empty::Refuse).unwrap();
+        assert_eq!(served.banner, [".:53"]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use corefile::view::{BlockView, CorefileView, Options};
 use sha2::{Digest, Sha512};
 
 use super::error::ConfigError;
+use super::plan::Empty;
 use crate::cli::{Cli, DEFAULT_DNS_PORT, QUICK_START_PORT};
 
 /// Where the configuration comes from.
@@ -34,6 +35,16 @@ impl Source {
             (None, None) => QUICK_START_PORT,
         };
         Self { path, dns_port }
+    }
+
+    /// What a reload makes of a Corefile without server blocks: a file in that state is
+    /// being truncated or rewritten (or was emptied by mistake) and is refused, so the
+    /// running configuration keeps serving; without a file, the built-in default stays.
+    pub fn empty_at_reload(&self) -> Empty {
+        match self.path {
+            Some(_) => Empty::Refuse,
+            None => Empty::Default,
+        }
     }
 
     /// The Corefile's bytes (empty for the built-in default) and its name for errors.
