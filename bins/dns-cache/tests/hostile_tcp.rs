@@ -255,10 +255,10 @@ fn out_of_descriptors_the_server_waits_and_recovers() {
         keep_alive(&mut crowd);
     }
     let used = cpu_ticks(server.pid()) - before;
-    let ticks_per_second = 100;
-    // A spinning accept loop burns at least one core (300 ticks in 3 s).
+    // Measured on a shared 2-core machine: about 5 ticks (of 100 a second) with the
+    // back-off, about 175 when the accept loop spins. A fifth of a core is the bound.
     assert!(
-        used < 3 * ticks_per_second / 2,
+        used < 60,
         "{used} ticks of CPU in 3 s while out of descriptors"
     );
     crowd.clear();
