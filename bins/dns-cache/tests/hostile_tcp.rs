@@ -269,3 +269,83 @@ fn out_of_descriptors_the_server_waits_and_recovers() {
         line.contains("accepting connections") && line.contains("again")
     });
 }
+
+/// The attack at full scale, against the binary with its default limits: 1,100
+/// connections from one address (more than the 1,024 slots), each sending one byte every
+/// 4 s and opened again as soon as the server closes it. The address holds at most 256
+/// slots, so valid TCP queries from another address are answered throughout; the
+/// trickling connections are closed by the 2 s deadline (or for a newer one of theirs).
+#[test]
+fn eleven_hundred_connections_sending_a_byte_every_four_seconds() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    const CROWD: usize = 1100;
+    // Both ends of every connection live in this test's processes; the test itself needs
+    // a descriptor per connection.
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    if hard < 2 * CROWD as u64 {
+        println!(
+            "skipped: the open-file limit ({hard}) is below {}",
+            2 * CROWD
+        );
+        return;
+    }
+    if soft < hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+    }
+    let server = DnsCache::start(".:{PORT} {\n    bind 127.0.0.1\n    whoami\n}\n");
+    let addr = SocketAddr::from(([127, 0, 0, 1], server.port));
+    let stop = Arc::new(AtomicBool::new(false));
+    let closed = Arc::new(AtomicUsize::new(0));
+    let crowd = {
+        let stop = Arc::clone(&stop);
+        let closed = Arc::clone(&closed);
+        std::thread::spawn(move || {
+            let mut conns: Vec<Option<(TcpStream, Instant)>> = (0..CROWD).map(|_| None).collect();
+            let mut buf = [0u8; 64];
+            while !stop.load(Ordering::Relaxed) {
+                for conn in &mut conns {
+                    if conn.is_none() {
+                        let stream = connect_from([127, 0, 0, 1], addr);
+                        stream.set_nonblocking(true).unwrap();
+                        *conn = Some((stream, Instant::now()));
+                    }
+                    let Some((stream, next)) = conn else { continue };
+                    let gone = match stream.read(&mut buf) {
+                        Ok(_) => true,
+                        Err(e) => e.kind() != ErrorKind::WouldBlock,
+                    };
+                    if gone {
+                        closed.fetch_add(1, Ordering::Relaxed);
+                        *conn = None;
+                        continue;
+                    }
+                    if Instant::now() >= *next {
+                        // The frame announces 64 bytes and gets one every 4 s.
+                        let _ = stream.write(&[0]);
+                        *next += Duration::from_secs(4);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let start = Instant::now();
+    let mut id = 0u16;
+    while start.elapsed() < Duration::from_secs(10) {
+        id += 1;
+        let mut stream = connect_from([127, 0, 0, 2], addr);
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        stream.write_all(&framed_query(id)).unwrap();
+        let reply = read_frame(&mut stream).map(|r| Message::parse(&r).unwrap().header().id);
+        assert_eq!(reply, Some(id), "query {id} not answered");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, Ordering::Relaxed);
+    crowd.join().unwrap();
+    assert!(
+        closed.load(Ordering::Relaxed) >= CROWD,
+        "the server closed only {} trickling connections",
+        closed.load(Ordering::Relaxed)
+    );
+}
