@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         let args =
             NodeLocalArgs::try_parse_node_cache(args.iter().skip(1)).unwrap_or_else(|e| e.exit());
         dns_cache::logging::init();
+        raise_nofile_limit();
         return block_on(|workers| dns_cache::nodelocal::run(args, workers));
     }
     let cli = Cli::parse_coredns(args);
@@ -25,7 +26,28 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     dns_cache::logging::init();
+    raise_nofile_limit();
     block_on(|workers| dns_cache::run::run(cli, workers))
+}
+
+/// Raises the soft limit on open files to the hard limit, as Go programs such as CoreDNS
+/// do at start (the Go runtime does it since Go 1.19): every TCP connection and upstream
+/// socket is a descriptor, and the usual soft limit of 1024 is lower than one listener's
+/// connection slots plus the upstream pool.
+fn raise_nofile_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return;
+    };
+    if soft >= hard {
+        return;
+    }
+    match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+        Ok(()) => {
+            tracing::info!("raised the open-file limit (RLIMIT_NOFILE) from {soft} to {hard}")
+        }
+        Err(e) => tracing::warn!("raising the open-file limit from {soft} to {hard}: {e}"),
+    }
 }
 
 /// Runs `main` (given the worker count) on a runtime sized to the machine.

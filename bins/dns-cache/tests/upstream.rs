@@ -6,8 +6,10 @@
 
 mod support;
 
+use std::io::{Read as _, Write as _};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use dns_wire::{Message, Rcode, Type};
 use support::{DnsCache, Unbound, eventually, free_port, http_get, query, tcp_exchange};
@@ -241,4 +243,61 @@ fn a_silent_upstream_times_out_then_the_query_is_tried_again_and_fails() {
         l.starts_with("[ERROR] plugin/errors: 2 silent.test. A: read udp 127.0.0.1:")
             && l.ends_with(&format!("->127.0.0.1:{port}: i/o timeout"))
     });
+}
+
+/// A TCP upstream that answers one query per connection with an empty NOERROR, then
+/// closes its side and reports (on the channel) whether this server closed the
+/// connection too within `wait`; also counts the connections.
+fn closing_tcp_upstream(
+    wait: Duration,
+) -> (u16, Arc<AtomicUsize>, std::sync::mpsc::Receiver<bool>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&accepted);
+    let (report, reports) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            counter.fetch_add(1, Ordering::SeqCst);
+            let report = report.clone();
+            std::thread::spawn(move || {
+                let Some(mut query) = support::read_frame(&mut stream) else {
+                    let _ = report.send(false);
+                    return;
+                };
+                query[2] |= 0x80; // QR
+                let mut framed = (query.len() as u16).to_be_bytes().to_vec();
+                framed.extend_from_slice(&query);
+                stream.write_all(&framed).unwrap();
+                stream.shutdown(std::net::Shutdown::Write).unwrap();
+                stream.set_read_timeout(Some(wait)).unwrap();
+                let mut buf = [0u8; 64];
+                let closed = matches!(stream.read(&mut buf), Ok(0));
+                let _ = report.send(closed);
+            });
+        }
+    });
+    (port, accepted, reports)
+}
+
+#[test]
+fn pooled_tcp_connections_the_upstream_closed_are_closed_here() {
+    // Each connection is closed by the upstream after one answer. The next query must not
+    // be written into it, and the last one, which no query takes, must be closed well
+    // before `expire` (10 s by default). Issue #28: they stayed in CLOSE-WAIT.
+    let (port, accepted, reports) = closing_tcp_upstream(Duration::from_secs(5));
+    let server = forwarding(port, "        force_tcp\n");
+    let reply = server.ask("closing.test.", Type::A);
+    assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::NOERROR);
+    let mut received = 0;
+    while received < accepted.load(Ordering::SeqCst) {
+        let closed = reports.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert!(
+            closed,
+            "a pooled connection was still open (or reused) 5 s after the upstream closed it"
+        );
+        received += 1;
+    }
+    assert!(received >= 1);
 }

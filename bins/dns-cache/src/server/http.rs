@@ -1,6 +1,11 @@
 //! The HTTP endpoints: `/health` (200 `OK`, also during lameduck), `/ready` (200 `OK`; 503
 //! `Shutting down` once shutdown starts) and `/metrics` (the exposition text). Plugins that
 //! name the same address share one server.
+//!
+//! [`serve`] bounds what clients can hold: at most [`MAX_CONNECTIONS`] connections at once
+//! (more wait in the listen queue), and a request head must arrive whole within
+//! [`HEADER_TIMEOUT`] (hyper's header read timeout, also between keep-alive requests), so a
+//! client sending its headers a byte at a time cannot keep a connection.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -12,10 +17,19 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 
+use super::accept::Backoff;
 use crate::metrics::Metrics;
+
+/// Open connections per HTTP server.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Time for a request head to arrive whole.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// State the endpoints read.
 pub struct HttpState {
@@ -49,6 +63,40 @@ pub fn router(endpoints: Endpoints, state: Arc<HttpState>) -> Router {
         router = router.route("/metrics", get(metrics));
     }
     router.with_state(state)
+}
+
+/// Serves `router` on `listener` (HTTP/1.1) until the task is aborted, within
+/// [`MAX_CONNECTIONS`] and [`HEADER_TIMEOUT`].
+pub async fn serve(listener: TcpListener, router: Router) {
+    let local = listener
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = Backoff::default();
+    loop {
+        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                backoff.accepted(local);
+                stream
+            }
+            Err(e) => {
+                backoff.failed(local, &e).await;
+                continue;
+            }
+        };
+        let service = TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+            drop(permit);
+        });
+    }
 }
 
 /// CoreDNS's health self-check: `GET /health` on `addr` every second, timed into

@@ -2,7 +2,8 @@
 //! `prometheus` ([`http`]).
 //!
 //! Per address, one UDP socket and one TCP listener per worker thread (SO_REUSEPORT,
-//! `socket.rs`), all reading the same routing table, which a reload swaps atomically. UDP
+//! `socket.rs`), all reading the same routing table, which a reload swaps atomically. TCP
+//! connections are bounded in number and in time ([`TcpLimits`], `tcp.rs`). UDP
 //! is read and answered in batches (`batch.rs`), and a busy socket's reader yields to the
 //! other tasks now and then ([`burst`]).
 //!
@@ -10,12 +11,16 @@
 //! REFUSED), routing by zone, then the block's chain. Queries that must wait for upstream
 //! run in their own task, at most [`MAX_IN_FLIGHT`] per listener (beyond that: REFUSED).
 
+mod accept;
 pub(crate) mod batch;
 pub mod burst;
 pub mod http;
+mod slots;
 mod socket;
 mod tcp;
 mod udp;
+
+pub use tcp::TcpLimits;
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -248,19 +253,34 @@ impl Listener {
     /// Binds `addr` (UDP and TCP, `workers` sockets each) and serves `table`. An
     /// unspecified IPv6 address falls back to `0.0.0.0` where IPv6 is unavailable.
     pub fn start(addr: SocketAddr, table: Arc<Table>, workers: usize) -> io::Result<Self> {
-        match Self::bind(addr, Arc::clone(&table), workers) {
+        Self::start_with(addr, table, workers, TcpLimits::default())
+    }
+
+    /// [`Listener::start`] with other TCP limits than the defaults (tests use small ones).
+    pub fn start_with(
+        addr: SocketAddr,
+        table: Arc<Table>,
+        workers: usize,
+        limits: TcpLimits,
+    ) -> io::Result<Self> {
+        match Self::bind(addr, Arc::clone(&table), workers, limits) {
             Err(e) if addr.ip().is_unspecified() && addr.is_ipv6() => {
                 let v4 = SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), addr.port());
-                Self::bind(v4, table, workers).map_err(|_| e)
+                Self::bind(v4, table, workers, limits).map_err(|_| e)
             }
             other => other,
         }
     }
 
-    fn bind(addr: SocketAddr, table: Arc<Table>, workers: usize) -> io::Result<Self> {
+    fn bind(
+        addr: SocketAddr,
+        table: Arc<Table>,
+        workers: usize,
+        limits: TcpLimits,
+    ) -> io::Result<Self> {
         let (sender, receiver) = watch::channel(table);
         let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
-        let connections = Arc::new(Semaphore::new(tcp::MAX_CONNECTIONS));
+        let slots = Arc::new(slots::Slots::new(limits.connections, limits.per_client));
         let mut udp_sockets = Vec::new();
         let mut tcp_listeners = Vec::new();
         for _ in 0..workers.max(1) {
@@ -278,7 +298,7 @@ impl Listener {
             tasks.push(AbortOnDrop(tokio::spawn(task)));
         }
         for listener in tcp_listeners {
-            let task = tcp::serve(listener, receiver.clone(), Arc::clone(&connections));
+            let task = tcp::serve(listener, receiver.clone(), Arc::clone(&slots), limits);
             tasks.push(AbortOnDrop(tokio::spawn(task)));
         }
         Ok(Self {

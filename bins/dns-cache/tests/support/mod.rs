@@ -187,14 +187,33 @@ impl DnsCache {
     /// Starts the server with `corefile`, where `{PORT}` is a free port, `{HTTP}` and
     /// `{HTTP2}` two more and `{DIR}` the temporary directory; waits until it answers.
     pub(crate) fn start(corefile: &str) -> Self {
+        Self::start_command(corefile, |conf| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_dns-cache"));
+            command.arg("-conf").arg(conf);
+            command
+        })
+    }
+
+    /// [`DnsCache::start`] with the open-file limits `soft` and `hard` (set by `sh`, which
+    /// then execs the server, so the process ID is the server's).
+    pub(crate) fn start_with_nofile(corefile: &str, soft: u32, hard: u32) -> Self {
+        Self::start_command(corefile, |conf| {
+            let mut command = Command::new("sh");
+            command.arg("-c").arg(format!(
+                "ulimit -Sn {soft} && ulimit -Hn {hard} && exec \"$0\" -conf \"$1\""
+            ));
+            command.arg(env!("CARGO_BIN_EXE_dns-cache")).arg(conf);
+            command
+        })
+    }
+
+    fn start_command(corefile: &str, command: impl FnOnce(&Path) -> Command) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let http = [free_port(), free_port()];
         let conf = dir.path().join("Corefile");
         std::fs::write(&conf, fill(corefile, port, http, dir.path())).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dns-cache"))
-            .arg("-conf")
-            .arg(&conf)
+        let mut child = command(&conf)
             .current_dir(dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

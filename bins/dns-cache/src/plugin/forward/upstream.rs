@@ -1,7 +1,8 @@
 //! One upstream server: exchanges over the UDP socket its queries share ([`mux`](super::mux),
 //! each query under a free random ID, the reply matched by ID and question), or over TCP
-//! connections reused until they are `expire` old, and the probe loop that marks the
-//! upstream healthy again.
+//! connections reused until they are `expire` old (those the upstream closes are dropped
+//! within a second, not left in CLOSE-WAIT), and the probe loop that marks the upstream
+//! healthy again.
 //!
 //! The decisions are made by socket-free parts, tested without a runtime: the table of
 //! waiting queries and their expiry ([`pending`](super::pending)), the idle connections
@@ -60,7 +61,7 @@ pub struct Upstream {
     pub addr: SocketAddr,
     label: String,
     udp: OnceCell<UdpMux>,
-    tcp_idle: Mutex<IdlePool<TcpStream>>,
+    tcp_idle: Arc<Mutex<IdlePool<TcpStream>>>,
     health: Health,
     /// Query and probe IDs.
     ids: RandomIds,
@@ -97,7 +98,7 @@ impl Upstream {
             addr,
             label,
             udp: OnceCell::new(),
-            tcp_idle: Mutex::new(IdlePool::new(expire)),
+            tcp_idle: Arc::new(Mutex::new(IdlePool::new(expire))),
             health: Health::default(),
             ids: RandomIds::new(RandomState::new().hash_one(addr)),
             durations: Mutex::new(Vec::new()),
@@ -292,8 +293,12 @@ impl Upstream {
             }
             match self.roundtrip_tcp(stream, query, timeout).await {
                 Ok((reply, stream)) => {
-                    if let Ok(mut idle) = self.tcp_idle.lock() {
-                        idle.put(stream, Instant::now());
+                    let sweep = self
+                        .tcp_idle
+                        .lock()
+                        .is_ok_and(|mut idle| idle.put(stream, Instant::now()));
+                    if sweep {
+                        tokio::spawn(sweep_idle(Arc::downgrade(&self.tcp_idle)));
                     }
                     return Ok(reply);
                 }
@@ -304,7 +309,7 @@ impl Upstream {
     }
 
     fn idle_tcp(&self) -> Option<TcpStream> {
-        self.tcp_idle.lock().ok()?.take(Instant::now())
+        self.tcp_idle.lock().ok()?.take(Instant::now(), peer_open)
     }
 
     async fn dial_tcp(&self, timeout: Duration) -> Result<TcpStream, ExchangeError> {
@@ -408,6 +413,33 @@ impl Upstream {
             .await
             .map(|_| ())
     }
+}
+
+/// How often the idle TCP connections are checked while there are any.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Drops idle connections the upstream closed or that expired, every [`SWEEP_EVERY`],
+/// until none is left (or the upstream is gone).
+async fn sweep_idle(pool: Weak<Mutex<IdlePool<TcpStream>>>) {
+    loop {
+        tokio::time::sleep(SWEEP_EVERY).await;
+        let Some(pool) = pool.upgrade() else {
+            return;
+        };
+        let Ok(mut pool) = pool.lock() else {
+            return;
+        };
+        if !pool.sweep(Instant::now(), peer_open) {
+            return;
+        }
+    }
+}
+
+/// Whether the upstream may still use `stream`: false once it closed its side (EOF), on
+/// an error, and when it sent bytes no query asked for.
+fn peer_open(stream: &TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(stream.try_read(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
 /// The detached queries a listener registered during its batch go out together, with one
