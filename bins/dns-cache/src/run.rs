@@ -225,17 +225,15 @@ impl Running {
             let local = listener.local_addr().ok();
             let metrics = Arc::clone(&self.metrics);
             let task = tokio::spawn(async move {
-                let serve = axum::serve(listener, app);
+                let serve = crate::server::http::serve(listener, app);
                 match local.filter(|_| endpoints.health) {
                     Some(addr) => {
                         tokio::select! {
-                            _ = serve => {}
+                            () = serve => {}
                             () = self_check(addr, metrics) => {}
                         }
                     }
-                    None => {
-                        let _ = serve.await;
-                    }
+                    None => serve.await,
                 }
             });
             self.http.insert(

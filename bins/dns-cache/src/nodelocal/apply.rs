@@ -3,7 +3,8 @@
 //! programs run through [`iptables_exec`].
 
 use iptables_exec::{ExecError, Iptables};
-use iptables_model::{OwnedRestoreFile, ParseError, Table};
+use iptables_model::codec::Style;
+use iptables_model::{EmitError, OwnedRestoreFile, ParseError, Table};
 
 use super::rules::{PlacedRule, count_present, delete_present, insert_missing};
 
@@ -16,6 +17,10 @@ pub enum ApplyError {
     /// `iptables-save` printed something iptables-model cannot read.
     #[error("reading iptables-save output: {0}")]
     Parse(#[source] ParseError),
+    /// A rule holds a value restore text cannot carry (a control character in a name taken
+    /// from the command line, say): nothing was restored.
+    #[error("writing the rules: {0}")]
+    Emit(#[source] EmitError),
 }
 
 impl ApplyError {
@@ -35,7 +40,8 @@ pub async fn ensure(iptables: &Iptables, wanted: &[PlacedRule]) -> Result<usize,
     let missing = counts.iter().filter(|&&n| n == 0).count();
     if missing > 0 {
         let document = insert_missing(wanted, &counts);
-        iptables.restore(&document.to_string()).await?;
+        let text = document.to_text(Style::Restore).map_err(ApplyError::Emit)?;
+        iptables.restore(&text).await?;
     }
     Ok(missing)
 }
@@ -50,7 +56,8 @@ pub async fn remove(iptables: &Iptables, wanted: &[PlacedRule]) -> Result<usize,
     let present = counts.iter().sum();
     if present > 0 {
         let document = delete_present(wanted, &counts);
-        iptables.restore(&document.to_string()).await?;
+        let text = document.to_text(Style::Restore).map_err(ApplyError::Emit)?;
+        iptables.restore(&text).await?;
     }
     Ok(present)
 }

@@ -85,9 +85,7 @@ pub async fn serve(address: String, metrics: Arc<SetupMetrics>) {
             )
         }),
     );
-    if let Err(e) = axum::serve(listener, app).await {
-        tracing::error!("node-cache metrics server on {address}: {e}");
-    }
+    crate::server::http::serve(listener, app).await;
 }
 
 #[cfg(test)]
