@@ -62,8 +62,7 @@ impl PathRule {
             "ImplementationSpecific" => Kind::Prefix,
             other => {
                 return Err(format!(
-                    "pathType {:?} is not Exact, Prefix or ImplementationSpecific",
-                    other.escape_debug()
+                    "pathType {other:?} is not Exact, Prefix or ImplementationSpecific"
                 ));
             }
         };
@@ -75,15 +74,11 @@ impl PathRule {
             });
         }
         if !path.starts_with('/') {
-            return Err(format!(
-                "path {:?} does not start with /",
-                path.escape_debug()
-            ));
+            return Err(format!("path {path:?} does not start with /"));
         }
         if let Some(b) = path.bytes().find(|&b| !path_byte(b)) {
             return Err(format!(
-                "path {:?} contains {:?}; use use-regex for patterns",
-                path.escape_debug(),
+                "path {path:?} contains {:?}; use use-regex for patterns",
                 char::from(b)
             ));
         }
@@ -144,7 +139,7 @@ pub fn select<'a>(rules: &'a [PathRule], request: &str) -> Option<&'a PathRule> 
 /// characters, balanced groups, quantifiers only after an atom, `\` only before `.`, `/`, `-`,
 /// `d`, `w` or `s`. A path nginx would refuse must not make the whole configuration fail.
 fn check_regex(path: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("regex path {:?}: {why}", path.escape_debug()));
+    let bad = |why: &str| Err(format!("regex path {path:?}: {why}"));
     if !path.starts_with('/') {
         return bad("must start with /");
     }

@@ -278,3 +278,24 @@ fn other_classes_and_invalid_objects_are_left_out_with_reasons() {
             .any(|m| m.contains("without rules") || m.contains("IP"))
     );
 }
+
+/// Warnings quote the value itself, escaped, never the debug form of an iterator over it
+/// (`EscapeDebug { inner: Chain { .. } }`, which ran to 25 KB for one host).
+#[test]
+fn warnings_quote_values_escaped() {
+    let spec = "  rules:\n  - host: \"Bad\\u0007.example.com\\n\"\n    http:\n      paths:\n      \
+                - {path: \"/a b\", pathType: Prefix, backend: {service: {name: \"A\\tb\", port: \
+                {number: 80}}}}\n  - host: ok.example.com\n    http:\n      paths:\n      - \
+                {path: /x, pathType: Prefix, backend: {service: {name: \"A\\tb\", port: \
+                {number: 80}}}}";
+    let model = build(&ingress("quoted", "2026-01-01T00:00:00Z", "", spec));
+    let messages: Vec<String> = model.problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        messages,
+        [
+            "Ingress \"ns/quoted\": host \"Bad\\u{7}.example.com\\n\" is not a lower-case DNS \
+             name (a leading \"*.\" is the only wildcard)",
+            "Ingress \"ns/quoted\": service \"A\\tb\" in namespace \"ns\" is not a valid name",
+        ]
+    );
+}
