@@ -12,6 +12,7 @@
 //! An object name may be 253 bytes, but a file name at most 255 (`NAME_MAX` on Linux), and the
 //! temporary file of an atomic write adds `.yaml.tmp`: a name longer than [`FILE_STEM_LIMIT`]
 //! is written as its first bytes, `_` and a SHA-256 of the whole name (see [`file_name`]).
+//! Names that fit keep the file they always had.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -29,25 +30,33 @@ use crate::{Object, ObjectRef, Snapshot};
 /// The name of the hidden status folder inside the manifest folder.
 pub(crate) const STATUS_DIR: &str = ".status";
 
-/// The longest object name used as is in a file name; longer names are shortened and hashed.
-/// With `_`, 32 hex digits and `.yaml.tmp`, a file name stays at 242 bytes, under 255.
-const FILE_STEM_LIMIT: usize = 200;
+/// The longest object name used as is in a file name: with `.yaml.tmp`, 255 bytes. Longer
+/// names are shortened and hashed to this length.
+const FILE_STEM_LIMIT: usize = 255 - ".yaml.tmp".len();
+
+/// Hex digits of the hash in a shortened name (128 bits).
+const HASH_DIGITS: usize = 32;
 
 /// The file of object `name`: `NAME.yaml`, or for a name longer than [`FILE_STEM_LIMIT`],
-/// `PREFIX_HASH.yaml` with the first 200 bytes of the name and 128 bits of its SHA-256 in hex.
+/// `PREFIX_HASH.yaml` of the same length, with the start of the name and 128 bits of its
+/// SHA-256 in hex.
 /// `_` is not a character of object names, so a shortened name never equals a kept one, and
 /// the hash of the whole name keeps long names that share a prefix apart.
 fn file_name(name: &str) -> String {
     if name.len() <= FILE_STEM_LIMIT {
         return format!("{name}.yaml");
     }
-    let cut = (0..=FILE_STEM_LIMIT)
+    let cut = (0..=FILE_STEM_LIMIT - HASH_DIGITS - 1)
         .rev()
         .find(|i| name.is_char_boundary(*i))
         .unwrap_or(0);
     let prefix = name.get(..cut).unwrap_or_default();
     let digest = Sha256::digest(name.as_bytes());
-    let hash: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let hash: String = digest
+        .iter()
+        .take(HASH_DIGITS / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     format!("{prefix}_{hash}.yaml")
 }
 
@@ -220,9 +229,9 @@ mod tests {
             let key = ObjectRef::new("shop", name.as_str());
             let path = files.write_event(&key, &event(&key)).unwrap();
             let file = path.file_name().unwrap().to_str().unwrap().to_owned();
-            assert!(file.len() + ".tmp".len() <= 255, "{file}");
+            assert_eq!(file.len() + ".tmp".len(), 255, "{file}");
             assert!(
-                file.starts_with(&name[..200]) && file.ends_with(".yaml"),
+                file.starts_with(&name[..213]) && file.ends_with(".yaml"),
                 "{file}"
             );
             let text = fs::read_to_string(&path).unwrap();
@@ -241,8 +250,8 @@ mod tests {
             "web.0123456789abcdef.yaml"
         );
         assert_eq!(
-            file_name(&"c".repeat(200)),
-            format!("{}.yaml", "c".repeat(200))
+            file_name(&"c".repeat(246)),
+            format!("{}.yaml", "c".repeat(246))
         );
     }
 
