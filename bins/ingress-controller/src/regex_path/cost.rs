@@ -258,6 +258,17 @@ mod tests {
         assert!(wrong.is_empty(), "{wrong:#?}");
     }
 
+    /// The checker's own work stays small on the longest paths (1024 bytes).
+    #[test]
+    fn long_paths_are_checked_quickly() {
+        let started = std::time::Instant::now();
+        for unit in ["(a)", "a?", "(a|b)*", "[a-z]+-", "(.*)/", "((a)b)"] {
+            let path = format!("/{}", unit.repeat(1000 / unit.len()));
+            let _ = check(&path);
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
     #[test]
     fn messages_name_the_construct() {
         assert_eq!(

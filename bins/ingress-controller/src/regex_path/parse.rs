@@ -6,6 +6,10 @@
 
 use crate::paths::path_byte;
 
+/// The deepest nesting of groups accepted: PCRE refuses patterns nested deeper than its
+/// compile-time limit (250 by default in PCRE2), and no path needs more than a few.
+const DEPTH_LIMIT: usize = 32;
+
 /// A set of bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Bytes([u64; 4]);
@@ -119,6 +123,9 @@ impl Parser<'_> {
     }
 
     fn alternatives(&mut self, depth: usize) -> Result<Vec<Sequence>, String> {
+        if depth > DEPTH_LIMIT {
+            return Err(format!("groups nest deeper than {DEPTH_LIMIT}"));
+        }
         let mut alternatives = vec![Sequence::new()];
         loop {
             match self.peek() {
@@ -263,6 +270,9 @@ mod tests {
         ] {
             assert!(alternatives(bad).is_err(), "{bad}");
         }
+        let nested = |depth: usize| format!("/{}a{}", "(".repeat(depth), ")".repeat(depth));
+        assert!(alternatives(&nested(DEPTH_LIMIT)).is_ok());
+        assert!(alternatives(&nested(DEPTH_LIMIT + 1)).is_err());
     }
 
     #[test]
