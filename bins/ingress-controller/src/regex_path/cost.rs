@@ -50,6 +50,7 @@ fn span_text<'a>(text: &'a str, first: Option<&Item>, last: Option<&Item>) -> &'
     }
 }
 
+/// Whether `item` repeats without bound (`*` or `+`).
 fn loops(item: &Item) -> bool {
     matches!(item.repeat, Repeat::Star | Repeat::Plus)
 }
