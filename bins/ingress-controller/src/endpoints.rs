@@ -58,9 +58,7 @@ impl<'a> Index<'a> {
         let service = backend.name.as_str();
         if !is_dns_name(namespace) || !is_dns_name(service) || service.contains('.') {
             return Err(format!(
-                "service {:?} in namespace {:?} is not a valid name",
-                service.escape_debug(),
-                namespace.escape_debug()
+                "service {service:?} in namespace {namespace:?} is not a valid name"
             ));
         }
         let port = backend.port.as_ref();

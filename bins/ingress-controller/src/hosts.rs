@@ -51,8 +51,7 @@ impl Host {
         };
         if !is_dns_name(name) || (!wildcard && name.parse::<std::net::Ipv4Addr>().is_ok()) {
             return Err(format!(
-                "host {:?} is not a lower-case DNS name (a leading \"*.\" is the only wildcard)",
-                host.escape_debug()
+                "host {host:?} is not a lower-case DNS name (a leading \"*.\" is the only wildcard)"
             ));
         }
         Ok(if wildcard {

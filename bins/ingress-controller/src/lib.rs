@@ -1,7 +1,7 @@
 //! Ingress objects to a real nginx. See the README for usage; the modules split as:
 //!
-//! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`class`], [`endpoints`],
-//!   [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`];
+//! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`regex_path`], [`class`],
+//!   [`endpoints`], [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`];
 //! - the command line: [`cli`];
 //! - objects: [`objects`] (from cluster-state's snapshots or YAML text);
 //! - I/O: [`nginx`] (the child
@@ -26,6 +26,7 @@ pub mod nginx;
 pub mod objects;
 pub mod paths;
 pub mod reconcile;
+pub mod regex_path;
 pub mod render;
 pub mod reports;
 pub mod serve;

@@ -419,7 +419,7 @@ impl Builder<'_> {
             // Prefix /p keeps only its `/p/` half.
         } else if existing.ingress != location.ingress || existing.rule != location.rule {
             let message = format!(
-                "path {} on host {:?} is already served by Ingress {} (older); ignored",
+                "path {:?} on host {:?} is already served by Ingress {} (older); ignored",
                 location.rule.path,
                 host.spelling(),
                 existing.ingress
@@ -438,10 +438,7 @@ impl Builder<'_> {
             if !crate::hosts::is_dns_name(secret_name) {
                 self.problem(
                     ingress,
-                    format!(
-                        "secretName {:?} is not a valid name",
-                        secret_name.escape_debug()
-                    ),
+                    format!("secretName {secret_name:?} is not a valid name"),
                 );
                 continue;
             }
@@ -559,7 +556,7 @@ impl Builder<'_> {
                     self.problem(
                         ingress,
                         format!(
-                            "canary path {} on host {:?} has no primary Ingress (or already has a \
+                            "canary path {:?} on host {:?} has no primary Ingress (or already has a \
                              canary); ignored",
                             path_rule.path,
                             host.spelling()

@@ -173,13 +173,18 @@ async fn every_annotation_end_to_end() {
     add("rr", "", &[("Prefix", "/", "pair")]);
     add("proto", &a(&[("backend-protocol", "HTTPS")]), &web);
     // Regex only where asked: a plain Prefix /ba beside a regex Ingress on the same host.
+    // Its paths that would match every URI (`/a|`) or backtrack exponentially are left out.
     m.push_str(&ingress(
         "e2e",
         "rx",
         "mixed.example.com",
         &a(&[("use-regex", "true")]),
         None,
-        &[("ImplementationSpecific", "/api/v[0-9]+", "regex")],
+        &[
+            ("ImplementationSpecific", "/api/v[0-9]+", "regex"),
+            ("ImplementationSpecific", "/a|", "regex"),
+            ("ImplementationSpecific", "/(b+)+$", "regex"),
+        ],
     ));
     m.push_str(&ingress(
         "e2e",
@@ -283,6 +288,12 @@ async fn every_annotation_end_to_end() {
     check("regex does not leak to Prefix /ba", r.status == 404, &r);
     let r = c.get("mixed.example.com", "/ba/x").await;
     check("Prefix /ba beside a regex", r.backend() == "ba", &r);
+    let r = c.get("mixed.example.com", "/zzz").await;
+    check("regex /a| is refused, not a match-all", r.status == 404, &r);
+    let r = c
+        .get("mixed.example.com", &format!("/{}!", "b".repeat(40)))
+        .await;
+    check("regex /(b+)+$ is refused", r.status == 404, &r);
 
     let r = c.get("timeout.example.com", "/slow").await;
     check("proxy-read-timeout", r.status == 504, &r);

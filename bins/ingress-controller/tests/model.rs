@@ -215,7 +215,7 @@ fn regex_stays_with_the_ingress_that_asked_for_it() {
         [
             LocationKey::Exact("/ba".into()),
             LocationKey::Prefix("/ba/".into()),
-            LocationKey::Regex("^/api/v[0-9]+".into()),
+            LocationKey::Regex("(*LIMIT_MATCH=100000)^(?:/api/v[0-9]+)".into()),
         ]
     );
 }
@@ -276,5 +276,61 @@ fn other_classes_and_invalid_objects_are_left_out_with_reasons() {
         messages
             .iter()
             .any(|m| m.contains("without rules") || m.contains("IP"))
+    );
+}
+
+/// Warnings quote the value itself, escaped, never the debug form of an iterator over it
+/// (`EscapeDebug { inner: Chain { .. } }`, which ran to 25 KB for one host).
+#[test]
+fn warnings_quote_values_escaped() {
+    let spec = "  rules:\n  - host: \"Bad\\u0007.example.com\\n\"\n    http:\n      paths:\n      \
+                - {path: \"/a b\", pathType: Prefix, backend: {service: {name: \"A\\tb\", port: \
+                {number: 80}}}}\n  - host: ok.example.com\n    http:\n      paths:\n      - \
+                {path: /x, pathType: Prefix, backend: {service: {name: \"A\\tb\", port: \
+                {number: 80}}}}";
+    let model = build(&ingress("quoted", "2026-01-01T00:00:00Z", "", spec));
+    let messages: Vec<String> = model.problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        messages,
+        [
+            "Ingress \"ns/quoted\": host \"Bad\\u{7}.example.com\\n\" is not a lower-case DNS \
+             name (a leading \"*.\" is the only wildcard)",
+            "Ingress \"ns/quoted\": service \"A\\tb\" in namespace \"ns\" is not a valid name",
+        ]
+    );
+}
+
+/// A regex path with super-linear backtracking is refused with a message naming the Ingress,
+/// the path and the construct; the Ingress's other paths are served.
+#[test]
+fn costly_regex_paths_are_left_out_and_reported() {
+    let spec = "  rules:\n  - host: r.example.com\n    http:\n      paths:\n      - {path: \
+                '/(a+)+$', pathType: ImplementationSpecific, backend: {service: {name: a, port: \
+                {number: 80}}}}\n      - {path: '/ok/.*', pathType: ImplementationSpecific, \
+                backend: {service: {name: a, port: {number: 80}}}}";
+    let model = build(&ingress(
+        "costly",
+        "2026-01-01T00:00:00Z",
+        "nginx.ingress.kubernetes.io/use-regex: 'true'",
+        spec,
+    ));
+    let messages: Vec<String> = model.problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        messages,
+        [
+            "Ingress \"ns/costly\": regex path \"/(a+)+$\": \"(a+)+\" nests unbounded \
+          quantifiers, which can backtrack exponentially; make each repetition start or end \
+          with a character the rest of it cannot match"
+        ]
+    );
+    let keys: Vec<LocationKey> = locations(&model, &Host::Exact("r.example.com".into()))
+        .into_iter()
+        .map(|(k, _, _)| k)
+        .collect();
+    assert_eq!(
+        keys,
+        [LocationKey::Regex(
+            "(*LIMIT_MATCH=100000)^(?:/ok/.*)".into()
+        )]
     );
 }

@@ -8,6 +8,11 @@
 //!
 //! Events (`events.k8s.io/v1`) go to `.status/events/NAMESPACE/NAME.yaml`, one file per event,
 //! rewritten whole when its `series` grows; they are written, never read back.
+//!
+//! An object name may be 253 bytes, but a file name at most 255 (`NAME_MAX` on Linux), and the
+//! temporary file of an atomic write adds `.yaml.tmp`: a name longer than [`FILE_STEM_LIMIT`]
+//! is written as its first bytes, `_` and a SHA-256 of the whole name (see [`file_name`]).
+//! Names that fit keep the file they always had.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -17,12 +22,43 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus, IngressStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use sha2::{Digest, Sha256};
 
 use super::{ManifestError, parse_manifest};
 use crate::{Object, ObjectRef, Snapshot};
 
 /// The name of the hidden status folder inside the manifest folder.
 pub(crate) const STATUS_DIR: &str = ".status";
+
+/// The longest object name used as is in a file name: with `.yaml.tmp`, 255 bytes. Longer
+/// names are shortened and hashed to this length.
+const FILE_STEM_LIMIT: usize = 255 - ".yaml.tmp".len();
+
+/// Hex digits of the hash in a shortened name (128 bits).
+const HASH_DIGITS: usize = 32;
+
+/// The file of object `name`: `NAME.yaml`, or for a name longer than [`FILE_STEM_LIMIT`],
+/// `PREFIX_HASH.yaml` of the same length, with the start of the name and 128 bits of its
+/// SHA-256 in hex.
+/// `_` is not a character of object names, so a shortened name never equals a kept one, and
+/// the hash of the whole name keeps long names that share a prefix apart.
+fn file_name(name: &str) -> String {
+    if name.len() <= FILE_STEM_LIMIT {
+        return format!("{name}.yaml");
+    }
+    let cut = (0..=FILE_STEM_LIMIT - HASH_DIGITS - 1)
+        .rev()
+        .find(|i| name.is_char_boundary(*i))
+        .unwrap_or(0);
+    let prefix = name.get(..cut).unwrap_or_default();
+    let digest = Sha256::digest(name.as_bytes());
+    let hash: String = digest
+        .iter()
+        .take(HASH_DIGITS / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{prefix}_{hash}.yaml")
+}
 
 /// The statuses written so far, by object.
 #[derive(Debug)]
@@ -94,8 +130,11 @@ impl StatusFiles {
     /// Writes `event`, whose namespace and name are `key` (checked safe as file names), to
     /// its file (atomically).
     pub(crate) fn write_event(&self, key: &ObjectRef, event: &Event) -> io::Result<PathBuf> {
-        let file = format!("{}.yaml", key.name);
-        let path = self.dir.join("events").join(&key.namespace).join(file);
+        let path = self
+            .dir
+            .join("events")
+            .join(&key.namespace)
+            .join(file_name(&key.name));
         let text = serde_saphyr::to_string(event).map_err(io::Error::other)?;
         write_atomically(&path, text.as_bytes())?;
         Ok(path)
@@ -114,8 +153,10 @@ impl StatusFiles {
     }
 
     fn ingress_path(&self, key: &ObjectRef) -> PathBuf {
-        let file = format!("{}.yaml", key.name);
-        self.dir.join("ingresses").join(&key.namespace).join(file)
+        self.dir
+            .join("ingresses")
+            .join(&key.namespace)
+            .join(file_name(&key.name))
     }
 }
 
@@ -159,6 +200,59 @@ mod tests {
                 ..IngressLoadBalancerIngress::default()
             }]),
         }
+    }
+
+    fn event(key: &ObjectRef) -> Event {
+        Event {
+            metadata: ObjectMeta {
+                name: Some(key.name.clone()),
+                namespace: Some(key.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            note: Some("refused".into()),
+            ..Event::default()
+        }
+    }
+
+    /// A valid 253-byte name (the longest object name) made "File name too long" for its
+    /// event file, retried forever: long names are shortened with a hash, and stay apart.
+    #[test]
+    fn the_longest_names_have_files_that_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut files, _) = StatusFiles::load(dir.path());
+        let label = "a".repeat(63);
+        let long = |last: char| format!("{label}.{label}.{label}.{}{last}", "b".repeat(60));
+        let (one, two) = (long('x'), long('y'));
+        assert_eq!(one.len(), 253);
+        let mut written = Vec::new();
+        for name in [&one, &two] {
+            let key = ObjectRef::new("shop", name.as_str());
+            let path = files.write_event(&key, &event(&key)).unwrap();
+            let file = path.file_name().unwrap().to_str().unwrap().to_owned();
+            assert_eq!(file.len() + ".tmp".len(), 255, "{file}");
+            assert!(
+                file.starts_with(&name[..213]) && file.ends_with(".yaml"),
+                "{file}"
+            );
+            let text = fs::read_to_string(&path).unwrap();
+            assert!(text.contains(name.as_str()), "{text}");
+            files.write_ingress(&key, status("192.0.2.9")).unwrap();
+            written.push(path);
+        }
+        assert_ne!(written[0], written[1]);
+        // Statuses are found by their content, whatever the file is called.
+        let (files, errors) = StatusFiles::load(dir.path());
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(files.ingresses.len(), 2);
+        // Names up to the limit keep their plain file name.
+        assert_eq!(
+            file_name("web.0123456789abcdef"),
+            "web.0123456789abcdef.yaml"
+        );
+        assert_eq!(
+            file_name(&"c".repeat(246)),
+            format!("{}.yaml", "c".repeat(246))
+        );
     }
 
     #[test]
