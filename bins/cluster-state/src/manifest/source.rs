@@ -154,8 +154,11 @@ impl State {
     /// Reads the changed files and publishes what changed.
     fn refresh(&mut self) {
         tracing::debug!("reading the manifest folder");
-        let errors = self.folder.reload();
-        report(&errors);
+        let reload = self.folder.reload();
+        for skipped in &reload.skipped {
+            tracing::warn!("{skipped}");
+        }
+        report(&reload.errors);
         self.metrics.rejected_files(self.folder.rejected_files());
         self.publish();
     }
