@@ -29,7 +29,7 @@ pub use kind::{Kind, Object};
 pub use kube;
 pub use manifest::{
     MAX_MANIFEST_BYTES, MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_EVENTS, MAX_YAML_NODES,
-    ManifestError, Position, parse_manifest,
+    ManifestError, Position, SourceHealth, WATCHER_STALL_LIMIT, parse_manifest,
 };
 pub use metrics::Metrics;
 pub use object_ref::ObjectRef;

@@ -2,6 +2,7 @@
 
 mod error;
 mod folder;
+mod health;
 mod limits;
 mod parse;
 mod required;
@@ -10,6 +11,7 @@ mod status;
 mod walk;
 
 pub use error::{ManifestError, Position};
+pub use health::{SourceHealth, WATCHER_STALL_LIMIT};
 pub use limits::{
     MAX_MANIFEST_BYTES, MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_EVENTS, MAX_YAML_NODES,
 };
