@@ -203,3 +203,54 @@ fn fingerprint(text: &str) -> u64 {
     text.hash(&mut hasher);
     hasher.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    const MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n";
+
+    #[test]
+    fn special_entries_are_reported_once_and_the_files_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::write(root.join("a.yaml"), MAP).unwrap();
+        symlink("/dev/zero", root.join("zero.yaml")).unwrap();
+        symlink(".", root.join("loop")).unwrap();
+        let mut folder = Folder::new(&root);
+        let first = folder.reload();
+        assert!(first.errors.is_empty(), "{:?}", first.errors);
+        assert_eq!(first.skipped.len(), 2, "{:?}", first.skipped);
+        assert_eq!(folder.snapshot().0.config_maps.len(), 1);
+        let again = folder.reload();
+        assert!(
+            again.skipped.is_empty(),
+            "reported when they first appear only"
+        );
+        // Once gone and back, they are reported again.
+        fs::remove_file(root.join("zero.yaml")).unwrap();
+        assert!(folder.reload().skipped.is_empty());
+        symlink("/dev/zero", root.join("zero.yaml")).unwrap();
+        assert_eq!(folder.reload().skipped.len(), 1);
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused_unread_with_the_limit_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let big = fs::File::create(root.join("big.yaml")).unwrap();
+        big.set_len(MAX_MANIFEST_BYTES + 1).unwrap();
+        let mut folder = Folder::new(&root);
+        let reload = folder.reload();
+        let messages: Vec<_> = reload.errors.iter().map(ToString::to_string).collect();
+        let expected = format!(
+            "{}: 16777217 bytes, over the limit of 16777216 bytes (16 MiB) for one manifest \
+             file: split it into several files",
+            root.join("big.yaml").display()
+        );
+        assert_eq!(messages, [expected]);
+        assert_eq!(folder.rejected_files(), 1);
+    }
+}
