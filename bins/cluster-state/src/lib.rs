@@ -27,7 +27,10 @@ pub use kind::{Kind, Object};
 /// The Kubernetes client (feature `kube-api`), re-exported so that users share its version.
 #[cfg(feature = "kube-api")]
 pub use kube;
-pub use manifest::{ManifestError, Position, parse_manifest};
+pub use manifest::{
+    MAX_MANIFEST_BYTES, MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_EVENTS, MAX_YAML_NODES,
+    ManifestError, Position, SourceHealth, WATCHER_STALL_LIMIT, parse_manifest,
+};
 pub use metrics::Metrics;
 pub use object_ref::ObjectRef;
 pub use snapshot::{Changes, Objects, Snapshot};

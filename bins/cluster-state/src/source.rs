@@ -11,7 +11,9 @@ use tokio::sync::watch;
 #[cfg(feature = "kube-api")]
 use crate::api::ApiSource;
 use crate::manifest::ManifestSource;
-use crate::{EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
+use crate::{
+    EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, SourceHealth, StatusError,
+};
 
 /// A source of snapshots; dropping it stops it (the receivers keep the last snapshot).
 pub struct Source {
@@ -94,6 +96,16 @@ impl Source {
     /// The source's metrics, to [`register`](Metrics::register) in a binary's registry.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Whether the source keeps up (the manifest watcher is not stuck), for a binary's
+    /// `/healthz`; the handle stays current.
+    pub fn health(&self) -> SourceHealth {
+        match &self.backend {
+            Backend::Manifests(source) => source.health(),
+            #[cfg(feature = "kube-api")]
+            Backend::Api(_) => SourceHealth::default(),
+        }
     }
 
     /// The latest snapshot.

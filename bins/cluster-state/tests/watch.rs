@@ -304,3 +304,58 @@ spec:
         with_status.ingresses[&key].status
     );
 }
+
+/// Liveness only: how long the watcher may take to start or to read a change in a folder of
+/// hostile entries; a hang fails the test instead of blocking it.
+const HOSTILE_PATIENCE: Duration = Duration::from_secs(30);
+
+#[cfg(unix)]
+#[tokio::test]
+async fn fifos_sockets_devices_and_symlink_loops_neither_block_nor_hide_the_other_files() {
+    use std::os::unix::fs::symlink;
+    use std::os::unix::net::UnixListener;
+    use std::time::Instant;
+
+    let mkfifo = |path: &Path| {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.unwrap().success());
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.yaml", &config_map("a", "1"));
+    write(dir.path(), "sub/b.yaml", &config_map("b", "1"));
+    mkfifo(&dir.path().join("fifo.yaml"));
+    let _socket = UnixListener::bind(dir.path().join("socket.yaml")).unwrap();
+    symlink("/dev/null", dir.path().join("null.yaml")).unwrap();
+    symlink("/dev/zero", dir.path().join("zero.yaml")).unwrap();
+    for link in ["loop1", "loop2", "loop3"] {
+        symlink(".", dir.path().join(link)).unwrap();
+        symlink("..", dir.path().join("sub").join(link)).unwrap();
+    }
+
+    let started = tokio::time::timeout(HOSTILE_PATIENCE, start(dir.path())).await;
+    let (source, mut snapshots) = started.expect("the source starts despite the hostile entries");
+    assert_eq!(
+        config_maps(&snapshots.borrow_and_update()),
+        set(&["a=1", "b=1"])
+    );
+
+    // Later changes still apply, also a FIFO appearing (and one replacing a good file, whose
+    // objects go as if it had been deleted).
+    mkfifo(&dir.path().join("sub/late-fifo.yml"));
+    std::fs::remove_file(dir.path().join("sub/b.yaml")).unwrap();
+    mkfifo(&dir.path().join("sub/b.yaml"));
+    write(dir.path(), "a.yaml", &config_map("a", "2"));
+    let changed = tokio::time::timeout(
+        HOSTILE_PATIENCE,
+        wait_for(
+            &mut snapshots,
+            |_| true,
+            |s| config_maps(s) == set(&["a=2"]),
+        ),
+    )
+    .await;
+    changed.expect("later changes are read");
+    settle(dir.path(), &mut snapshots, "m").await;
+    assert_eq!(config_maps(&snapshots.borrow()), set(&["a=2", "m=marker"]));
+    assert!(source.health().healthy(Instant::now()));
+}

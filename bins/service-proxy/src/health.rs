@@ -3,8 +3,9 @@
 //! (`pkg/proxy/healthcheck` in kube-proxy).
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
@@ -18,11 +19,25 @@ use tokio::task::JoinHandle;
 use crate::metrics::Metrics;
 
 /// Whether the proxy keeps up: a change queued and not applied within `timeout` makes it
-/// unhealthy (kube-proxy's `healthTimeout`, 2 × the sync period).
-#[derive(Debug)]
+/// unhealthy (kube-proxy's `healthTimeout`, 2 × the sync period), and so does an object source
+/// that does not keep up (a stuck manifest watcher: no change would ever be queued).
 pub struct ProxyHealth {
     timeout: Duration,
     state: Mutex<HealthState>,
+    /// Whether the object source is healthy at a time, once it runs.
+    source: OnceLock<SourceCheck>,
+}
+
+type SourceCheck = Box<dyn Fn(Instant) -> bool + Send + Sync>;
+
+impl fmt::Debug for ProxyHealth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProxyHealth")
+            .field("timeout", &self.timeout)
+            .field("state", &self.state)
+            .field("source", &self.source.get().map(|_| "checked"))
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -38,7 +53,14 @@ impl ProxyHealth {
         Self {
             timeout,
             state: Mutex::default(),
+            source: OnceLock::new(),
         }
+    }
+
+    /// From now on the proxy is healthy only while `source_healthy` says the object source is
+    /// (`cluster_state::SourceHealth::healthy`); set once, later calls are ignored.
+    pub fn watch_source(&self, source_healthy: impl Fn(Instant) -> bool + Send + Sync + 'static) {
+        let _ = self.source.set(Box::new(source_healthy));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
@@ -59,9 +81,11 @@ impl ProxyHealth {
 
     /// Whether the proxy is healthy at `now`.
     pub fn healthy(&self, now: Instant) -> bool {
-        self.lock()
+        let synced = self
+            .lock()
             .oldest_pending
-            .is_none_or(|t| now.duration_since(t) < self.timeout)
+            .is_none_or(|t| now.duration_since(t) < self.timeout);
+        synced && self.source.get().is_none_or(|source| source(now))
     }
 
     fn body(&self, now: SystemTime) -> String {
@@ -321,6 +345,16 @@ mod tests {
         assert!(!health.healthy(t0 + Duration::from_secs(61)));
         health.updated(SystemTime::now());
         assert!(health.healthy(t0 + Duration::from_secs(61)));
+    }
+
+    #[test]
+    fn a_stuck_object_source_makes_the_proxy_unhealthy() {
+        let health = ProxyHealth::new(Duration::from_secs(60));
+        let t0 = Instant::now();
+        let stuck_after = t0 + Duration::from_secs(120);
+        health.watch_source(move |now| now <= stuck_after);
+        assert!(health.healthy(t0));
+        assert!(!health.healthy(stuck_after + Duration::from_secs(1)));
     }
 
     #[test]

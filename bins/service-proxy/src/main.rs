@@ -115,6 +115,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .start(&[Kind::Service, Kind::EndpointSlice])
         .await
         .context("cannot start the object source")?;
+    let source_health = source.health();
+    health.watch_source(move |now| source_health.healthy(now));
     let mut snapshots = source.snapshots();
     // Nothing is synced before every object has been read once (revision 0: not yet).
     snapshots

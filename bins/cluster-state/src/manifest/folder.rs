@@ -1,25 +1,33 @@
 //! The objects of a folder of manifests: every file's from its last good version.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::limits::{MAX_MANIFEST_BYTES, file_too_large};
+use super::walk::{list_manifests, special_kind};
 use super::{ManifestError, parse_manifest};
 use crate::{Object, Snapshot};
-
-/// Files larger than this are rejected rather than read (manifests are kilobytes).
-const MAX_FILE_BYTES: u64 = 16 << 20;
-
-/// Folders nested deeper than this are not read (guards against symlink loops).
-const MAX_DEPTH: usize = 16;
 
 /// The manifest files of a folder and the objects each defined in its last good version.
 #[derive(Debug)]
 pub(crate) struct Folder {
     root: PathBuf,
     files: BTreeMap<PathBuf, File>,
+    /// The entries the last listing skipped, with why: each is reported when it first appears.
+    skipped: BTreeSet<(PathBuf, String)>,
+}
+
+/// What a reload found wrong.
+#[derive(Debug, Default)]
+pub(crate) struct Reload {
+    /// The errors of the files that changed: their last good objects stay.
+    pub(crate) errors: Vec<ManifestError>,
+    /// The entries skipped that the previous reload did not skip (special files, symlink
+    /// loops, folders too deep or unreadable).
+    pub(crate) skipped: Vec<ManifestError>,
 }
 
 #[derive(Debug)]
@@ -74,23 +82,35 @@ impl Folder {
         Self {
             root: root.into(),
             files: BTreeMap::new(),
+            skipped: BTreeSet::new(),
         }
     }
 
-    /// Reads the folder again: parses new and changed files, forgets deleted ones. Returns the
-    /// errors of the files that changed since the last reload; a bad file keeps the objects of
-    /// its last good version.
-    pub(crate) fn reload(&mut self) -> Vec<ManifestError> {
+    /// Reads the folder again: parses new and changed files, forgets deleted ones (and those
+    /// that are no longer regular files). Returns the errors of the files that changed since
+    /// the last reload (a bad file keeps the objects of its last good version), and the
+    /// entries newly skipped.
+    pub(crate) fn reload(&mut self) -> Reload {
         let mut errors = Vec::new();
-        let mut paths = Vec::new();
-        if let Err(error) = list_manifests(&self.root, 0, &mut paths) {
-            // The folder itself is gone or unreadable: keep everything until it is back.
-            let message = format!("cannot list the manifest folder: {error}");
-            errors.push(ManifestError::file(&self.root, message));
-            return errors;
-        }
+        let listing = match list_manifests(&self.root) {
+            Ok(listing) => listing,
+            Err(error) => {
+                // The folder itself is gone or unreadable: keep everything until it is back.
+                let message = format!("cannot list the manifest folder: {error}");
+                errors.push(ManifestError::file(&self.root, message));
+                return Reload {
+                    errors,
+                    skipped: Vec::new(),
+                };
+            }
+        };
+        let skipped: BTreeSet<_> = listing.skipped.into_iter().collect();
+        let new_skips = skipped.difference(&self.skipped);
+        let new_skips = new_skips.map(|(path, why)| ManifestError::file(path, why.as_str()));
+        let new_skips = new_skips.collect();
+        self.skipped = skipped;
         let mut files = BTreeMap::new();
-        for path in paths {
+        for path in listing.files {
             let previous = self.files.remove(&path);
             let file = match read_manifest(&path) {
                 Ok(None) => continue, // deleted since it was listed
@@ -104,7 +124,10 @@ impl Folder {
             files.insert(path, file);
         }
         self.files = files;
-        errors
+        Reload {
+            errors,
+            skipped: new_skips,
+        }
     }
 
     /// How many files are rejected now (their last good objects are used).
@@ -139,54 +162,35 @@ impl Folder {
     }
 }
 
-/// Collects the `*.yaml`, `*.yml` and `*.json` files under `dir`, skipping hidden entries
-/// (`.status`, and a ConfigMap volume's `..data` and `..2024_…` folders, whose files are also
-/// reachable through the visible symlinks).
-fn list_manifests(dir: &Path, depth: usize, paths: &mut Vec<PathBuf>) -> io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        // Follows symlinks; an entry that vanished meanwhile is simply not there.
-        let Ok(metadata) = fs::metadata(&path) else {
-            continue;
-        };
-        if metadata.is_dir() {
-            if depth < MAX_DEPTH {
-                // A subfolder that vanished or cannot be read hides only its own files.
-                if let Err(error) = list_manifests(&path, depth + 1, paths) {
-                    tracing::warn!(path = %path.display(), %error, "cannot list a manifest folder");
-                }
-            }
-        } else if is_manifest(&path) {
-            paths.push(path);
-        }
-    }
-    Ok(())
-}
-
-fn is_manifest(path: &Path) -> bool {
-    path.extension()
-        .and_then(|extension| extension.to_str())
-        .is_some_and(|extension| matches!(extension, "yaml" | "yml" | "json"))
-}
-
-/// The text of a manifest file; `None` if it no longer exists.
+/// The text of a manifest file; `None` if it no longer exists. Its metadata is checked again
+/// just before it is opened, as the listing's may be stale: a file replaced meanwhile by a FIFO
+/// or a device is refused unopened, and one over the size limit unread.
 fn read_manifest(path: &Path) -> Result<Option<String>, ManifestError> {
     let cannot = |error: io::Error| ManifestError::file(path, format!("cannot read: {error}"));
+    let metadata = match fs::metadata(path) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        metadata => metadata.map_err(cannot)?,
+    };
+    if !metadata.is_file() {
+        let kind = special_kind(metadata.file_type());
+        let message = format!("became {kind}, not a regular file: skipped unopened");
+        return Err(ManifestError::file(path, message));
+    }
+    if metadata.len() > MAX_MANIFEST_BYTES {
+        return Err(ManifestError::file(path, file_too_large(metadata.len())));
+    }
     let file = match fs::File::open(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         file => file.map_err(cannot)?,
     };
+    // The file may grow after the check: read no more than the limit allows.
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(MAX_MANIFEST_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(cannot)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        let message = format!("larger than the {MAX_FILE_BYTES} bytes a manifest may have");
-        return Err(ManifestError::file(path, message));
+    let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if read > MAX_MANIFEST_BYTES {
+        return Err(ManifestError::file(path, file_too_large(read)));
     }
     String::from_utf8(bytes).map(Some).map_err(|error| {
         let message = format!("not UTF-8 (byte {})", error.utf8_error().valid_up_to());
@@ -198,4 +202,55 @@ fn fingerprint(text: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     text.hash(&mut hasher);
     hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    const MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n";
+
+    #[test]
+    fn special_entries_are_reported_once_and_the_files_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::write(root.join("a.yaml"), MAP).unwrap();
+        symlink("/dev/zero", root.join("zero.yaml")).unwrap();
+        symlink(".", root.join("loop")).unwrap();
+        let mut folder = Folder::new(&root);
+        let first = folder.reload();
+        assert!(first.errors.is_empty(), "{:?}", first.errors);
+        assert_eq!(first.skipped.len(), 2, "{:?}", first.skipped);
+        assert_eq!(folder.snapshot().0.config_maps.len(), 1);
+        let again = folder.reload();
+        assert!(
+            again.skipped.is_empty(),
+            "reported when they first appear only"
+        );
+        // Once gone and back, they are reported again.
+        fs::remove_file(root.join("zero.yaml")).unwrap();
+        assert!(folder.reload().skipped.is_empty());
+        symlink("/dev/zero", root.join("zero.yaml")).unwrap();
+        assert_eq!(folder.reload().skipped.len(), 1);
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused_unread_with_the_limit_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let big = fs::File::create(root.join("big.yaml")).unwrap();
+        big.set_len(MAX_MANIFEST_BYTES + 1).unwrap();
+        let mut folder = Folder::new(&root);
+        let reload = folder.reload();
+        let messages: Vec<_> = reload.errors.iter().map(ToString::to_string).collect();
+        let expected = format!(
+            "{}: 16777217 bytes, over the limit of 16777216 bytes (16 MiB) for one manifest \
+             file: split it into several files",
+            root.join("big.yaml").display()
+        );
+        assert_eq!(messages, [expected]);
+        assert_eq!(folder.rejected_files(), 1);
+    }
 }

@@ -5,7 +5,8 @@
 //! first only its `apiVersion` and `kind` (and those of its `items` for a `List`), then into the
 //! typed object, through `serde_path_to_error` for the path of a bad field. Kinds this crate
 //! does not model are skipped; a modelled kind under another version of its API group is an
-//! error, so an outdated manifest does not vanish silently.
+//! error, so an outdated manifest does not vanish silently. Every reading is bounded by the
+//! limits of [`super::limits`].
 
 use std::fmt;
 use std::path::Path;
@@ -14,6 +15,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::{MessageFormatter, Spanned};
 
+use super::limits::{MAX_MANIFEST_BYTES, breach_message, budget, file_too_large};
 use super::required::missing_field;
 use super::{ManifestError, Position};
 use crate::{Kind, Object};
@@ -22,8 +24,15 @@ use crate::{Kind, Object};
 ///
 /// Objects of namespaced kinds without a namespace are put in `default`; cluster-scoped ones
 /// lose any namespace. Fails on the first error: bad YAML or JSON, a field of the wrong type, a
-/// missing required field, or a modelled kind under an unsupported `apiVersion`.
+/// missing required field, a modelled kind under an unsupported `apiVersion`, or a limit of
+/// the crate's size limits exceeded ([`MAX_MANIFEST_BYTES`](crate::MAX_MANIFEST_BYTES) for the
+/// text, [`MAX_YAML_NODES`](crate::MAX_YAML_NODES) and the other `MAX_YAML_*` for each
+/// document), which the error names with its value.
 pub fn parse_manifest(path: &Path, text: &str) -> Result<Vec<Object>, ManifestError> {
+    let bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
+    if bytes > MAX_MANIFEST_BYTES {
+        return Err(ManifestError::file(path, file_too_large(bytes)));
+    }
     let mut objects = Vec::new();
     for (lines_before, document) in documents(text) {
         let at = |error: DocumentError| error.into_manifest_error(path, lines_before);
@@ -87,7 +96,12 @@ impl DocumentError {
 
     fn yaml(error: &serde_saphyr::Error, field: String) -> Self {
         let error = error.without_snippet();
-        let message = serde_saphyr::DefaultMessageFormatter.format_message(error);
+        let message = match error {
+            serde_saphyr::Error::Budget { breach, .. } => breach_message(breach),
+            other => serde_saphyr::DefaultMessageFormatter
+                .format_message(other)
+                .into_owned(),
+        };
         Self {
             position: error.location().map(position),
             field: if field == "." { String::new() } else { field },
@@ -145,7 +159,7 @@ struct ListHead {
 }
 
 fn options() -> serde_saphyr::Options {
-    serde_saphyr::options! { with_snippet: false }
+    serde_saphyr::options! { with_snippet: false, budget: Some(budget()) }
 }
 
 /// The objects of one document, each with the line it starts on.

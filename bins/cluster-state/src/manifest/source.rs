@@ -2,7 +2,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
@@ -10,9 +10,9 @@ use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache};
 use tokio::sync::watch;
 
-use super::ManifestError;
 use super::folder::Folder;
 use super::status::{STATUS_DIR, StatusFiles};
+use super::{ManifestError, SourceHealth};
 use crate::events::event_key;
 use crate::snapshot::publish;
 use crate::{EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
@@ -20,6 +20,7 @@ use crate::{EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError,
 /// A folder of manifests, watched; dropping it stops the watch.
 pub(crate) struct ManifestSource {
     state: Arc<Mutex<State>>,
+    health: SourceHealth,
     _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
 }
 
@@ -67,15 +68,17 @@ impl ManifestSource {
             metrics,
         }));
 
+        let health = SourceHealth::watcher();
+
         // Watch first, then read: a change made meanwhile is read twice rather than missed.
-        let watched = Arc::clone(&state);
+        let (watched, scans) = (Arc::clone(&state), health.clone());
         let status_dir = root.join(STATUS_DIR);
         let mut debouncer = notify_debouncer_full::new_debouncer(
             debounce,
             None,
             move |result: DebounceEventResult| {
                 if concerns_manifests(&result, &status_dir) {
-                    lock(&watched).refresh();
+                    scan(&watched, &scans);
                 }
             },
         )
@@ -89,12 +92,18 @@ impl ManifestSource {
                 path: root.clone(),
                 source,
             })?;
-        lock(&state).refresh();
+        scan(&state, &health);
         tracing::info!(folder = %root.display(), "watching the manifest folder");
         Ok(Self {
             state,
+            health,
             _debouncer: debouncer,
         })
+    }
+
+    /// Whether the watcher keeps up.
+    pub(crate) fn health(&self) -> SourceHealth {
+        self.health.clone()
     }
 
     /// Writes the `status.loadBalancer` of the Ingress `key` to its status file, and publishes
@@ -154,8 +163,11 @@ impl State {
     /// Reads the changed files and publishes what changed.
     fn refresh(&mut self) {
         tracing::debug!("reading the manifest folder");
-        let errors = self.folder.reload();
-        report(&errors);
+        let reload = self.folder.reload();
+        for skipped in &reload.skipped {
+            tracing::warn!("{skipped}");
+        }
+        report(&reload.errors);
         self.metrics.rejected_files(self.folder.rejected_files());
         self.publish();
     }
@@ -173,6 +185,14 @@ impl State {
         self.statuses.apply(&mut snapshot);
         publish(&self.snapshots, snapshot, "manifests", &self.metrics);
     }
+}
+
+/// Reads the folder and publishes, timed for `health`: waiting for the lock (a status write)
+/// counts as part of the scan.
+fn scan(state: &Mutex<State>, health: &SourceHealth) {
+    health.scan_started(Instant::now());
+    lock(state).refresh();
+    health.scan_finished();
 }
 
 /// Whether a batch of events may change a manifest: anything but reads (our own, too) and our
