@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use dns_cache::config::build;
+use dns_cache::config::{Empty, build};
 use dns_cache::metrics::Metrics;
 use dns_cache::server::{Listener, TcpLimits};
 use dns_wire::{Message, Type};
@@ -31,7 +31,14 @@ fn serve(limits: TcpLimits) -> InProcess {
     let port = free_port();
     let corefile = format!(".:{port} {{\n    bind 127.0.0.1\n    whoami\n}}\n");
     let metrics = Arc::new(Metrics::new());
-    let mut plan = build(corefile.as_bytes(), "Corefile", port, &metrics).unwrap();
+    let mut plan = build(
+        corefile.as_bytes(),
+        "Corefile",
+        port,
+        Empty::Default,
+        &metrics,
+    )
+    .unwrap();
     let planned = plan.listeners.remove(0);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
