@@ -113,6 +113,7 @@ pub async fn run(
         metrics,
         registry,
         healthy: false.into(),
+        source: std::sync::OnceLock::new(),
         control_socket: settings.options.control_socket(),
     });
     let address = settings.metrics_address;
@@ -123,6 +124,7 @@ pub async fn run(
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
     let source = crate::objects::start(&settings.source).await?;
+    let _ = shared.source.set(source.health());
     let mut snapshots = source.snapshots();
     snapshots.mark_changed();
     let (stop_election, election_stopped) = tokio::sync::watch::channel(false);

@@ -1,13 +1,15 @@
 //! `/healthz` and `/metrics` over HTTP.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use cluster_state::SourceHealth;
 use prometheus_client::registry::Registry;
 
 use crate::metrics::Metrics;
@@ -21,11 +23,15 @@ pub struct Shared {
     pub registry: Registry,
     /// Whether nginx runs a configuration.
     pub healthy: AtomicBool,
+    /// Whether the object source keeps up, once it runs (a stuck manifest watcher turns
+    /// `/healthz` red too).
+    pub source: OnceLock<SourceHealth>,
     /// nginx's control socket, for request counts.
     pub control_socket: std::path::PathBuf,
 }
 
-/// The router: `/healthz` (200 once nginx serves, else 503) and `/metrics`.
+/// The router: `/healthz` (200 once nginx serves and while the object source keeps up, else
+/// 503) and `/metrics`.
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
@@ -34,10 +40,15 @@ pub fn router(shared: Arc<Shared>) -> Router {
 }
 
 async fn healthz(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    if shared.healthy.load(Ordering::Relaxed) {
-        (StatusCode::OK, "ok\n")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "nginx is not serving\n")
+    if !shared.healthy.load(Ordering::Relaxed) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "nginx is not serving\n".to_owned(),
+        );
+    }
+    match shared.source.get().and_then(|h| h.problem(Instant::now())) {
+        Some(problem) => (StatusCode::SERVICE_UNAVAILABLE, format!("{problem}\n")),
+        None => (StatusCode::OK, "ok\n".to_owned()),
     }
 }
 
