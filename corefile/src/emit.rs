@@ -66,6 +66,9 @@ pub enum EmitError {
     /// A block's first key or a line's first word is `import`, which CoreDNS runs as the
     /// import directive however it is quoted, and [`EmitOptions::allow_caddy_syntax`] is off.
     Import(String),
+    /// A block without a body (which CoreDNS reads up to the end of the input) is followed
+    /// by another block; the error carries its first key.
+    UnbracedBlock(String),
     /// A server block has no key.
     NoKeys,
     /// Blocks nest deeper than [`MAX_DEPTH`].
@@ -107,6 +110,11 @@ impl fmt::Display for EmitError {
                 f,
                 "the value {v:?} starts a key list or a line, where CoreDNS runs it as the \
                  import directive however it is quoted"
+            ),
+            Self::UnbracedBlock(k) => write!(
+                f,
+                "the block with the key {k:?} has no body but other blocks follow it, and \
+                 CoreDNS would read their keys as its directives"
             ),
             Self::NoKeys => f.write_str("a server block needs at least one key"),
             Self::TooDeep => write!(f, "blocks nest deeper than {MAX_DEPTH} levels"),
@@ -173,8 +181,12 @@ pub fn emit(tree: &SyntaxTree, options: &EmitOptions<'_>) -> Result<String, Emit
         out: String::new(),
         options,
     };
+    let last_block = tree
+        .items
+        .iter()
+        .rposition(|item| matches!(item, Item::Block(_)));
     let mut blank_pending = false;
-    for item in &tree.items {
+    for (i, item) in tree.items.iter().enumerate() {
         match item {
             Item::BlankLine => blank_pending = !w.out.is_empty(),
             Item::Comment(text) => {
@@ -183,7 +195,7 @@ pub fn emit(tree: &SyntaxTree, options: &EmitOptions<'_>) -> Result<String, Emit
             }
             Item::Block(block) => {
                 w.blank(&mut blank_pending);
-                w.block(block)?;
+                w.block(block, Some(i) == last_block)?;
             }
         }
     }
@@ -254,9 +266,15 @@ impl Writer<'_, '_> {
         }
     }
 
-    fn block(&mut self, block: &Block) -> Result<(), EmitError> {
-        if block.keys.is_empty() {
+    /// Writes a block; `last` says whether no block follows it.
+    fn block(&mut self, block: &Block, last: bool) -> Result<(), EmitError> {
+        let Some(first) = block.keys.first() else {
             return Err(EmitError::NoKeys);
+        };
+        // Without braces a block runs to the end of the input: the keys of the blocks
+        // after it would be read as its directives.
+        if block.body.is_none() && !last {
+            return Err(EmitError::UnbracedBlock(first.text.clone()));
         }
         self.check_keys(&block.keys)?;
         for (i, key) in block.keys.iter().enumerate() {
@@ -513,6 +531,28 @@ mod tests {
             emit(&t, &options).unwrap(),
             "(snip) {\n    log\n}\na.org, b.org \"\" {\n    import snip\n}\n"
         );
+    }
+
+    #[test]
+    fn a_block_without_a_body_must_be_the_last() {
+        let bare = |key: &str| {
+            Item::Block(Block {
+                keys: vec![Word::new(key)],
+                body: None,
+                comment: None,
+            })
+        };
+        let t = tree(vec![bare("a.org"), block(&["b.org"], vec![])]);
+        assert_eq!(
+            refusal(&t, "a.org"),
+            EmitError::UnbracedBlock("a.org".to_string())
+        );
+        let t = tree(vec![
+            block(&["b.org"], vec![]),
+            bare("a.org"),
+            Item::Comment("# end".to_string()),
+        ]);
+        assert_eq!(emit_default(&t).unwrap(), "b.org {\n}\na.org\n# end\n");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! blocks, nothing more. Whenever it refuses, the error carries the offending text, which
 //! is one of the tree's own values. Every generated tree is covered, including those where
 //! a value stands in a place CoreDNS's parser acts on (`import` starting a line or a key
-//! list, a lone `(NAME)` key, a key that is empty or ends in `,`, U+FEFF at the very start).
+//! list, a lone `(NAME)` key, a key that is empty or ends in `,`, U+FEFF at the very start)
+//! and those with a block of keys alone, which CoreDNS reads up to the end of the input.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -81,12 +82,12 @@ fn entry(depth: u32) -> BoxedStrategy<Entry> {
 fn tree() -> impl Strategy<Value = SyntaxTree> {
     let block = (
         proptest::collection::vec(hostile(), 1..3),
-        proptest::collection::vec(entry(2), 0..4),
+        proptest::option::weighted(0.9, proptest::collection::vec(entry(2), 0..4)),
         proptest::option::of(comment()),
     )
-        .prop_map(|(keys, entries, comment)| Block {
+        .prop_map(|(keys, body, comment)| Block {
             keys: keys.into_iter().map(Word::new).collect(),
-            body: Some(entries),
+            body,
             comment,
         });
     let item = prop_oneof![
@@ -229,7 +230,8 @@ proptest! {
                     | EmitError::BadComment(v)
                     | EmitError::AlteredKey(v)
                     | EmitError::SnippetKey(v)
-                    | EmitError::Import(v) => v.clone(),
+                    | EmitError::Import(v)
+                    | EmitError::UnbracedBlock(v) => v.clone(),
                     other => panic!("unexpected refusal {other:?}"),
                 };
                 prop_assert!(
