@@ -42,6 +42,11 @@ struct Running {
     source: Source,
     workers: usize,
     plan: Plan,
+    /// The hash of the last Corefile a poll could not build (it does not parse, or names
+    /// something this server cannot do): polls skip it until the file changes, so its error is
+    /// logged once per change, as CoreDNS's reload does. A file that built but could not bind
+    /// is not remembered: the next poll tries it again, once the address may be free.
+    refused: Option<String>,
     listeners: BTreeMap<SocketAddr, Listener>,
     http: BTreeMap<String, HttpServer>,
     state: Arc<HttpState>,
@@ -83,6 +88,7 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
         source,
         workers,
         plan: Plan::default(),
+        refused: None,
         listeners: BTreeMap::new(),
         http: BTreeMap::new(),
         state,
@@ -263,20 +269,23 @@ impl Running {
     fn reload(&mut self, trigger: Trigger) {
         let result = self.source.read().and_then(|(input, filename)| {
             let hash = config::build_hash(&input);
-            if trigger == Trigger::Poll && hash == self.plan.hash {
+            if trigger == Trigger::Poll
+                && (hash == self.plan.hash || self.refused.as_ref() == Some(&hash))
+            {
                 return Ok(None);
             }
             if trigger == Trigger::Poll {
                 tracing::info!("Reloading");
             }
-            config::build(
+            let built = config::build(
                 &input,
                 &filename,
                 self.source.dns_port,
                 self.source.empty_at_reload(),
                 &self.metrics,
-            )
-            .map(Some)
+            );
+            self.refused = built.is_err().then_some(hash);
+            built.map(Some)
         });
         let outcome = match result {
             Ok(None) => return,
