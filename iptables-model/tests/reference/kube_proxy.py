@@ -2,7 +2,7 @@
 """Reference model of kube-proxy's iptables-mode rule generation: the test oracle.
 
 What it is for
-    `iptables-model/tests/kpgen_differential.rs` feeds random clusters to this script and to the
+    `iptables-model/tests/reference_model.rs` feeds random clusters to this script and to the
     crate's generator and requires the same restore text from both. The value of that test is
     that the two sides were written apart: this file was written from kube-proxy's behaviour,
     never by translating the crate's Rust code. When this model and the crate disagree, read

@@ -86,7 +86,7 @@ fn random_spec(rng: &mut Rng) -> Value {
 }
 
 #[test]
-fn generation_matches_kpgen_on_random_clusters() {
+fn generation_matches_the_reference_model_on_random_clusters() {
     assert!(
         std::path::Path::new(MODEL).is_file(),
         "the reference model is missing at {MODEL}"
