@@ -164,25 +164,35 @@ impl Folder {
 
 /// The text of a manifest file; `None` if it no longer exists. Its metadata is checked again
 /// just before it is opened, as the listing's may be stale: a file replaced meanwhile by a FIFO
-/// or a device is refused unopened, and one over the size limit unread.
+/// or a device is refused unopened, and one over the size limit unread. A special file swapped
+/// in between that check and the open cannot block us either: the open does not wait (no
+/// `O_NONBLOCK` wait for a FIFO's writer, no terminal taken as ours), and the opened file is
+/// checked again before a byte is read.
 fn read_manifest(path: &Path) -> Result<Option<String>, ManifestError> {
     let cannot = |error: io::Error| ManifestError::file(path, format!("cannot read: {error}"));
+    let not_regular = |metadata: &fs::Metadata, skipped: &str| {
+        let kind = special_kind(metadata.file_type());
+        let message = format!("became {kind}, not a regular file: skipped {skipped}");
+        ManifestError::file(path, message)
+    };
     let metadata = match fs::metadata(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         metadata => metadata.map_err(cannot)?,
     };
     if !metadata.is_file() {
-        let kind = special_kind(metadata.file_type());
-        let message = format!("became {kind}, not a regular file: skipped unopened");
-        return Err(ManifestError::file(path, message));
+        return Err(not_regular(&metadata, "unopened"));
     }
     if metadata.len() > MAX_MANIFEST_BYTES {
         return Err(ManifestError::file(path, file_too_large(metadata.len())));
     }
-    let file = match fs::File::open(path) {
+    let file = match open_without_waiting(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         file => file.map_err(cannot)?,
     };
+    let opened = file.metadata().map_err(cannot)?;
+    if !opened.is_file() {
+        return Err(not_regular(&opened, "unread"));
+    }
     // The file may grow after the check: read no more than the limit allows.
     let mut bytes = Vec::new();
     file.take(MAX_MANIFEST_BYTES + 1)
@@ -196,6 +206,15 @@ fn read_manifest(path: &Path) -> Result<Option<String>, ManifestError> {
         let message = format!("not UTF-8 (byte {})", error.utf8_error().valid_up_to());
         ManifestError::file(path, message)
     })
+}
+
+/// Opens `path` for reading with `O_NONBLOCK` (a FIFO without a writer opens at once instead
+/// of waiting for one) and `O_NOCTTY`.
+fn open_without_waiting(path: &Path) -> io::Result<fs::File> {
+    use rustix::fs::{Mode, OFlags, open};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = open(path, flags, Mode::empty()).map_err(io::Error::from)?;
+    Ok(fs::File::from(fd))
 }
 
 fn fingerprint(text: &str) -> u64 {
@@ -234,6 +253,26 @@ mod tests {
         assert!(folder.reload().skipped.is_empty());
         symlink("/dev/zero", root.join("zero.yaml")).unwrap();
         assert_eq!(folder.reload().skipped.len(), 1);
+    }
+
+    #[test]
+    fn a_fifo_opens_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("x.yaml");
+        use rustix::fs::{CWD, FileType, Mode, mknodat};
+        mknodat(CWD, &fifo, FileType::Fifo, Mode::RUSR, 0).unwrap();
+        // The open runs on a thread, so that a regression fails the test instead of hanging it.
+        let (sender, opened) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let kind = open_without_waiting(&path).and_then(|file| file.metadata());
+            let kind = kind.map(|metadata| special_kind(metadata.file_type()));
+            sender.send(kind.map_err(|error| error.to_string())).ok();
+        });
+        let kind = opened
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the open waited for a writer");
+        assert_eq!(kind.unwrap(), "a FIFO (named pipe)");
     }
 
     #[test]
