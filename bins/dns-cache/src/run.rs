@@ -20,7 +20,7 @@ use crate::config::{self, Empty, Plan, Source, http_address};
 use crate::logging;
 use crate::metrics::Metrics;
 use crate::server::Listener;
-use crate::server::http::{Endpoints, HttpState, router, self_check};
+use crate::server::http::{Endpoints, HttpState, SourceCheck, router, self_check};
 
 /// One HTTP address being served.
 struct HttpServer {
@@ -61,12 +61,15 @@ enum Trigger {
 }
 
 /// Hooks for a mode that drives the server from outside (node-local).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Hooks {
     /// Notified to check the Corefile now (reloaded if its hash changed).
     pub reload: Arc<tokio::sync::Notify>,
     /// Sent once the first configuration is serving.
     pub started: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Why the source the mode reads objects from is stuck, if it is: `/health` answers 503
+    /// then (none: always healthy).
+    pub source_check: Option<SourceCheck>,
 }
 
 /// Runs the server until SIGTERM, SIGINT or a fatal error.
@@ -83,6 +86,7 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
     let state = Arc::new(HttpState {
         shutting_down: Default::default(),
         metrics: Arc::clone(&metrics),
+        source_check: hooks.source_check,
     });
     let mut running = Running {
         source,

@@ -40,6 +40,7 @@ fn a_slowloris_crowd_cannot_hold_the_health_endpoint() {
     let state = Arc::new(HttpState {
         shutting_down: AtomicBool::new(false),
         metrics: Arc::new(Metrics::new()),
+        source_check: None,
     });
     let endpoints = Endpoints {
         health: true,

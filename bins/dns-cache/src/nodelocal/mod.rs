@@ -22,6 +22,7 @@ use tokio::sync::{Notify, oneshot};
 
 use crate::cli::Cli;
 use crate::run::Hooks;
+use crate::server::http::SourceCheck;
 use args::NodeLocalArgs;
 use interface::Interface;
 use rules::{PlacedRule, node_cache_rules};
@@ -84,6 +85,10 @@ pub async fn run(args: NodeLocalArgs, workers: usize) -> anyhow::Result<()> {
         Hooks {
             reload: Arc::clone(&reload),
             started: Some(started),
+            // A stuck manifest watcher turns `/health` red, so that kubelet restarts us.
+            source_check: writer
+                .source_health()
+                .map(|health| -> SourceCheck { Arc::new(move |now| health.problem(now)) }),
         },
     );
     tokio::pin!(server);

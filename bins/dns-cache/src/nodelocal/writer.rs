@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use cluster_state::{Kind, Snapshot, Source};
+use cluster_state::{Kind, Snapshot, Source, SourceHealth};
 use tokio::sync::{Notify, watch};
 
 use super::args::NodeLocalArgs;
@@ -26,7 +26,7 @@ enum Upstream {
     Variable(Option<IpAddr>),
     /// The cluster-state source, watched.
     Watched {
-        _source: Box<Source>,
+        source: Box<Source>,
         snapshots: watch::Receiver<Arc<Snapshot>>,
         namespace: String,
         name: String,
@@ -66,7 +66,7 @@ impl CorefileWriter {
                     .await
                     .context("the cluster-state source stopped")?;
                 Upstream::Watched {
-                    _source: Box::new(source),
+                    source: Box::new(source),
                     snapshots,
                     namespace: namespace.to_owned(),
                     name: name.to_owned(),
@@ -80,6 +80,14 @@ impl CorefileWriter {
             local_ips: args.local_ips.clone(),
             written: None,
         })
+    }
+
+    /// The health of the watched source (none for the variable), for `/health`.
+    pub fn source_health(&self) -> Option<SourceHealth> {
+        match &self.upstream {
+            Upstream::Variable(_) => None,
+            Upstream::Watched { source, .. } => Some(source.health()),
+        }
     }
 
     /// Resolves when the watched source publishes a new snapshot (never for the variable).

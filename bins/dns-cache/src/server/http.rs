@@ -1,5 +1,6 @@
-//! The HTTP endpoints: `/health` (200 `OK`, also during lameduck), `/ready` (200 `OK`; 503
-//! `Shutting down` once shutdown starts) and `/metrics` (the exposition text). Plugins that
+//! The HTTP endpoints: `/health` (200 `OK`, also during lameduck; 503 with the reason while
+//! the object source of node-local mode is stuck), `/ready` (200 `OK`; 503 `Shutting down`
+//! once shutdown starts) and `/metrics` (the exposition text). Plugins that
 //! name the same address share one server.
 //!
 //! [`serve`] bounds what clients can hold: at most [`MAX_CONNECTIONS`] connections at once
@@ -37,7 +38,12 @@ pub struct HttpState {
     pub shutting_down: AtomicBool,
     /// The registry.
     pub metrics: Arc<Metrics>,
+    /// Why the mode's object source is stuck, if the mode has one.
+    pub source_check: Option<SourceCheck>,
 }
+
+/// Why an object source is unhealthy at a moment (one line), or `None` while it is healthy.
+pub type SourceCheck = Arc<dyn Fn(Instant) -> Option<String> + Send + Sync>;
 
 /// Which endpoints one address serves.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,8 +138,17 @@ async fn get_health(target: SocketAddr) -> std::io::Result<bool> {
     Ok(reply.starts_with(b"HTTP/1.1 200"))
 }
 
-async fn health() -> &'static str {
-    "OK"
+async fn health(State(state): State<Arc<HttpState>>) -> (StatusCode, String) {
+    health_at(&state, Instant::now())
+}
+
+/// `/health` at `now`: `OK`, or 503 with why the object source is stuck.
+fn health_at(state: &HttpState, now: Instant) -> (StatusCode, String) {
+    let check = state.source_check.as_ref();
+    match check.and_then(|problem| problem(now)) {
+        None => (StatusCode::OK, "OK".to_owned()),
+        Some(problem) => (StatusCode::SERVICE_UNAVAILABLE, problem),
+    }
 }
 
 async fn ready(State(state): State<Arc<HttpState>>) -> (StatusCode, &'static str) {
@@ -152,4 +167,34 @@ async fn metrics(State(state): State<Arc<HttpState>>) -> impl IntoResponse {
         )],
         state.metrics.encode(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(source_check: Option<SourceCheck>) -> HttpState {
+        HttpState {
+            shutting_down: AtomicBool::new(false),
+            metrics: Arc::new(Metrics::new()),
+            source_check,
+        }
+    }
+
+    #[test]
+    fn health_is_red_while_the_object_source_is_stuck() {
+        let now = Instant::now();
+        assert_eq!(health_at(&state(None), now), (StatusCode::OK, "OK".into()));
+        let healthy: SourceCheck = Arc::new(|_| None);
+        let fine = health_at(&state(Some(healthy)), now);
+        assert_eq!(fine, (StatusCode::OK, "OK".into()));
+        let stuck: SourceCheck = Arc::new(|_| Some("the manifest watcher is stuck".into()));
+        assert_eq!(
+            health_at(&state(Some(stuck)), now),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the manifest watcher is stuck".into()
+            )
+        );
+    }
 }
