@@ -90,7 +90,11 @@ impl fmt::Display for ParseErrorKind {
                 write!(f, "redeclaration of previously declared snippet {name}")
             }
             Self::SnippetDepth => f.write_str("maximum snippet import depth (10000) exceeded"),
-            Self::FileDepth => f.write_str("maximum file import depth (10000) exceeded"),
+            Self::FileDepth => write!(
+                f,
+                "maximum number of file imports ({}) exceeded",
+                crate::parser::MAX_FILE_EXPANSIONS
+            ),
             Self::ImportArgMissing(val) if val == "{" => {
                 f.write_str("Unexpected token '{', expecting argument")
             }

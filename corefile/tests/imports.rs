@@ -176,7 +176,7 @@ fn a_file_that_imports_itself_hits_a_cap() {
     )
     .unwrap_err();
     assert!(
-        err.ends_with("maximum file import depth (10000) exceeded"),
+        err.ends_with("maximum number of file imports (100000) exceeded"),
         "{err}"
     );
 }
