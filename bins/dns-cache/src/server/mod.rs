@@ -7,7 +7,7 @@
 //! is read and answered in batches (`batch.rs`), and a busy socket's reader yields to the
 //! other tasks now and then ([`burst`]).
 //!
-//! Every packet goes through [`handle`]: admission (drop, FORMERR, NOTIMP, BADVERS,
+//! Every packet goes through `handle`: admission (drop, FORMERR, NOTIMP, BADVERS,
 //! REFUSED), routing by zone, then the block's chain. Queries that must wait for upstream
 //! run in their own task, at most [`MAX_IN_FLIGHT`] per listener (beyond that: REFUSED).
 
@@ -44,7 +44,7 @@ use crate::server::batch::Outgoing;
 /// Queries waiting for upstream, per listener.
 pub const MAX_IN_FLIGHT: usize = 10_000;
 
-/// What [`handle`] did with a packet.
+/// What `handle` did with a packet.
 // Not boxed: a pending query moves on into its upstream's reader or a task, which box it
 // once there.
 #[allow(clippy::large_enum_variant)]

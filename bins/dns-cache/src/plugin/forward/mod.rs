@@ -143,7 +143,7 @@ impl Forward {
     }
 
     /// Starts `req` (received at `now`) on its first upstream without a task waiting (see
-    /// [`Upstream::send_detached`]), when the waiting path would start the same way: over
+    /// `Upstream::send_detached`), when the waiting path would start the same way: over
     /// UDP, with no `max_concurrent` limit. `None`: use [`Forward::resolve`].
     pub fn detach(&self, req: &Request<'_>, now: Instant) -> Option<Detached> {
         let index = self.stanza_of(req)?;
@@ -197,7 +197,7 @@ impl Forward {
     }
 }
 
-/// A query's first attempt, to be sent with [`Detached::send`].
+/// A query's first attempt, to be sent with `Detached::send`.
 pub struct Detached {
     attempts: Attempts,
     upstream: Arc<Upstream>,
@@ -238,7 +238,7 @@ pub enum Judged {
 }
 
 /// One query's way through a stanza's upstreams: tried in policy order, skipping those
-/// down, each attempt waiting [`READ_TIMEOUT`], for at most [`QUERY_TIMEOUT`] and twice
+/// down, each attempt waiting `READ_TIMEOUT`, for at most `QUERY_TIMEOUT` and twice
 /// as many attempts as upstreams.
 pub struct Attempts {
     stanza: usize,

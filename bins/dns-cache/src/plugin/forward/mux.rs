@@ -29,7 +29,7 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// What became of a query sent with [`Upstream::send_detached`](super::Upstream::send_detached).
+/// What became of a query sent with `Upstream::send_detached`.
 pub enum Delivery {
     /// The reply, with the query's ID put back; not yet checked with [`Upstream::check`](super::Upstream::check).
     Reply(Vec<u8>),
@@ -48,7 +48,7 @@ pub(super) type TaskWaiter = oneshot::Sender<io::Result<Vec<u8>>>;
 
 /// A query waiting for its reply on the shared socket: a task waits on the channel (and
 /// times itself out), or no task waits and the reader completes the query (see
-/// [`Upstream::send_detached`](super::Upstream::send_detached)), at the latest at its deadline.
+/// `Upstream::send_detached`), at the latest at its deadline.
 pub(super) type Waiter = pending::Waiter<TaskWaiter, OnReply>;
 
 /// The queries waiting on the shared socket, shared with its reader.
