@@ -15,6 +15,7 @@ mod metrics;
 mod object_ref;
 mod snapshot;
 mod source;
+mod validate;
 
 #[cfg(feature = "kube-api")]
 pub use api::{EVENT_API_CALLS, LeaseClient, LeaseError, api_calls, api_client};
@@ -35,3 +36,4 @@ pub use metrics::Metrics;
 pub use object_ref::ObjectRef;
 pub use snapshot::{Changes, Objects, Snapshot};
 pub use source::Source;
+pub use validate::{FieldError, Invalid, validate};
