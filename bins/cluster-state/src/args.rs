@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{Filter, Kind, Source, SourceError};
+use crate::{Filter, Kind, Reporter, Source, SourceError};
 
 /// How long the manifest folder must be quiet before changes are read: one editor save or one
 /// folder sync is one reload.
@@ -38,20 +38,42 @@ impl SourceArgs {
         kinds: &[Kind],
         filter: Filter,
     ) -> Result<Source, SourceError> {
+        self.start_reporting(kinds, filter, None).await
+    }
+
+    /// As [`SourceArgs::start_filtered`]; with a `reporter`, the API source also records each
+    /// object it leaves out as invalid as an event regarding it (the manifest source reports
+    /// them with their file and line in the log).
+    pub async fn start_reporting(
+        &self,
+        kinds: &[Kind],
+        filter: Filter,
+        reporter: Option<Reporter>,
+    ) -> Result<Source, SourceError> {
         if let Some(dir) = &self.manifests {
             return Source::manifests_filtered(dir, kinds, filter, MANIFEST_DEBOUNCE).await;
         }
-        self.start_api(kinds, filter).await
+        self.start_api(kinds, filter, reporter).await
     }
 
     #[cfg(feature = "kube-api")]
-    async fn start_api(&self, kinds: &[Kind], filter: Filter) -> Result<Source, SourceError> {
+    async fn start_api(
+        &self,
+        kinds: &[Kind],
+        filter: Filter,
+        reporter: Option<Reporter>,
+    ) -> Result<Source, SourceError> {
         let client = crate::api_client(self.kubeconfig.as_deref()).await?;
-        Ok(Source::api_filtered(client, kinds, filter))
+        Ok(Source::api_filtered(client, kinds, filter, reporter))
     }
 
     #[cfg(not(feature = "kube-api"))]
-    async fn start_api(&self, _kinds: &[Kind], _filter: Filter) -> Result<Source, SourceError> {
+    async fn start_api(
+        &self,
+        _kinds: &[Kind],
+        _filter: Filter,
+        _reporter: Option<Reporter>,
+    ) -> Result<Source, SourceError> {
         Err(SourceError::NoSource)
     }
 }

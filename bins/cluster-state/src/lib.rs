@@ -18,10 +18,13 @@ mod source;
 mod validate;
 
 #[cfg(feature = "kube-api")]
-pub use api::{EVENT_API_CALLS, LeaseClient, LeaseError, api_calls, api_client};
+pub use api::{
+    EVENT_API_CALLS, INVALID_OBJECT_EVENT_API_CALLS, LeaseClient, LeaseError, api_calls, api_client,
+};
 pub use api_call::ApiCall;
 pub use args::SourceArgs;
 pub use error::{EventError, SourceError, StatusError};
+pub use events::{EVENT_NOTE_LIMIT, Reporter, event_name, truncate_utf8};
 pub use filter::Filter;
 pub use k8s_openapi as k8s;
 pub use kind::{Kind, Object};

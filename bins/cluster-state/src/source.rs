@@ -12,7 +12,8 @@ use tokio::sync::watch;
 use crate::api::ApiSource;
 use crate::manifest::ManifestSource;
 use crate::{
-    EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, SourceHealth, StatusError,
+    EventError, Filter, Kind, Metrics, ObjectRef, Reporter, Snapshot, SourceError, SourceHealth,
+    StatusError,
 };
 
 /// A source of snapshots; dropping it stops it (the receivers keep the last snapshot).
@@ -71,16 +72,22 @@ impl Source {
     /// first snapshot (`revision` 1) is published once every kind has been listed.
     #[cfg(feature = "kube-api")]
     pub fn api(client: kube::Client, kinds: &[Kind]) -> Source {
-        Source::api_filtered(client, kinds, Filter::default())
+        Source::api_filtered(client, kinds, Filter::default(), None)
     }
 
     /// As [`Source::api`], listing and watching only the objects `filter` keeps (with a field
-    /// selector).
+    /// selector); with a `reporter`, each object left out as invalid is also recorded as a
+    /// `Warning` event regarding it (reason `Invalid`, one per version of the object).
     #[cfg(feature = "kube-api")]
-    pub fn api_filtered(client: kube::Client, kinds: &[Kind], filter: Filter) -> Source {
+    pub fn api_filtered(
+        client: kube::Client,
+        kinds: &[Kind],
+        filter: Filter,
+        reporter: Option<Reporter>,
+    ) -> Source {
         let (sender, snapshots) = watch::channel(Arc::new(Snapshot::default()));
         let metrics = Metrics::default();
-        let api = ApiSource::start(client, kinds, filter, sender, metrics.clone());
+        let api = ApiSource::start(client, kinds, filter, reporter, sender, metrics.clone());
         Source {
             snapshots,
             metrics,

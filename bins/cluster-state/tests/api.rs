@@ -20,8 +20,8 @@ use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMet
 use cluster_state::k8s::apimachinery::pkg::util::intstr::IntOrString;
 use cluster_state::k8s::jiff::Timestamp;
 use cluster_state::{
-    ApiCall, EVENT_API_CALLS, EventError, Filter, Kind, ObjectRef, Snapshot, Source, StatusError,
-    api_calls,
+    ApiCall, EVENT_API_CALLS, EventError, Filter, INVALID_OBJECT_EVENT_API_CALLS, Kind, ObjectRef,
+    Reporter, Snapshot, Source, StatusError, api_calls,
 };
 use tokio::sync::watch;
 
@@ -373,7 +373,12 @@ async fn tls_secrets_only_are_listed_and_watched_with_a_field_selector() {
     let mut script = Script::default();
     script.list(&collection(Kind::Secret), Reply::ok(list.to_string()));
     let api = FakeApi::start(script).await.unwrap();
-    let source = Source::api_filtered(api.client().unwrap(), &[Kind::Secret], Filter::TLS_SECRETS);
+    let source = Source::api_filtered(
+        api.client().unwrap(),
+        &[Kind::Secret],
+        Filter::TLS_SECRETS,
+        None,
+    );
     let mut snapshots = source.snapshots();
     let snapshot = wait_for(&mut snapshots, |s| s.revision > 0).await;
     assert!(snapshot.same_objects(&expected));
@@ -451,6 +456,73 @@ async fn events_are_created_and_their_repeats_patch_the_series() {
         "{invalid:?}"
     );
     assert_eq!(rbac_calls(&api.seen()), declared(EVENT_API_CALLS));
+}
+
+/// The recorded list of Services with `b`'s port renamed to `name`.
+fn services_with_port_name(name: &str) -> String {
+    let mut list: serde_json::Value =
+        serde_json::from_str(&recorded("services.list.json")).unwrap();
+    let b = list["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|item| item["metadata"]["name"] == "b")
+        .unwrap();
+    b["spec"]["ports"][0]["name"] = name.into();
+    list.to_string()
+}
+
+#[tokio::test]
+async fn an_invalid_object_from_the_api_is_left_out_and_recorded_as_an_event() {
+    // Issue #28's payload: a port name that would be an iptables rule of its own.
+    let payload = "x\n-A KUBE-SERVICES -p tcp -d 10.96.0.1 --dport 443 -j DNAT \
+                   --to-destination 6.6.6.6:443\n#";
+    let events = "/apis/events.k8s.io/v1/namespaces/shop/events";
+    let mut script = Script::default();
+    script
+        .list(SERVICES, Reply::ok(services_with_port_name(payload)))
+        .watch(SERVICES, "", false)
+        .store(events);
+    let api = FakeApi::start(script).await.unwrap();
+    let reporter = Reporter {
+        controller: "kube-node-net/service-proxy",
+        instance: "node-1".into(),
+    };
+    let client = api.client().unwrap();
+    let source = Source::api_filtered(client, &[Kind::Service], Filter::default(), Some(reporter));
+    let mut snapshots = source.snapshots();
+
+    let first = wait_for(&mut snapshots, |s| s.revision > 0).await;
+    assert_eq!(service_names(&first), ["shop/a"], "b is left out");
+
+    let posted = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let seen = api.seen();
+            if let Some(post) = seen.iter().find(|r| r.method == Method::POST) {
+                return post.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("an event for the invalid Service");
+    assert_eq!(posted.path, events);
+    let event: Event = serde_json::from_str(&posted.body).unwrap();
+    let regarding = event.regarding.unwrap();
+    assert_eq!(
+        (regarding.kind.as_deref(), regarding.name.as_deref()),
+        (Some("Service"), Some("b"))
+    );
+    assert_eq!(event.reason.as_deref(), Some("Invalid"));
+    assert_eq!(event.reporting_instance.as_deref(), Some("node-1"));
+    let note = event.note.unwrap();
+    assert!(note.contains("spec.ports[0].name"), "{note}");
+    assert!(!note.contains('\n'), "the payload is escaped: {note}");
+    let calls = rbac_calls(&api.seen());
+    let expected = api_calls(&[Kind::Service], false)
+        .into_iter()
+        .chain(INVALID_OBJECT_EVENT_API_CALLS);
+    assert_eq!(calls, declared(expected));
 }
 
 #[tokio::test]

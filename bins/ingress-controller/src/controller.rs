@@ -123,7 +123,12 @@ pub async fn run(
     info!(%address, "serving /healthz and /metrics");
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
-    let source = crate::objects::start(&settings.source).await?;
+    // Objects the source leaves out as invalid are also events from this replica.
+    let reporter = cluster_state::Reporter {
+        controller: reports::REPORTING_CONTROLLER,
+        instance: settings.instance.clone(),
+    };
+    let source = crate::objects::start(&settings.source, Some(reporter)).await?;
     let _ = shared.source.set(source.health());
     let mut snapshots = source.snapshots();
     snapshots.mark_changed();

@@ -81,7 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// The objects once the source has read everything (the first complete snapshot).
 async fn snapshot(source: &SourceArgs) -> anyhow::Result<Objects> {
-    let source = ingress_controller::objects::start(source).await?;
+    let source = ingress_controller::objects::start(source, None).await?;
     let mut snapshots = source.snapshots();
     let snapshot = snapshots
         .wait_for(|s| s.revision > 0)

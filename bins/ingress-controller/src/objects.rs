@@ -1,6 +1,6 @@
 //! The Kubernetes objects the controller reads, as one value.
 
-use cluster_state::{Filter, Kind, Object, Source, SourceArgs, SourceError};
+use cluster_state::{Filter, Kind, Object, Reporter, Source, SourceArgs, SourceError};
 use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -70,13 +70,15 @@ pub const KINDS: [Kind; 5] = [
 
 /// Starts the object source of `args` for what the controller reads: the [`KINDS`], and of the
 /// Secrets only those of type `kubernetes.io/tls` (the API source lists and watches them with
-/// the field selector `type=kubernetes.io/tls`).
+/// the field selector `type=kubernetes.io/tls`). With a `reporter`, the objects it leaves out
+/// as invalid are also recorded as events.
 ///
 /// # Errors
 ///
 /// The source's, when it cannot start.
-pub async fn start(args: &SourceArgs) -> Result<Source, SourceError> {
-    args.start_filtered(&KINDS, Filter::TLS_SECRETS).await
+pub async fn start(args: &SourceArgs, reporter: Option<Reporter>) -> Result<Source, SourceError> {
+    args.start_reporting(&KINDS, Filter::TLS_SECRETS, reporter)
+        .await
 }
 
 /// `namespace/name` of an object (just `name` when cluster-scoped).

@@ -7,9 +7,8 @@
 //! records them through cluster-state (leader only).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
 
-use cluster_state::ObjectRef;
+use cluster_state::{EVENT_NOTE_LIMIT, ObjectRef, truncate_utf8};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
@@ -19,12 +18,6 @@ use crate::model::{Problem, Reason};
 
 /// `reportingController` of our events (a qualified name, as the API requires).
 pub const REPORTING_CONTROLLER: &str = "kube-node-net/ingress-controller";
-
-/// The longest `note` the API server accepts (bytes).
-const NOTE_LIMIT: usize = 1024;
-
-/// The longest object name (a DNS subdomain).
-const NAME_LIMIT: usize = 253;
 
 /// One problem of one Ingress, as reported.
 type Key = (Reason, String);
@@ -133,14 +126,7 @@ impl Reporter {
 
 /// `INGRESS.HASH`: unique per Ingress, problem and first time, and a valid object name.
 fn event_name(ingress: &ObjectRef, key: &Key, now: Timestamp) -> String {
-    let mut hasher = DefaultHasher::new();
-    (ingress, key, now.as_nanosecond()).hash(&mut hasher);
-    let suffix = format!(".{:016x}", hasher.finish());
-    let mut prefix = ingress.name.as_str();
-    while prefix.len() + suffix.len() > NAME_LIMIT || prefix.ends_with(['.', '-']) {
-        prefix = prefix.get(..prefix.len() - 1).unwrap_or_default();
-    }
-    format!("{prefix}{suffix}")
+    cluster_state::event_name(&ingress.name, (ingress, key, now.as_nanosecond()))
 }
 
 /// The Event of `report` at `now`, regarding the Ingress with `uid`, from the controller
@@ -161,7 +147,7 @@ pub fn event(report: &Report, uid: Option<&str>, instance: &str, now: Timestamp)
         type_: Some("Warning".into()),
         reason: Some(report.reason.as_str().into()),
         action: Some("Reconcile".into()),
-        note: Some(truncate(&report.message, NOTE_LIMIT).to_owned()),
+        note: Some(truncate_utf8(&report.message, EVENT_NOTE_LIMIT).to_owned()),
         regarding: Some(ObjectReference {
             api_version: Some("networking.k8s.io/v1".into()),
             kind: Some("Ingress".into()),
@@ -171,18 +157,9 @@ pub fn event(report: &Report, uid: Option<&str>, instance: &str, now: Timestamp)
             ..ObjectReference::default()
         }),
         reporting_controller: Some(REPORTING_CONTROLLER.into()),
-        reporting_instance: Some(truncate(instance, 128).to_owned()),
+        reporting_instance: Some(truncate_utf8(instance, 128).to_owned()),
         ..Event::default()
     }
-}
-
-/// The longest prefix of `text` of at most `limit` bytes that ends on a character boundary.
-fn truncate(text: &str, limit: usize) -> &str {
-    let end = (0..=limit.min(text.len()))
-        .rev()
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0);
-    text.get(..end).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -289,7 +266,7 @@ mod tests {
         assert_eq!(event.event_time, Some(MicroTime(at(0))));
         assert!(event.series.is_none());
         let note = event.note.unwrap();
-        assert!(note.len() <= NOTE_LIMIT && note.chars().all(|c| c == 'é'));
+        assert!(note.len() <= EVENT_NOTE_LIMIT && note.chars().all(|c| c == 'é'));
         let regarding = event.regarding.unwrap();
         assert_eq!(
             (regarding.kind.as_deref(), regarding.uid.as_deref()),
@@ -310,7 +287,7 @@ mod tests {
         let key = (Reason::InvalidIngress, "no spec".to_owned());
         let long = ObjectRef::new("shop", format!("{}-x", "a".repeat(240)));
         let name = event_name(&long, &key, at(0));
-        assert!(name.len() <= NAME_LIMIT, "{name}");
+        assert!(name.len() <= 253, "{name}");
         assert!(!name.contains("-."), "{name}");
         let short = event_name(&ObjectRef::new("shop", "web"), &key, at(0));
         assert!(

@@ -11,3 +11,7 @@ pub mod pacing;
 pub mod proxy;
 pub mod tally;
 pub mod translate;
+
+/// `reportingController` of the events service-proxy records (about Services and
+/// EndpointSlices it leaves out as invalid).
+pub const REPORTING_CONTROLLER: &str = "kube-node-net/service-proxy";

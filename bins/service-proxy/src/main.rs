@@ -5,9 +5,10 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::Context;
 use clap::Parser;
-use cluster_state::{Kind, Snapshot};
+use cluster_state::{Filter, Kind, Reporter, Snapshot};
 use iptables_exec::{Backend, Iptables};
 use iptables_model::kube::Proxier;
+use service_proxy::REPORTING_CONTROLLER;
 use service_proxy::cli::{Args, Family};
 use service_proxy::feed::{self, Feed};
 use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
@@ -110,9 +111,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tracing::info!("every rule and chain of service-proxy removed");
         return Ok(());
     }
+    // Objects the source leaves out as invalid are also events on the API server.
+    let reporter = Reporter {
+        controller: REPORTING_CONTROLLER,
+        instance: args.hostname(),
+    };
+    let kinds = [Kind::Service, Kind::EndpointSlice];
     let source = args
         .source
-        .start(&[Kind::Service, Kind::EndpointSlice])
+        .start_reporting(&kinds, Filter::default(), Some(reporter))
         .await
         .context("cannot start the object source")?;
     let source_health = source.health();

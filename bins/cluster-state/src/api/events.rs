@@ -12,6 +12,11 @@ use crate::{ApiCall, EventError};
 /// server, in the events' namespaces: `create` and `patch` of `events.k8s.io` `events`.
 pub const EVENT_API_CALLS: [ApiCall; 2] = [event_call("create"), event_call("patch")];
 
+/// The requests a source given a [`Reporter`](crate::Reporter) makes to record the objects it
+/// leaves out as invalid, in their namespaces: `create` of `events.k8s.io` `events` (one event
+/// per object version, never patched).
+pub const INVALID_OBJECT_EVENT_API_CALLS: [ApiCall; 1] = [event_call("create")];
+
 const fn event_call(verb: &'static str) -> ApiCall {
     ApiCall {
         verb,

@@ -1,8 +1,14 @@
 //! The objects the watchers have reported, as snapshots: a pure state machine.
+//!
+//! Every object is validated as the API server would ([`crate::validate`]) before it goes in:
+//! the API server has accepted it, so only skew or a bug can make one invalid, but what the
+//! binaries build from an object must never depend on that. An invalid object is left out (a
+//! new version that is invalid removes the old one: the old one is no longer what the cluster
+//! says), and reported once per version.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::{Kind, Object, ObjectRef, Snapshot};
+use crate::{Invalid, Kind, Object, ObjectRef, Snapshot, validate};
 
 /// What a watcher reported, for any kind.
 #[derive(Debug)]
@@ -19,6 +25,25 @@ pub(crate) enum Update {
     Deleted(Kind, ObjectRef),
 }
 
+/// An object left out because it is invalid, reported for the first time in this version.
+#[derive(Debug)]
+pub(crate) struct Rejected {
+    /// The object as the API server sent it.
+    pub(crate) object: Object,
+    /// Why it is invalid.
+    pub(crate) invalid: Invalid,
+}
+
+/// An object, validated.
+enum Checked {
+    Valid(Object),
+    /// Its kind and key, and the report if this version was not reported before.
+    Invalid((Kind, ObjectRef), Option<Rejected>),
+}
+
+/// The version of an invalid object last reported (its `resourceVersion`).
+type Version = Option<String>;
+
 /// The API server's objects of the watched kinds, as far as the watchers have told.
 #[derive(Debug)]
 pub(crate) struct Mirror {
@@ -27,6 +52,10 @@ pub(crate) struct Mirror {
     lists: BTreeMap<Kind, Vec<Object>>,
     /// The kinds not listed completely even once yet.
     unlisted: BTreeSet<Kind>,
+    /// The objects left out as invalid, with the version reported.
+    invalid: BTreeMap<(Kind, ObjectRef), Version>,
+    /// The invalid objects of each list in progress: those not in it are forgotten with it.
+    listed_invalid: BTreeMap<Kind, BTreeSet<ObjectRef>>,
 }
 
 impl Mirror {
@@ -36,28 +65,70 @@ impl Mirror {
             objects: Snapshot::default(),
             lists: BTreeMap::new(),
             unlisted: kinds.iter().copied().collect(),
+            invalid: BTreeMap::new(),
+            listed_invalid: BTreeMap::new(),
         }
     }
 
-    /// Takes in one update.
-    pub(crate) fn apply(&mut self, update: Update) {
+    /// Takes in one update; returns the object it leaves out as invalid, when this version of
+    /// it was not reported before.
+    pub(crate) fn apply(&mut self, update: Update) -> Option<Rejected> {
         match update {
             Update::Relisting(kind) => {
                 self.lists.insert(kind, Vec::new());
+                self.listed_invalid.insert(kind, BTreeSet::new());
             }
             Update::Listed(object) => {
-                self.lists.entry(object.kind()).or_default().push(object);
+                let kind = object.kind();
+                match self.check(object) {
+                    Checked::Valid(object) => self.lists.entry(kind).or_default().push(object),
+                    Checked::Invalid((_, key), rejected) => {
+                        self.listed_invalid.entry(kind).or_default().insert(key);
+                        return rejected;
+                    }
+                }
             }
             Update::Relisted(kind) => {
                 self.objects.clear(kind);
                 for object in self.lists.remove(&kind).unwrap_or_default() {
                     self.objects.insert(object);
                 }
+                let still_invalid = self.listed_invalid.remove(&kind).unwrap_or_default();
+                self.invalid
+                    .retain(|(of, key), _| *of != kind || still_invalid.contains(key));
                 self.unlisted.remove(&kind);
             }
-            Update::Applied(object) => self.objects.insert(object),
-            Update::Deleted(kind, key) => self.objects.remove(kind, &key),
+            Update::Applied(object) => match self.check(object) {
+                Checked::Valid(object) => self.objects.insert(object),
+                Checked::Invalid((kind, key), rejected) => {
+                    self.objects.remove(kind, &key);
+                    return rejected;
+                }
+            },
+            Update::Deleted(kind, key) => {
+                self.invalid.remove(&(kind, key.clone()));
+                self.objects.remove(kind, &key);
+            }
         }
+        None
+    }
+
+    /// Validates `object`, recording it as invalid if it is.
+    fn check(&mut self, object: Object) -> Checked {
+        let key = (object.kind(), object.key());
+        let Err(invalid) = validate(&object) else {
+            self.invalid.remove(&key);
+            return Checked::Valid(object);
+        };
+        let version = object.metadata().resource_version.clone();
+        let reported = self.invalid.insert(key.clone(), version.clone());
+        let new = reported.as_ref() != Some(&version);
+        Checked::Invalid(key, new.then_some(Rejected { object, invalid }))
+    }
+
+    /// How many objects are left out as invalid.
+    pub(crate) fn invalid_count(&self) -> usize {
+        self.invalid.len()
     }
 
     /// The objects, once every kind has been listed.
@@ -81,6 +152,29 @@ mod tests {
                 ..ObjectMeta::default()
             },
             ..ConfigMap::default()
+        }
+        .into()
+    }
+
+    /// A Service `name` with one port named `port_name`.
+    fn service(name: &str, port_name: &str, version: &str) -> Object {
+        use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+        Service {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("default".into()),
+                resource_version: Some(version.into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(ServiceSpec {
+                ports: Some(vec![ServicePort {
+                    name: Some(port_name.into()),
+                    port: 80,
+                    ..ServicePort::default()
+                }]),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
         }
         .into()
     }
@@ -130,5 +224,61 @@ mod tests {
             ["c"]
         );
         assert_eq!(third.changes.len(), 1);
+    }
+
+    #[test]
+    fn invalid_objects_are_left_out_and_reported_once_per_version() {
+        let bad = "x\n-A KUBE-SERVICES -j DNAT --to-destination 6.6.6.6\n#";
+        let mut mirror = Mirror::new(&[Kind::Service]);
+        assert!(mirror.apply(Update::Relisting(Kind::Service)).is_none());
+        assert!(
+            mirror
+                .apply(Update::Listed(service("web", "http", "1")))
+                .is_none()
+        );
+        let rejected = mirror
+            .apply(Update::Listed(service("api", bad, "2")))
+            .unwrap();
+        assert_eq!(rejected.object.key().name, "api");
+        assert!(!rejected.invalid.errors.is_empty());
+        mirror.apply(Update::Relisted(Kind::Service));
+        let first = next(&mirror, &Snapshot::default()).unwrap();
+        assert_eq!(first.services.len(), 1, "the invalid Service is left out");
+        assert_eq!(mirror.invalid_count(), 1);
+
+        // The same version again (a relist) is not reported again; a new version is.
+        mirror.apply(Update::Relisting(Kind::Service));
+        assert!(
+            mirror
+                .apply(Update::Listed(service("api", bad, "2")))
+                .is_none()
+        );
+        mirror.apply(Update::Listed(service("web", "http", "1")));
+        mirror.apply(Update::Relisted(Kind::Service));
+        assert!(
+            mirror
+                .apply(Update::Applied(service("api", bad, "3")))
+                .is_some()
+        );
+        assert_eq!(mirror.invalid_count(), 1);
+
+        // A valid object made invalid by an update is removed, not kept in its old version.
+        assert!(
+            mirror
+                .apply(Update::Applied(service("web", bad, "4")))
+                .is_some()
+        );
+        let second = next(&mirror, &first).unwrap();
+        assert!(second.services.is_empty(), "{:?}", second.services.keys());
+        assert_eq!(mirror.invalid_count(), 2);
+
+        // Deleted, or gone from a relist, it is forgotten.
+        mirror.apply(Update::Deleted(
+            Kind::Service,
+            ObjectRef::new("default", "api"),
+        ));
+        mirror.apply(Update::Relisting(Kind::Service));
+        mirror.apply(Update::Relisted(Kind::Service));
+        assert_eq!(mirror.invalid_count(), 0);
     }
 }

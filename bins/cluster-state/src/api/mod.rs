@@ -7,8 +7,8 @@ mod mirror;
 mod source;
 
 pub use config::api_client;
-pub use events::EVENT_API_CALLS;
 pub(crate) use events::record as record_event;
+pub use events::{EVENT_API_CALLS, INVALID_OBJECT_EVENT_API_CALLS};
 pub use lease::{LeaseClient, LeaseError};
 pub(crate) use source::ApiSource;
 pub use source::api_calls;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures::stream::{BoxStream, SelectAll};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -14,14 +15,17 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::mirror::{Mirror, Update};
+use super::mirror::{Mirror, Rejected, Update};
+use crate::events::invalid_object_event;
 use crate::kind::with_kinds;
 use crate::snapshot::publish;
-use crate::{ApiCall, EventError, Filter, Kind, Metrics, Object, ObjectRef, Snapshot, StatusError};
+use crate::{
+    ApiCall, EventError, Filter, Kind, Metrics, Object, ObjectRef, Reporter, Snapshot, StatusError,
+};
 
 /// The requests the API source makes, in every namespace: `list` and `watch` on each of
-/// `kinds` (see [`ApiSource::start`]), and with `ingress_status`, the `patch` of
-/// `ingresses/status` (see [`ApiSource::write_ingress_status`]). A binary's RBAC rules are
+/// `kinds` (see [`Source::api`](crate::Source::api)), and with `ingress_status`, the `patch` of
+/// `ingresses/status` (see [`Source::write_ingress_status`](crate::Source::write_ingress_status)). A binary's RBAC rules are
 /// exactly these.
 pub fn api_calls(kinds: &[Kind], ingress_status: bool) -> Vec<ApiCall> {
     let watches = kinds.iter().flat_map(|kind| {
@@ -49,7 +53,8 @@ pub(crate) struct ApiSource {
 
 impl ApiSource {
     /// Starts watching `kinds` in every namespace, recording into `metrics`; the first snapshot
-    /// is published once each kind has been listed.
+    /// is published once each kind has been listed. An object that fails validation is left
+    /// out, logged, and with a `reporter`, recorded as a `Warning` event regarding it.
     ///
     /// Each watcher lists, then watches from the list's `resourceVersion` (with bookmarks); when
     /// the watch ends it resumes from the last version seen, and when that version has expired
@@ -59,6 +64,7 @@ impl ApiSource {
         client: Client,
         kinds: &[Kind],
         filter: Filter,
+        reporter: Option<Reporter>,
         snapshots: watch::Sender<Arc<Snapshot>>,
         metrics: Metrics,
     ) -> Self {
@@ -66,7 +72,12 @@ impl ApiSource {
             .iter()
             .map(|kind| watch_kind(*kind, &client, filter.field_selector(*kind)))
             .collect();
-        let task = tokio::spawn(mirror(streams, Mirror::new(kinds), snapshots, metrics));
+        let rejections = Rejections {
+            client: client.clone(),
+            reporter,
+        };
+        let mirrored = mirror(streams, Mirror::new(kinds), rejections, snapshots, metrics);
+        let task = tokio::spawn(mirrored);
         Self { client, task }
     }
 
@@ -114,10 +125,46 @@ impl Drop for ApiSource {
 
 type Updates = BoxStream<'static, Result<Update, watcher::Error>>;
 
+/// Where the objects left out as invalid are reported.
+struct Rejections {
+    client: Client,
+    reporter: Option<Reporter>,
+}
+
+impl Rejections {
+    /// Logs `rejected`, and records an event regarding it if there is a reporter (in the
+    /// background: the mirror does not wait for the API server).
+    fn report(&self, rejected: Rejected) {
+        let Rejected { object, invalid } = rejected;
+        tracing::warn!(
+            kind = %object.kind(),
+            object = %object.key(),
+            "invalid, left out: {invalid}"
+        );
+        let Some(reporter) = &self.reporter else {
+            return;
+        };
+        let event = invalid_object_event(&object, &invalid, reporter, Timestamp::now());
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            match super::record_event(&client, &event).await {
+                Ok(()) => {}
+                // One per object version: a relist after a restart finds it recorded.
+                Err(EventError::Api {
+                    source: kube::Error::Api(status),
+                    ..
+                }) if status.code == 409 => {}
+                Err(error) => tracing::warn!(%error, "recording an invalid object's event"),
+            }
+        });
+    }
+}
+
 /// Applies the watchers' updates as they come, publishing after each batch of ready ones.
 async fn mirror(
     streams: SelectAll<Updates>,
     mut mirror: Mirror,
+    rejections: Rejections,
     snapshots: watch::Sender<Arc<Snapshot>>,
     metrics: Metrics,
 ) {
@@ -125,13 +172,18 @@ async fn mirror(
     while let Some(batch) = batches.next().await {
         for result in batch {
             match result {
-                Ok(update) => mirror.apply(update),
+                Ok(update) => {
+                    if let Some(rejected) = mirror.apply(update) {
+                        rejections.report(rejected);
+                    }
+                }
                 Err(error) => {
                     metrics.request_failed();
                     tracing::warn!(%error, "watching the API server; retrying");
                 }
             }
         }
+        metrics.invalid_objects(mirror.invalid_count());
         if let Some(objects) = mirror.objects() {
             publish(&snapshots, objects.clone(), "API server", &metrics);
         }
