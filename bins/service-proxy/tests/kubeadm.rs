@@ -144,3 +144,32 @@ fn a_field_kubeadm_leaves_at_its_default_can_be_set_in_the_file() {
         "{log}"
     );
 }
+
+#[test]
+fn the_field_newer_kubeadm_releases_write_is_read() {
+    // kube-proxy's type has since gained iptables.snatNodeInternalIP (a pointer: kubeadm
+    // writes it `null`, between minSyncPeriod and syncPeriod).
+    let mount = tempfile::tempdir().unwrap();
+    mount_configmap(mount.path());
+    let config = mount.path().join("config.conf");
+    let kubeadms = std::fs::read_to_string(&config).unwrap();
+    let before = "  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs:";
+    assert_eq!(kubeadms.matches(before).count(), 1);
+    let newer = kubeadms.replace(
+        before,
+        "  minSyncPeriod: 0s\n  snatNodeInternalIP: null\n  syncPeriod: 0s\nipvs:",
+    );
+    std::fs::write(&config, newer).unwrap();
+    let (rules, log) = dry_run(&[], daemonset_arguments(mount.path(), "node-a"));
+    let (from_flags, _) = dry_run(
+        &[
+            "--hostname-override",
+            "node-a",
+            "--cluster-cidr",
+            "10.244.0.0/16",
+        ],
+        Vec::new(),
+    );
+    assert_eq!(rules, from_flags);
+    assert!(!log.contains("not implemented"), "{log}");
+}

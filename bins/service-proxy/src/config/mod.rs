@@ -339,6 +339,20 @@ mod tests {
     }
 
     #[test]
+    fn bind_address_stands_for_the_node_ip_unless_that_is_given() {
+        let ip = |text: &str| text.parse::<std::net::IpAddr>().unwrap();
+        let args = resolve(None, &["--bind-address", "192.168.0.9"])
+            .unwrap()
+            .args;
+        assert_eq!(args.node_ip, [ip("192.168.0.9")]);
+        let flags = ["--bind-address=192.168.0.9", "--node-ip=10.0.0.1,fd00::1"];
+        let args = resolve(None, &flags).unwrap().args;
+        assert_eq!(args.node_ip, [ip("10.0.0.1"), ip("fd00::1")]);
+        let args = resolve(None, &["--bind-address", "0.0.0.0"]).unwrap().args;
+        assert_eq!(args.node_ip, [ip("127.0.0.1")]);
+    }
+
+    #[test]
     fn verbosity_maps_onto_log_levels() {
         use tracing::Level;
         for (flags, level) in [
