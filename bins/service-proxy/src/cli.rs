@@ -1,6 +1,7 @@
 //! Command-line flags, named after kube-proxy's where one exists.
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
@@ -9,6 +10,7 @@ use iptables_exec::Backend;
 use iptables_model::Cidr;
 use iptables_model::kube::{PartialSync, ProxyOptions};
 
+use crate::config::flags::KubeProxyFlags;
 use crate::nodeports::{self, NodePortAddress};
 
 /// kube-proxy's iptables mode: keeps the kernel's rules in sync with Services and
@@ -19,6 +21,22 @@ pub struct Args {
     /// Where Services and EndpointSlices come from.
     #[command(flatten)]
     pub source: SourceArgs,
+
+    /// kube-proxy's configuration file (a `KubeProxyConfiguration` of
+    /// `kubeproxy.config.k8s.io/v1alpha1`, as kubeadm writes it). A flag given on the command
+    /// line wins over the file's field.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// The proxy mode: only `iptables` (the default) is implemented; `nftables` and `ipvs`
+    /// are refused at start.
+    #[arg(long, value_name = "MODE")]
+    pub proxy_mode: Option<ProxyMode>,
+
+    /// Log verbosity, as kube-proxy's `-v`: 0 and 1 log at info level, 2 to 4 at debug, 5 and
+    /// more at trace. `RUST_LOG`, when set, wins.
+    #[arg(short = 'v', long = "v", value_name = "LEVEL")]
+    pub verbosity: Option<u32>,
 
     /// Print the restore input of a full sync of the manifests and apply nothing.
     #[arg(long)]
@@ -31,6 +49,11 @@ pub struct Args {
     /// This node's name (endpoints with this nodeName are local).
     #[arg(long, value_name = "NAME")]
     pub hostname_override: Option<String>,
+
+    /// kube-proxy's name for the node's primary IP: when not `0.0.0.0` or `::`, it stands
+    /// for `--node-ip` (unless that is given). Nothing is bound to it.
+    #[arg(long, value_name = "IP")]
+    pub bind_address: Option<IpAddr>,
 
     /// The node's IP addresses (one per family; checked against loadBalancerSourceRanges).
     #[arg(
@@ -50,9 +73,31 @@ pub struct Args {
     #[arg(long, value_name = "CIDR", value_delimiter = ',')]
     pub cluster_cidr: Vec<Cidr>,
 
-    /// Masquerade all traffic to ClusterIPs.
-    #[arg(long)]
+    /// Masquerade all traffic to ClusterIPs (`--masquerade-all` or `--masquerade-all=BOOL`).
+    #[arg(
+        long,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
     pub masquerade_all: bool,
+
+    /// How traffic from pods is told from other traffic (it is not masqueraded):
+    /// `ClusterCIDR` (the default: sources in --cluster-cidr). `NodeCIDR` (the Node's
+    /// podCIDRs), `BridgeInterface` and `InterfaceNamePrefix` are refused at start: not
+    /// implemented yet.
+    #[arg(long, value_name = "MODE")]
+    pub detect_local_mode: Option<LocalMode>,
+
+    /// The bridge interface of `--detect-local-mode BridgeInterface`.
+    #[arg(long, value_name = "NAME")]
+    pub pod_bridge_interface: Option<String>,
+
+    /// The interface name prefix of `--detect-local-mode InterfaceNamePrefix`.
+    #[arg(long, value_name = "PREFIX")]
+    pub pod_interface_name_prefix: Option<String>,
 
     /// The bit of the packet mark that flags traffic for masquerading.
     #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u8).range(0..=31))]
@@ -101,6 +146,40 @@ pub struct Args {
     /// The address the Services' health-check node ports listen on.
     #[arg(long, default_value = "0.0.0.0")]
     pub health_check_address: IpAddr,
+
+    /// kube-proxy's flags that service-proxy accepts without implementing them.
+    #[command(flatten)]
+    pub kube_proxy: KubeProxyFlags,
+}
+
+/// `--proxy-mode` and the file's `mode`: kube-proxy's proxy modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProxyMode {
+    /// iptables rules: what service-proxy writes.
+    Iptables,
+    /// nftables rules: not implemented yet.
+    Nftables,
+    /// IPVS: not supported.
+    Ipvs,
+    /// Windows' kernel proxier: not supported.
+    Kernelspace,
+}
+
+/// `--detect-local-mode` and the file's `detectLocalMode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LocalMode {
+    /// Pod traffic comes from --cluster-cidr.
+    #[value(name = "ClusterCIDR")]
+    ClusterCidr,
+    /// Pod traffic comes from the Node's `spec.podCIDRs`.
+    #[value(name = "NodeCIDR")]
+    NodeCidr,
+    /// Pod traffic comes in through --pod-bridge-interface.
+    #[value(name = "BridgeInterface")]
+    BridgeInterface,
+    /// Pod traffic comes in through interfaces named --pod-interface-name-prefix….
+    #[value(name = "InterfaceNamePrefix")]
+    InterfaceNamePrefix,
 }
 
 /// An IP family.

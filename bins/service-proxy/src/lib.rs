@@ -3,6 +3,7 @@
 pub mod addresses;
 pub mod chains;
 pub mod cli;
+pub mod config;
 pub mod feed;
 pub mod health;
 pub mod metrics;

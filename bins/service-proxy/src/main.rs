@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use anyhow::Context;
-use clap::Parser;
+use clap::CommandFactory;
 use cluster_state::{Filter, Kind, Reporter, Snapshot};
 use iptables_exec::{Backend, Iptables};
 use iptables_model::kube::Proxier;
 use service_proxy::REPORTING_CONTROLLER;
 use service_proxy::cli::{Args, Family};
+use service_proxy::config::Settings;
 use service_proxy::feed::{self, Feed};
 use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
 use service_proxy::metrics::Metrics;
@@ -196,13 +197,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // The flags and --config resolved first: the file may set the log verbosity.
+    let settings = Settings::resolve(&Args::command().get_matches())?;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(settings.log_filter())),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    run(Args::parse()).await
+    settings.log_start_up();
+    run(settings.args).await
 }
