@@ -3,6 +3,7 @@
 pub mod addresses;
 pub mod chains;
 pub mod cli;
+pub mod conntrack;
 pub mod feed;
 pub mod health;
 pub mod metrics;
