@@ -10,5 +10,6 @@ pub mod metrics;
 pub mod nodeports;
 pub mod pacing;
 pub mod proxy;
+pub mod sysctl;
 pub mod tally;
 pub mod translate;
