@@ -11,9 +11,9 @@
 //!
 //! kube-proxy reconciles when a Service that had UDP endpoints before the change had its
 //! endpoints changed; here, also when a UDP Service changed or gained its first endpoints, and
-//! at the first sync (flows left over from before a restart): a listing more, never a flow
-//! deleted that kube-proxy would keep. When `conntrack` is missing or fails, the rules stay as
-//! written, the failure is logged and counted, and the next sync tries again.
+//! at the first sync (flows left over from before a restart): a listing more, and only flows
+//! that kube-proxy's own reconcile would also find stale. When `conntrack` is missing or fails,
+//! the rules stay as written, the failure is logged and counted, and the next sync tries again.
 
 pub mod plan;
 pub mod tool;
