@@ -4,12 +4,14 @@ pub mod addresses;
 pub mod chains;
 pub mod cli;
 pub mod config;
+pub mod conntrack;
 pub mod feed;
 pub mod health;
 pub mod metrics;
 pub mod nodeports;
 pub mod pacing;
 pub mod proxy;
+pub mod sysctl;
 pub mod tally;
 pub mod translate;
 

@@ -17,6 +17,7 @@ use service_proxy::metrics::Metrics;
 use service_proxy::nodeports;
 use service_proxy::pacing::{Due, Pacer};
 use service_proxy::proxy::FamilyProxy;
+use service_proxy::sysctl::Sysctls;
 use tokio::net::TcpListener;
 
 fn family_proxies(
@@ -111,6 +112,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         tracing::info!("every rule and chain of service-proxy removed");
         return Ok(());
+    }
+    if !args.dry_run {
+        let options: Vec<_> = args.ip_families.iter().map(|&f| args.options(f)).collect();
+        if let Err(error) = Sysctls::system().prepare(&options) {
+            // kube-proxy exits here; only localhost NodePorts are lost, so the rest is served.
+            tracing::error!(%error, "NodePorts will not answer on 127.0.0.1");
+        }
     }
     // Objects the source leaves out as invalid are also events on the API server.
     let reporter = Reporter {

@@ -46,6 +46,9 @@ pub struct Metrics {
     no_local_endpoints: Family<Labels, Gauge>,
     healthz: Family<Labels, Counter>,
     livez: Family<Labels, Counter>,
+    conntrack_deleted: Family<Labels, Counter>,
+    conntrack_failures: Family<Labels, Counter>,
+    conntrack_duration: Family<Labels, Histogram, fn() -> Histogram>,
     families: Mutex<BTreeMap<&'static str, FamilyRules>>,
 }
 
@@ -106,6 +109,9 @@ impl Metrics {
             no_local_endpoints: Family::default(),
             healthz: Family::default(),
             livez: Family::default(),
+            conntrack_deleted: Family::default(),
+            conntrack_failures: Family::default(),
+            conntrack_duration: Family::new_with_constructor(sync_histogram),
             families: Mutex::default(),
             registry: Registry::default(),
         };
@@ -221,10 +227,26 @@ impl Metrics {
                 "Cumulative proxy livez HTTP status",
                 &metrics.livez,
             ),
+            (
+                "conntrack_reconciler_deleted_entries",
+                "Cumulative conntrack flows deleted by conntrack reconciler",
+                &metrics.conntrack_deleted,
+            ),
+            // service-proxy's own: kube-proxy only logs a failed reconcile.
+            (
+                "conntrack_reconciler_failures",
+                "Cumulative conntrack reconciles that failed (conntrack missing or failing)",
+                &metrics.conntrack_failures,
+            ),
         ];
         for (name, help, family) in counter_families {
             registry.register(name, help, family.clone());
         }
+        registry.register(
+            "conntrack_reconciler_sync_duration_seconds",
+            "ReconcileConntrackFlowsLatency latency in seconds",
+            metrics.conntrack_duration.clone(),
+        );
         Self {
             registry,
             ..metrics
@@ -326,6 +348,21 @@ impl Metrics {
         self.livez
             .get_or_create(&label("code", code.to_string()))
             .inc();
+    }
+
+    /// A conntrack reconcile of `family` took `took` and deleted `deleted` flows; it stopped
+    /// on an error when `failed`.
+    pub fn conntrack_reconciled(&self, family: &str, took: Duration, deleted: u64, failed: bool) {
+        let labels = label("ip_family", family);
+        self.conntrack_duration
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+        self.conntrack_deleted
+            .get_or_create(&labels)
+            .inc_by(deleted);
+        if failed {
+            self.conntrack_failures.get_or_create(&labels).inc();
+        }
     }
 
     /// The OpenMetrics text exposition.
@@ -455,6 +492,39 @@ mod tests {
                 "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds"
             ),
             "1700000000.0"
+        );
+    }
+
+    #[test]
+    fn conntrack_reconciles_count_deleted_flows_and_failures_per_family() {
+        let metrics = Metrics::new();
+        let ms = Duration::from_millis(2);
+        metrics.conntrack_reconciled("IPv4", ms, 3, false);
+        metrics.conntrack_reconciled("IPv4", ms, 1, true);
+        metrics.conntrack_reconciled("IPv6", ms, 0, false);
+        let text = metrics.encode();
+        for (name, expected) in [
+            (
+                "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"}",
+                "4",
+            ),
+            (
+                "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv6\"}",
+                "0",
+            ),
+            (
+                "kubeproxy_conntrack_reconciler_failures_total{ip_family=\"IPv4\"}",
+                "1",
+            ),
+            (
+                "kubeproxy_conntrack_reconciler_sync_duration_seconds_count{ip_family=\"IPv4\"}",
+                "2",
+            ),
+        ] {
+            assert_eq!(value(&text, name), expected, "{name}");
+        }
+        assert!(
+            !text.contains("kubeproxy_conntrack_reconciler_failures_total{ip_family=\"IPv6\"}")
         );
     }
 

@@ -1,5 +1,6 @@
 //! One IP family's proxy: translated objects in, `iptables-restore` runs out, paced, with the
-//! canary check, the jumps installed before full syncs, and a full resync after any failure.
+//! canary check, the jumps installed before full syncs, a full resync after any failure, and
+//! the stale UDP conntrack flows deleted once the rules are in place.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use iptables_model::kube::Proxier;
 
 use crate::addresses;
 use crate::chains;
+use crate::conntrack::Reconciler;
 use crate::feed::Update;
 use crate::health::ProxyHealth;
 use crate::metrics::Metrics;
@@ -40,6 +42,7 @@ pub struct FamilyProxy {
     family: &'static str,
     received: Received,
     tally: RuleTally,
+    conntrack: Reconciler,
 }
 
 impl FamilyProxy {
@@ -51,11 +54,8 @@ impl FamilyProxy {
         metrics: Arc<Metrics>,
         health: Arc<ProxyHealth>,
     ) -> Self {
-        let family = if proxier.options().ipv6 {
-            "IPv6"
-        } else {
-            "IPv4"
-        };
+        let ipv6 = proxier.options().ipv6;
+        let family = if ipv6 { "IPv6" } else { "IPv4" };
         Self {
             proxier,
             iptables,
@@ -65,6 +65,7 @@ impl FamilyProxy {
             family,
             received: Received::default(),
             tally: RuleTally::default(),
+            conntrack: Reconciler::new(ipv6, family),
         }
     }
 
@@ -77,12 +78,18 @@ impl FamilyProxy {
             match update {
                 Update::Service(key, object) => {
                     self.received.services.insert(key.clone());
-                    match object.as_deref().map(|o| translate::service(o, ipv6)) {
-                        Some(Ok(service)) => self.proxier.update_service(service),
+                    let service = match object.as_deref().map(|o| translate::service(o, ipv6)) {
+                        Some(Ok(service)) => Some(service),
                         Some(Err(reason)) => {
                             tracing::warn!(service = %key, %reason, "Service skipped");
-                            self.proxier.remove_service(&key.namespace, &key.name);
+                            None
                         }
+                        None => None,
+                    };
+                    let name = (key.namespace.clone(), key.name.clone());
+                    self.conntrack.service_changed(name, service.as_ref());
+                    match service {
+                        Some(service) => self.proxier.update_service(service),
                         None => self.proxier.remove_service(&key.namespace, &key.name),
                     }
                 }
@@ -98,7 +105,9 @@ impl FamilyProxy {
                                 })
                                 .ok()
                         })
-                        .collect();
+                        .collect::<Vec<_>>();
+                    let name = (key.namespace.clone(), key.name.clone());
+                    self.conntrack.slices_changed(name, &slices);
                     self.proxier
                         .update_endpoint_slices(&key.namespace, &key.name, slices);
                 }
@@ -153,6 +162,8 @@ impl FamilyProxy {
         let full = self.proxier.full_sync_pending();
         self.pacer.started(now, full);
         if !self.proxier.needs_sync() {
+            // The kernel holds the current rules: a reconcile that failed is retried.
+            self.conntrack.reconcile(&self.metrics).await;
             return;
         }
         let started = Instant::now();
@@ -187,6 +198,9 @@ impl FamilyProxy {
                 if !self.proxier.needs_sync() {
                     self.health.updated(SystemTime::now());
                 }
+                // The rules that send new flows to the current endpoints (or REJECT them) are
+                // in place: the flows still on a gone endpoint can go.
+                self.conntrack.reconcile(&self.metrics).await;
             }
             Err(error) => {
                 // The kernel keeps its previous rules; the next sync rewrites everything.

@@ -13,12 +13,15 @@
 //! them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use support::{Process, add_address, metric, metrics_in, poll, read_log, run};
 
 /// One family's addresses: the node's, the endpoints', the Services' and the clients'.
 struct Net {
@@ -144,35 +147,10 @@ for src in sources:
 print(json.dumps(out))
 "#;
 
-fn run(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", args[0]))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!(
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
 /// Two namespaces, deleted on drop whatever happens.
 struct Topology {
     node: String,
     pods: String,
-}
-
-/// `ip -n NS addr add CIDR dev LINK`, without duplicate address detection for IPv6 (the
-/// addresses are usable at once, never tentative).
-fn add_address(ns: &str, link: &str, cidr: &str) -> Result<String, String> {
-    let mut args = vec!["ip", "-n", ns, "addr", "add", cidr, "dev", link];
-    if cidr.contains(':') {
-        args.push("nodad");
-    }
-    run(&args)
 }
 
 impl Topology {
@@ -243,16 +221,6 @@ impl Drop for Topology {
         for ns in [&self.node, &self.pods] {
             let _ = Command::new("ip").args(["netns", "del", ns]).status();
         }
-    }
-}
-
-/// A child process killed on drop.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -340,22 +308,6 @@ fn chi_square(counts: &BTreeMap<String, usize>, expected_keys: usize) -> f64 {
         .values()
         .map(|&n| (n as f64 - expected).powi(2) / expected)
         .sum()
-}
-
-/// Polls `probe` every 50 ms until `check` holds for its output (30 s at most).
-fn poll(what: &str, probe: impl Fn() -> String, check: impl Fn(&str) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let seen = probe();
-        if check(&seen) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}:\n{seen}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Waits (polling) until `check` holds for the node's table `table`.
@@ -507,12 +459,6 @@ fn clean_up(topology: &Topology, net: &Net, variant: &str, before: &BTreeSet<Str
     assert_eq!(rules(topology, &net.tool(variant, "-save")), *before);
 }
 
-fn read_log(log: &tempfile::NamedTempFile) -> String {
-    let mut text = String::new();
-    log.reopen().unwrap().read_to_string(&mut text).unwrap();
-    text
-}
-
 /// Every flow came masqueraded to the node's veth address.
 fn assert_masqueraded(net: &Net, flows: &Flows) {
     assert!(
@@ -602,7 +548,7 @@ fn end_to_end(variant: &str) {
         let name = format!("kubeproxy_sync_proxy_rules_iptables_total{{table=\"{table}\"}}");
         poll(
             &format!("{name} = {}", own_rules(&saved)),
-            || metrics(&topology),
+            || metrics_in(&topology.node),
             |text| metric(text, &name) == Some(own_rules(&saved) as f64),
         );
     }
@@ -656,20 +602,6 @@ fn restore_wrapper(real: &str, dir: &Path) -> String {
         attempts.display(),
         attempts.display()
     )
-}
-
-/// The value of the sample `name` (with its labels) in a metrics text.
-fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-}
-
-/// The proxy's `/metrics`, fetched in the node namespace.
-fn metrics(topology: &Topology) -> String {
-    let script = "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:10249/metrics').read().decode())";
-    topology
-        .node(&["python3", "-c", script])
-        .unwrap_or_default()
 }
 
 /// kube-proxy's recovery: a restore that fails leaves the kernel's previous rules in place,
@@ -732,7 +664,7 @@ fn failed_restores_and_lost_canaries_bring_full_resyncs() {
     // The first failed sync was partial, the retries full.
     poll(
         "the failure metrics",
-        || metrics(&topology),
+        || metrics_in(&topology.node),
         |text| {
             metric(
                 text,
