@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 
 use iptables_model::kube::{
-    Endpoint, EndpointPort, EndpointSlice, Generated, Protocol, ProxyOptions, Service, ServicePort,
-    SyncRequest, generate,
+    Endpoint, EndpointPort, EndpointSlice, Generated, LocalDetector, Protocol, ProxyOptions,
+    Service, ServicePort, SyncRequest, generate,
 };
 
 /// The ClusterIP of service `i`: 172.16.0.0 onwards.
@@ -62,7 +62,9 @@ pub fn cluster(
 /// large-cluster threshold off so the text keeps kube-proxy's comments.
 pub fn options() -> ProxyOptions {
     let mut o = ProxyOptions::new("node-a", [192, 168, 0, 2].into());
-    o.pod_cidr = "10.0.0.0/8".parse().ok();
+    o.local_detector = "10.0.0.0/8"
+        .parse()
+        .map_or(LocalDetector::None, LocalDetector::Cidr);
     o.large_cluster_endpoints = usize::MAX;
     o
 }

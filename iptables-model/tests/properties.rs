@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use iptables_model::codec::{Style, Styled};
 use iptables_model::kube::{
-    Endpoint, EndpointPort, EndpointSlice, PartialSync, Protocol, Proxier, ProxyOptions, Service,
-    ServicePort, ServiceType, SyncRequest, TrafficPolicy, generate,
+    Endpoint, EndpointPort, EndpointSlice, LocalDetector, PartialSync, Protocol, Proxier,
+    ProxyOptions, Service, ServicePort, ServiceType, SyncRequest, TrafficPolicy, generate,
 };
 use iptables_model::model::{
     AddrType, CtState, MarkValue, MatchOption, Module, MultiportKind, PortRange, Probability,
@@ -344,7 +344,7 @@ fn cluster() -> impl Strategy<Value = (Vec<Service>, Vec<EndpointSlice>)> {
 
 fn options() -> ProxyOptions {
     let mut o = ProxyOptions::new("test-hostname", "192.168.0.2".parse().unwrap());
-    o.pod_cidr = Some("10.0.0.0/8".parse().unwrap());
+    o.local_detector = LocalDetector::Cidr("10.0.0.0/8".parse().unwrap());
     o
 }
 

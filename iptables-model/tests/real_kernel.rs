@@ -17,7 +17,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use iptables_model::codec::{Style, Styled};
-use iptables_model::kube::{Proxier, jump_rules};
+use iptables_model::kube::{InterfaceName, LocalDetector, Proxier, jump_rules};
 use iptables_model::{RestoreFile, Ruleset, Table, parse};
 
 /// A network namespace deleted on drop, whatever happens in the test.
@@ -160,6 +160,26 @@ fn real_restore_in_a_namespace_matches_the_model() {
         model.restore(&partial, true).unwrap();
         compare(
             &format!("{backend} partial"),
+            &ns.run(&save, &[], "").unwrap(),
+            &model,
+        );
+
+        // Pod traffic told by interface (`--detect-local-mode InterfaceNamePrefix`): `-i veth+`
+        // as the kernel saves it.
+        let mut by_interface = common::options(&[&v["options"]]);
+        by_interface.nfacct = false;
+        by_interface.local_detector =
+            LocalDetector::InterfaceNamePrefix(InterfaceName::prefix("veth").unwrap());
+        let interface_sync = Proxier::new(by_interface)
+            .sync(&services, &slices)
+            .restore()
+            .unwrap();
+        assert!(interface_sync.to_string().contains("! -i veth+"));
+        ns.run(&restore, &args, &interface_sync.to_string())
+            .unwrap_or_else(|e| panic!("{backend}: kernel refused -i veth+: {e}"));
+        model.restore(&interface_sync, true).unwrap();
+        compare(
+            &format!("{backend} interface detector"),
             &ns.run(&save, &[], "").unwrap(),
             &model,
         );

@@ -8,7 +8,7 @@ use clap::Parser;
 use cluster_state::SourceArgs;
 use iptables_exec::Backend;
 use iptables_model::Cidr;
-use iptables_model::kube::{PartialSync, ProxyOptions};
+use iptables_model::kube::{InterfaceName, LocalDetector, PartialSync, ProxyOptions};
 
 use crate::config::flags::KubeProxyFlags;
 use crate::nodeports::{self, NodePortAddress};
@@ -85,9 +85,10 @@ pub struct Args {
     pub masquerade_all: bool,
 
     /// How traffic from pods is told from other traffic (it is not masqueraded):
-    /// `ClusterCIDR` (the default: sources in --cluster-cidr). `NodeCIDR` (the Node's
-    /// podCIDRs), `BridgeInterface` and `InterfaceNamePrefix` are refused at start: not
-    /// implemented yet.
+    /// `ClusterCIDR` (the default: sources in --cluster-cidr), `BridgeInterface` (arriving on
+    /// --pod-bridge-interface), `InterfaceNamePrefix` (arriving on interfaces named
+    /// --pod-interface-name-prefix…). `NodeCIDR` (the Node's podCIDRs) is refused at start:
+    /// not implemented yet.
     #[arg(long, value_name = "MODE")]
     pub detect_local_mode: Option<LocalMode>,
 
@@ -258,6 +259,32 @@ impl Args {
         })
     }
 
+    /// How pod traffic is told apart in the rules of one family (kube-proxy's
+    /// `getLocalDetectors`): by `--cluster-cidr` of the family (none: no detector), or by
+    /// interface. The interface names were checked at start (`config::Settings::resolve`); a
+    /// name that is not valid here gives no detector.
+    fn local_detector(&self, ipv6: bool) -> LocalDetector {
+        let interface = |name: &Option<String>, check: fn(&str) -> Result<InterfaceName, _>| {
+            name.as_deref().and_then(|name| check(name).ok())
+        };
+        match self.detect_local_mode {
+            None | Some(LocalMode::ClusterCidr | LocalMode::NodeCidr) => self
+                .cluster_cidr
+                .iter()
+                .copied()
+                .find(|c| c.addr.is_ipv6() == ipv6)
+                .map_or(LocalDetector::None, LocalDetector::Cidr),
+            Some(LocalMode::BridgeInterface) => {
+                interface(&self.pod_bridge_interface, InterfaceName::new)
+                    .map_or(LocalDetector::None, LocalDetector::BridgeInterface)
+            }
+            Some(LocalMode::InterfaceNamePrefix) => {
+                interface(&self.pod_interface_name_prefix, InterfaceName::prefix)
+                    .map_or(LocalDetector::None, LocalDetector::InterfaceNamePrefix)
+            }
+        }
+    }
+
     /// The generator's options for one family.
     pub fn options(&self, family: Family) -> ProxyOptions {
         let ipv6 = family == Family::Ipv6;
@@ -272,11 +299,7 @@ impl Args {
                 IpAddr::from(std::net::Ipv4Addr::LOCALHOST)
             });
         let mut options = ProxyOptions::new(self.hostname(), node_ip);
-        options.pod_cidr = self
-            .cluster_cidr
-            .iter()
-            .copied()
-            .find(|c| c.addr.is_ipv6() == ipv6);
+        options.local_detector = self.local_detector(ipv6);
         options.masquerade_all = self.masquerade_all;
         options.masquerade_mark = 1 << self.iptables_masquerade_bit;
         options.localhost_node_ports = self.iptables_localhost_nodeports;
@@ -369,8 +392,8 @@ mod tests {
         assert_eq!(v4.hostname, "node-a");
         assert_eq!(v4.node_ip.to_string(), "192.168.0.2");
         assert_eq!(
-            v4.pod_cidr.map(|c| c.to_string()).as_deref(),
-            Some("10.244.0.0/16")
+            v4.local_detector,
+            LocalDetector::Cidr("10.244.0.0/16".parse().unwrap())
         );
         assert_eq!(v4.masquerade_mark, 0x8000);
         assert_eq!(
@@ -380,8 +403,8 @@ mod tests {
         let v6 = args.options(Family::Ipv6);
         assert!(v6.ipv6);
         assert_eq!(
-            v6.pod_cidr.map(|c| c.to_string()).as_deref(),
-            Some("fd00:10::/64")
+            v6.local_detector,
+            LocalDetector::Cidr("fd00:10::/64".parse().unwrap())
         );
         // No IPv6 CIDR: every local IPv6 address.
         assert_eq!(v6.node_port_addresses, None);

@@ -291,7 +291,7 @@ mod tests {
     use alloc::vec;
 
     use super::*;
-    use crate::kube::{Endpoint, EndpointPort, Protocol, Proxier};
+    use crate::kube::{Endpoint, EndpointPort, InterfaceName, LocalDetector, Protocol, Proxier};
 
     fn service(i: u8) -> Service {
         Service {
@@ -354,5 +354,62 @@ mod tests {
         }
         assert!(!generated.text.contains("10.0.9.1"));
         assert!(generated.text.contains("ns1/svc1:p has no endpoints"));
+    }
+
+    /// kube-proxy's detectors (`pkg/proxy/util/localdetector.go`): `-s CIDR`, `-i BRIDGE`,
+    /// `-i PREFIX+`, negated in the masquerade rule, plain in the pod-traffic rule of KUBE-EXT.
+    #[test]
+    fn each_local_detector_writes_its_match() {
+        let mut local = service(0);
+        local.service_type = crate::kube::ServiceType::NodePort;
+        local.external_traffic_policy = crate::kube::TrafficPolicy::Local;
+        local.health_check_node_port = 30001;
+        local.ports[0].node_port = 30000;
+        let mut slice = slice(0, 1);
+        slice.endpoints[0].node_name = Some("node-a".into());
+        let bridge = InterfaceName::new("cbr0").unwrap();
+        let prefix = InterfaceName::prefix("veth").unwrap();
+        for (detector, masquerade, pods) in [
+            (LocalDetector::None, None, None),
+            (
+                LocalDetector::Cidr("10.0.0.0/8".parse().unwrap()),
+                Some("! -s 10.0.0.0/8 -j KUBE-MARK-MASQ"),
+                Some("-s 10.0.0.0/8 -j KUBE-SVC-"),
+            ),
+            (
+                LocalDetector::BridgeInterface(bridge.clone()),
+                Some("! -i cbr0 -j KUBE-MARK-MASQ"),
+                Some("-i cbr0 -j KUBE-SVC-"),
+            ),
+            (
+                LocalDetector::InterfaceNamePrefix(prefix.clone()),
+                Some("! -i veth+ -j KUBE-MARK-MASQ"),
+                Some("-i veth+ -j KUBE-SVC-"),
+            ),
+        ] {
+            let mut options = ProxyOptions::new("node-a", [192, 168, 0, 2].into());
+            options.local_detector = detector.clone();
+            let request = SyncRequest {
+                existing_chains: &BTreeSet::new(),
+                changed: None,
+            };
+            let text = generate(&options, &[local.clone()], &[slice.clone()], request).text;
+            let masq = text
+                .lines()
+                .find(|line| line.contains("\"ns0/svc0:p cluster IP\"") && line.contains("MASQ"));
+            let pod = text
+                .lines()
+                .find(|line| line.contains("pod traffic for ns0/svc0:p external destinations"));
+            assert_eq!(
+                masq.map(|line| line.ends_with(masquerade.unwrap_or_default())),
+                masquerade.map(|_| true),
+                "{detector:?}: {masq:?}"
+            );
+            assert_eq!(
+                pod.map(|line| line.contains(pods.unwrap_or_default())),
+                pods.map(|_| true),
+                "{detector:?}: {pod:?}"
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@ use core::net::{IpAddr, Ipv4Addr};
 
 use crate::addr::Cidr;
 use crate::error::{EmitError, Field, check_value};
+use crate::kube::LocalDetector;
 
 /// A Service's `type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -163,8 +164,8 @@ pub struct ProxyOptions {
     pub hostname: String,
     /// The node's primary IP (checked against `loadBalancerSourceRanges`).
     pub node_ip: IpAddr,
-    /// The local-traffic detector's pod CIDR; `None` is the no-op detector.
-    pub pod_cidr: Option<Cidr>,
+    /// How traffic from this node's pods is told apart (`--detect-local-mode`).
+    pub local_detector: LocalDetector,
     /// The masquerade mark, `1 << masqueradeBit` (0x4000 by default).
     pub masquerade_mark: u32,
     /// `--masquerade-all`.
@@ -194,7 +195,7 @@ impl ProxyOptions {
         Self {
             hostname: hostname.into(),
             node_ip,
-            pod_cidr: None,
+            local_detector: LocalDetector::None,
             masquerade_mark: 0x4000,
             masquerade_all: false,
             localhost_node_ports: true,

@@ -6,6 +6,7 @@ mod endpoints;
 mod fixed;
 mod generate;
 mod input;
+mod local;
 mod naming;
 mod port;
 mod rules;
@@ -18,6 +19,7 @@ pub use input::{
     Endpoint, EndpointPort, EndpointSlice, Protocol, ProxyOptions, Service, ServicePort,
     ServiceType, TrafficPolicy,
 };
+pub use local::{InterfaceName, InterfaceNameError, LocalDetector, MAX_INTERFACE_NAME};
 pub use naming::{
     ServiceChains, endpoint_chain, is_service_chain, join_host_port, service_port_name,
 };

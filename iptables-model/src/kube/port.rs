@@ -324,16 +324,18 @@ impl PortContext<'_> {
         }
         let rules = &mut out.nat_rules;
         // 6. Masquerade rule of the internal chain.
-        if has_internal && (options.masquerade_all || options.pod_cidr.is_some()) {
+        let detector = &options.local_detector;
+        if has_internal && (options.masquerade_all || detector.is_implemented()) {
             let rule = RuleText::append(rules, internal_chain).service_ip(
                 &[&spn, " cluster IP"],
                 proto,
                 Some(self.cluster_ip),
                 port.port,
             );
-            let rule = match (options.masquerade_all, options.pod_cidr) {
-                (false, Some(pod_cidr)) => rule.source(true, pod_cidr),
-                _ => rule,
+            let rule = if options.masquerade_all {
+                rule
+            } else {
+                rule.local(true, detector)
             };
             rule.jump("KUBE-MARK-MASQ");
         }
@@ -341,10 +343,10 @@ impl PortContext<'_> {
         if uses_ext_chain {
             declare(&mut out.nat_chains, &chains.ext);
             if etp_local {
-                if let Some(pod_cidr) = options.pod_cidr {
+                if detector.is_implemented() {
                     RuleText::append(rules, &chains.ext)
                         .comment(&["pod traffic for ", &spn, " external destinations"])
-                        .source(false, pod_cidr)
+                        .local(false, detector)
                         .jump(&chains.svc);
                 }
                 RuleText::append(rules, &chains.ext)

@@ -11,6 +11,7 @@ use core::fmt::Write;
 use core::net::IpAddr;
 
 use super::input::Protocol;
+use super::local::{InterfaceName, LocalDetector};
 use crate::addr::Cidr;
 use crate::codec::{has_special, write_quoted};
 use crate::model::CtState;
@@ -173,6 +174,25 @@ impl<'a> RuleText<'a> {
         this.out.push_str(" -s ");
         push_cidr(this.out, address);
         this
+    }
+
+    /// Traffic from this node's pods (`negated`: from elsewhere), as `detector` tells it:
+    /// `[!] -s CIDR`, `[!] -i BRIDGE` or `[!] -i PREFIX+` (kube-proxy's `IfLocal` and
+    /// `IfNotLocal`); nothing for [`LocalDetector::None`].
+    pub(crate) fn local(self, negated: bool, detector: &LocalDetector) -> Self {
+        let interface = |this: Self, name: &InterfaceName, suffix: &str| {
+            let this = this.bang(negated);
+            this.out.push_str(" -i ");
+            this.out.push_str(name.as_str());
+            this.out.push_str(suffix);
+            this
+        };
+        match detector {
+            LocalDetector::None => self,
+            LocalDetector::Cidr(cidr) => self.source(negated, *cidr),
+            LocalDetector::BridgeInterface(name) => interface(self, name, ""),
+            LocalDetector::InterfaceNamePrefix(prefix) => interface(self, prefix, "+"),
+        }
     }
 
     /// `[!] -d ADDRESS`.

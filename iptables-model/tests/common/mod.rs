@@ -43,8 +43,8 @@ pub(crate) fn assert_text_eq(what: &str, got: &str, expected: &str) {
 
 use iptables_model::Cidr;
 use iptables_model::kube::{
-    Endpoint, EndpointPort, EndpointSlice, Protocol, ProxyOptions, Service, ServicePort,
-    ServiceType, TrafficPolicy,
+    Endpoint, EndpointPort, EndpointSlice, LocalDetector, Protocol, ProxyOptions, Service,
+    ServicePort, ServiceType, TrafficPolicy,
 };
 use serde_json::Value;
 use std::net::IpAddr;
@@ -101,7 +101,7 @@ fn policy(v: &Value, key: &str) -> TrafficPolicy {
 /// Proxier options: the corpus defaults, overridden by each layer of `layers` in turn.
 pub(crate) fn options(layers: &[&Value]) -> ProxyOptions {
     let mut o = ProxyOptions::new("test-hostname", "192.168.0.2".parse().unwrap());
-    o.pod_cidr = Some("10.0.0.0/8".parse().unwrap());
+    o.local_detector = LocalDetector::Cidr("10.0.0.0/8".parse().unwrap());
     o.nfacct = true;
     o.interface_addresses = interface_addresses();
     for layer in layers {
@@ -112,7 +112,11 @@ pub(crate) fn options(layers: &[&Value]) -> ProxyOptions {
             match key.as_str() {
                 "hostname" => o.hostname = value.as_str().unwrap().into(),
                 "nodeIP" => o.node_ip = value.as_str().unwrap().parse().unwrap(),
-                "podCIDR" => o.pod_cidr = value.as_str().map(|c| c.parse::<Cidr>().unwrap()),
+                "podCIDR" => {
+                    o.local_detector = value.as_str().map_or(LocalDetector::None, |c| {
+                        LocalDetector::Cidr(c.parse::<Cidr>().unwrap())
+                    })
+                }
                 "masqueradeMark" => {
                     o.masquerade_mark =
                         u32::from_str_radix(value.as_str().unwrap().trim_start_matches("0x"), 16)

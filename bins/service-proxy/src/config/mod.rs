@@ -20,6 +20,7 @@ use clap::{ArgMatches, FromArgMatches};
 use iptables_model::Cidr;
 
 use crate::cli::{Args, LocalMode, ProxyMode};
+use iptables_model::kube::InterfaceName;
 use read::ConfigError;
 
 /// The effective configuration, and what the start-up logs must say about it.
@@ -185,12 +186,27 @@ fn check(args: &Args) -> Result<(), SettingsError> {
                     .to_owned(),
             );
         }
-        Some(mode @ (LocalMode::BridgeInterface | LocalMode::InterfaceNamePrefix)) => {
-            return refuse(format!(
-                "detect-local-mode {mode:?} is not implemented yet: the rule generator \
-                 (iptables-model) tells pod traffic by source CIDR only (use ClusterCIDR with \
-                 --cluster-cidr)"
-            ));
+        Some(LocalMode::BridgeInterface) => {
+            // As kube-proxy's validation: the interface must be named.
+            let name = args.pod_bridge_interface.as_deref().unwrap_or_default();
+            if let Err(why) = InterfaceName::new(name) {
+                return refuse(format!(
+                    "detect-local-mode BridgeInterface needs --pod-bridge-interface \
+                     (detectLocal.bridgeInterface): {name:?}: {why}"
+                ));
+            }
+        }
+        Some(LocalMode::InterfaceNamePrefix) => {
+            let prefix = args
+                .pod_interface_name_prefix
+                .as_deref()
+                .unwrap_or_default();
+            if let Err(why) = InterfaceName::prefix(prefix) {
+                return refuse(format!(
+                    "detect-local-mode InterfaceNamePrefix needs --pod-interface-name-prefix \
+                     (detectLocal.interfaceNamePrefix): {prefix:?}: {why}"
+                ));
+            }
         }
     }
     for ipv6 in [false, true] {
@@ -226,6 +242,7 @@ mod tests {
 
     use super::*;
     use crate::cli::Family;
+    use iptables_model::kube::LocalDetector;
 
     const HEAD: &str =
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
@@ -277,13 +294,13 @@ mod tests {
         assert!(v4.masquerade_all);
         assert!(!v4.localhost_node_ports);
         assert_eq!(
-            v4.pod_cidr.map(|c| c.to_string()).as_deref(),
-            Some("10.244.0.0/16")
+            v4.local_detector,
+            LocalDetector::Cidr("10.244.0.0/16".parse().unwrap())
         );
         let v6 = args.options(Family::Ipv6);
         assert_eq!(
-            v6.pod_cidr.map(|c| c.to_string()).as_deref(),
-            Some("fd00:10::/64")
+            v6.local_detector,
+            LocalDetector::Cidr("fd00:10::/64".parse().unwrap())
         );
     }
 
@@ -392,26 +409,36 @@ mod tests {
     }
 
     #[test]
-    fn local_traffic_detectors_not_implemented_are_refused_at_start() {
+    fn local_traffic_detectors_need_their_interface_and_node_cidr_is_refused() {
         let node = refusal(None, &["--detect-local-mode", "NodeCIDR"]);
         assert!(
             node.contains("spec.podCIDRs") && node.contains("Nodes"),
             "{node}"
         );
         let bridge = "detectLocalMode: BridgeInterface\ndetectLocal:\n  bridgeInterface: cbr0\n";
-        let why = refusal(Some(bridge), &[]);
-        assert!(
-            why.contains("BridgeInterface") && why.contains("iptables-model"),
-            "{why}"
+        let settings = resolve(Some(bridge), &[]).unwrap();
+        assert_eq!(
+            settings.args.detect_local_mode,
+            Some(LocalMode::BridgeInterface)
         );
-        let prefix = refusal(
+        let unnamed = refusal(None, &["--detect-local-mode", "BridgeInterface"]);
+        assert!(unnamed.contains("--pod-bridge-interface"), "{unnamed}");
+        let hostile = refusal(
+            None,
+            &[
+                "--detect-local-mode=InterfaceNamePrefix",
+                "--pod-interface-name-prefix=veth\n-A KUBE-SERVICES",
+            ],
+        );
+        assert!(hostile.contains("cannot hold '\\n'"), "{hostile}");
+        let prefix = resolve(
             None,
             &[
                 "--detect-local-mode=InterfaceNamePrefix",
                 "--pod-interface-name-prefix=veth",
             ],
         );
-        assert!(prefix.contains("InterfaceNamePrefix"), "{prefix}");
+        assert!(prefix.is_ok());
         let args = resolve(Some(bridge), &["--detect-local-mode", "ClusterCIDR"])
             .unwrap()
             .args;
