@@ -13,6 +13,7 @@ pub struct Metrics {
     revision: Gauge,
     objects: Family<Vec<(&'static str, &'static str)>, Gauge>,
     rejected_files: Gauge,
+    invalid_objects: Gauge,
     request_errors: Counter,
 }
 
@@ -31,6 +32,8 @@ impl Metrics {
             rejected,
             self.rejected_files.clone(),
         );
+        let invalid = "objects left out because they are invalid, by the latest reading";
+        registry.register("invalid_objects", invalid, self.invalid_objects.clone());
         let errors = "failed list and watch requests to the API server, expired watches \
                       included (all retried)";
         registry.register("api_request_errors", errors, self.request_errors.clone());
@@ -50,6 +53,13 @@ impl Metrics {
     /// Records how many manifest files are rejected now.
     pub(crate) fn rejected_files(&self, count: usize) {
         self.rejected_files
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Records how many objects are left out now because they are invalid (as the API server
+    /// would refuse them).
+    pub(crate) fn invalid_objects(&self, count: usize) {
+        self.invalid_objects
             .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
@@ -76,6 +86,7 @@ mod tests {
         };
         metrics.published(&snapshot);
         metrics.rejected_files(1);
+        metrics.invalid_objects(2);
         metrics.request_failed();
         let mut text = String::new();
         encode(&mut text, &registry).unwrap();
@@ -83,6 +94,7 @@ mod tests {
             "cluster_state_revision 3",
             "cluster_state_objects{kind=\"Service\"} 0",
             "cluster_state_rejected_manifest_files 1",
+            "cluster_state_invalid_objects 2",
             "cluster_state_api_request_errors_total 1",
         ] {
             assert!(text.contains(line), "{line} in {text}");
