@@ -65,7 +65,11 @@ impl ReadObject {
         // The key of an invalid object may be long or hold line breaks: shown escaped and cut.
         let key = self.object.key().to_string();
         let mut name = format!("{} ", self.object.kind());
-        name.extend(key.chars().take(MAX_SHOWN_KEY_CHARS));
+        name.extend(
+            key.chars()
+                .take(MAX_SHOWN_KEY_CHARS)
+                .flat_map(char::escape_debug),
+        );
         if key.chars().nth(MAX_SHOWN_KEY_CHARS).is_some() {
             name.push('…');
         }
@@ -76,7 +80,7 @@ impl ReadObject {
                 path: path.to_owned(),
                 position: Some(self.start),
                 field: error.field.clone(),
-                message: format!("{} ({} {outcome})", error.message, escape_controls(&name)),
+                message: format!("{} ({} {outcome})", error.message, name),
             })
             .collect()
     }
