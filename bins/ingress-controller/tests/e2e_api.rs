@@ -12,7 +12,7 @@ use std::path::Path;
 use axum::http::Method;
 use cluster_state::fake_api::{FakeApi, Reply, Script, Seen};
 use serde_json::{Value, json};
-use support::{Backends, Controller, eventually};
+use support::{Backends, Controller, backend_ip, eventually};
 
 const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/ingress-nginx/leases";
 const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/lead/events";
@@ -48,7 +48,7 @@ fn script(port: u16) -> Script {
                      "labels": {"kubernetes.io/service-name": "a"}},
         "addressType": "IPv4",
         "ports": [{"name": "http", "port": port}],
-        "endpoints": [{"addresses": ["127.0.0.1"]}],
+        "endpoints": [{"addresses": [backend_ip().to_string()]}],
     });
     let ingress = json!({
         "metadata": {"name": "web", "namespace": "lead", "uid": "0c5f-web",

@@ -742,7 +742,8 @@ const INJECTION: &str =
 /// Hostile manifests next to valid ones: the Service `evil` names its port with a rule, the
 /// Service `meta` has only the metadata service's link-local address as an endpoint; `after`,
 /// valid, in the same file, shows when the file was applied. No rule with 6.6.6.6 or
-/// 169.254.169.254 reaches any table; the proxy stays up and the valid Services work.
+/// 169.254.169.254 reaches any table (cluster-state leaves the invalid objects out, as the API
+/// server would refuse them); the proxy stays up and the valid Services work.
 #[test]
 fn hostile_manifests_put_no_rule_in_the_kernel() {
     let (net, variant) = (&V4, "legacy");
@@ -794,8 +795,13 @@ fn hostile_manifests_put_no_rule_in_the_kernel() {
         per_endpoint(&flows).into_keys().collect::<Vec<_>>(),
         [endpoint]
     );
+    // cluster-state left both hostile slices out, each reported with its file, line and field.
     let log = read_log(&proxy.log);
-    assert!(log.contains("EndpointSlice address dropped"), "{log}");
+    assert!(
+        log.contains("(EndpointSlice demo/meta-1 is left out)"),
+        "{log}"
+    );
+    assert!(log.contains("(Service demo/evil is left out)"), "{log}");
 }
 
 #[test]

@@ -6,9 +6,10 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::ManifestError;
 use super::limits::{MAX_MANIFEST_BYTES, file_too_large};
+use super::parse::{ReadObject, read_objects};
 use super::walk::{list_manifests, special_kind};
-use super::{ManifestError, parse_manifest};
 use crate::{Object, Snapshot};
 
 /// The manifest files of a folder and the objects each defined in its last good version.
@@ -25,6 +26,8 @@ pub(crate) struct Folder {
 pub(crate) struct Reload {
     /// The errors of the files that changed: their last good objects stay.
     pub(crate) errors: Vec<ManifestError>,
+    /// The errors of the invalid objects of the files that changed: each is left out.
+    pub(crate) invalid: Vec<ManifestError>,
     /// The entries skipped that the previous reload did not skip (special files, symlink
     /// loops, folders too deep or unreadable).
     pub(crate) skipped: Vec<ManifestError>,
@@ -34,30 +37,32 @@ pub(crate) struct Reload {
 struct File {
     /// A hash of the content last read, good or bad: unchanged files are not parsed again.
     fingerprint: u64,
-    /// The objects of the last version that parsed.
+    /// The objects of the last version that parsed: its valid objects, and for each invalid
+    /// one, the object of the same kind and key of the version before, if there was one.
     objects: Vec<Object>,
     /// Whether the content last read was rejected.
     rejected: bool,
+    /// How many objects of the last version that parsed were invalid, so left out.
+    invalid: usize,
 }
 
 impl File {
     /// The file with content `text`, parsed unless it is the content of `previous`; a rejected
-    /// version keeps the objects of `previous` and adds its error to `errors`.
+    /// version keeps the objects of `previous` and adds its error to `errors`. Each invalid
+    /// object is left out, its errors added to `invalid`, and the object of the same kind and
+    /// key in `previous` kept in its place, as the API server would have kept it.
     fn read(
         path: &Path,
         text: &str,
         previous: Option<File>,
         errors: &mut Vec<ManifestError>,
+        invalid: &mut Vec<ManifestError>,
     ) -> Self {
         let fingerprint = fingerprint(text);
         match previous {
             Some(file) if file.fingerprint == fingerprint => file,
-            previous => match parse_manifest(path, text) {
-                Ok(objects) => File {
-                    fingerprint,
-                    objects,
-                    rejected: false,
-                },
+            previous => match read_objects(path, text) {
+                Ok(read) => File::parsed(path, fingerprint, read, previous.as_ref(), invalid),
                 Err(error) => {
                     errors.push(error);
                     File::rejected(fingerprint, previous)
@@ -66,12 +71,56 @@ impl File {
         }
     }
 
-    /// A rejected version, with the objects of `previous`.
-    fn rejected(fingerprint: u64, previous: Option<File>) -> Self {
+    /// A version that parsed, of objects `read`: the valid ones, and for each invalid one the
+    /// object of the same kind and key in `previous` if it had one; the errors of the invalid
+    /// ones are added to `invalid`.
+    fn parsed(
+        path: &Path,
+        fingerprint: u64,
+        read: Vec<ReadObject>,
+        previous: Option<&File>,
+        invalid: &mut Vec<ManifestError>,
+    ) -> Self {
+        let mut old_objects = BTreeMap::new();
+        if read.iter().any(|object| object.invalid.is_some()) {
+            for old in previous.iter().flat_map(|file| &file.objects) {
+                old_objects.insert((old.kind(), old.key()), old);
+            }
+        }
+        let mut objects = Vec::with_capacity(read.len());
+        let mut left_out = 0;
+        for read in read {
+            if read.invalid.is_none() {
+                objects.push(read.object);
+                continue;
+            }
+            left_out += 1;
+            let old = old_objects.get(&(read.object.kind(), read.object.key()));
+            let outcome = if old.is_some() {
+                "is left out: its previous version stays"
+            } else {
+                "is left out"
+            };
+            invalid.extend(read.errors(path, outcome));
+            objects.extend(old.map(|old| Object::clone(old)));
+        }
         File {
             fingerprint,
-            objects: previous.map(|file| file.objects).unwrap_or_default(),
+            objects,
+            rejected: false,
+            invalid: left_out,
+        }
+    }
+
+    /// A rejected version, with the objects of `previous` (and its count of invalid ones).
+    fn rejected(fingerprint: u64, previous: Option<File>) -> Self {
+        let (objects, invalid) =
+            previous.map_or_else(Default::default, |file| (file.objects, file.invalid));
+        File {
+            fingerprint,
+            objects,
             rejected: true,
+            invalid,
         }
     }
 }
@@ -88,10 +137,11 @@ impl Folder {
 
     /// Reads the folder again: parses new and changed files, forgets deleted ones (and those
     /// that are no longer regular files). Returns the errors of the files that changed since
-    /// the last reload (a bad file keeps the objects of its last good version), and the
-    /// entries newly skipped.
+    /// the last reload (a bad file keeps the objects of its last good version), those of their
+    /// invalid objects (left out), and the entries newly skipped.
     pub(crate) fn reload(&mut self) -> Reload {
         let mut errors = Vec::new();
+        let mut invalid = Vec::new();
         let listing = match list_manifests(&self.root) {
             Ok(listing) => listing,
             Err(error) => {
@@ -100,7 +150,7 @@ impl Folder {
                 errors.push(ManifestError::file(&self.root, message));
                 return Reload {
                     errors,
-                    skipped: Vec::new(),
+                    ..Reload::default()
                 };
             }
         };
@@ -114,7 +164,7 @@ impl Folder {
             let previous = self.files.remove(&path);
             let file = match read_manifest(&path) {
                 Ok(None) => continue, // deleted since it was listed
-                Ok(Some(text)) => File::read(&path, &text, previous, &mut errors),
+                Ok(Some(text)) => File::read(&path, &text, previous, &mut errors, &mut invalid),
                 // Unreadable (a permission change): keep its last good objects.
                 Err(error) => {
                     errors.push(error);
@@ -126,6 +176,7 @@ impl Folder {
         self.files = files;
         Reload {
             errors,
+            invalid,
             skipped: new_skips,
         }
     }
@@ -133,6 +184,11 @@ impl Folder {
     /// How many files are rejected now (their last good objects are used).
     pub(crate) fn rejected_files(&self) -> usize {
         self.files.values().filter(|file| file.rejected).count()
+    }
+
+    /// How many objects are left out now because they are invalid.
+    pub(crate) fn invalid_objects(&self) -> usize {
+        self.files.values().map(|file| file.invalid).sum()
     }
 
     /// Every object, the first definition in path order winning; the errors name the files

@@ -5,7 +5,6 @@ mod folder;
 mod health;
 mod limits;
 mod parse;
-mod required;
 mod source;
 mod status;
 mod walk;

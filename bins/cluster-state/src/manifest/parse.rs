@@ -16,19 +16,81 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_saphyr::{MessageFormatter, Spanned};
 
 use super::limits::{MAX_MANIFEST_BYTES, breach_message, budget, file_too_large};
-use super::required::missing_field;
 use super::{ManifestError, Position};
-use crate::{Kind, Object};
+use crate::{Invalid, Kind, Object, validate};
 
-/// Parses every object in the manifest text `text` of the file `path` (used in errors).
+/// Parses every object in the manifest text `text` of the file `path` (used in errors), and
+/// checks each as the API server would ([`validate`](crate::validate)).
 ///
 /// Objects of namespaced kinds without a namespace are put in `default`; cluster-scoped ones
-/// lose any namespace. Fails on the first error: bad YAML or JSON, a field of the wrong type, a
-/// missing required field, a modelled kind under an unsupported `apiVersion`, or a limit of
-/// the crate's size limits exceeded ([`MAX_MANIFEST_BYTES`](crate::MAX_MANIFEST_BYTES) for the
-/// text, [`MAX_YAML_NODES`](crate::MAX_YAML_NODES) and the other `MAX_YAML_*` for each
-/// document), which the error names with its value.
+/// lose any namespace. Fails on the first error: bad YAML or JSON, a field of the wrong type, an
+/// object the API server would refuse (the error names its first invalid field), a modelled
+/// kind under an unsupported `apiVersion`, or a limit of the crate's size limits exceeded
+/// ([`MAX_MANIFEST_BYTES`](crate::MAX_MANIFEST_BYTES) for the text,
+/// [`MAX_YAML_NODES`](crate::MAX_YAML_NODES) and the other `MAX_YAML_*` for each document),
+/// which the error names with its value.
 pub fn parse_manifest(path: &Path, text: &str) -> Result<Vec<Object>, ManifestError> {
+    read_objects(path, text)?
+        .into_iter()
+        .map(
+            |read| match read.errors(path, "is invalid").into_iter().next() {
+                Some(error) => Err(error),
+                None => Ok(read.object),
+            },
+        )
+        .collect()
+}
+
+/// How many characters of an invalid object's key its errors show.
+const MAX_SHOWN_KEY_CHARS: usize = 128;
+
+/// One object of a manifest file, with where it starts and why the API server would refuse it.
+#[derive(Debug)]
+pub(super) struct ReadObject {
+    /// The object, its namespace defaulted.
+    pub(super) object: Object,
+    /// Where the object starts in the file.
+    pub(super) start: Position,
+    /// Why it is invalid, if it is.
+    pub(super) invalid: Option<Invalid>,
+}
+
+impl ReadObject {
+    /// One error of the file `path` per field error of the object, at the object's start,
+    /// each ending with the object named and `outcome` (`is left out`, …).
+    pub(super) fn errors(&self, path: &Path, outcome: &str) -> Vec<ManifestError> {
+        let Some(invalid) = &self.invalid else {
+            return Vec::new();
+        };
+        // The key of an invalid object may be long or hold line breaks: shown escaped and cut.
+        let key = self.object.key().to_string();
+        let mut name = format!("{} ", self.object.kind());
+        name.extend(
+            key.chars()
+                .take(MAX_SHOWN_KEY_CHARS)
+                .flat_map(char::escape_debug),
+        );
+        if key.chars().nth(MAX_SHOWN_KEY_CHARS).is_some() {
+            name.push('…');
+        }
+        invalid
+            .errors
+            .iter()
+            .map(|error| ManifestError {
+                path: path.to_owned(),
+                position: Some(self.start),
+                field: error.field.clone(),
+                message: format!("{} ({} {outcome})", error.message, name),
+            })
+            .collect()
+    }
+}
+
+/// Parses every object of the manifest text `text` of the file `path` and validates each, as
+/// `kubectl apply` of the file would: the file fails as a whole only when it cannot be read
+/// (bad YAML or JSON, a field of the wrong type, an unsupported `apiVersion`, a size limit);
+/// an invalid object is returned with its errors, beside the valid ones.
+pub(super) fn read_objects(path: &Path, text: &str) -> Result<Vec<ReadObject>, ManifestError> {
     let bytes = u64::try_from(text.len()).unwrap_or(u64::MAX);
     if bytes > MAX_MANIFEST_BYTES {
         return Err(ManifestError::file(path, file_too_large(bytes)));
@@ -36,9 +98,16 @@ pub fn parse_manifest(path: &Path, text: &str) -> Result<Vec<Object>, ManifestEr
     let mut objects = Vec::new();
     for (lines_before, document) in documents(text) {
         let at = |error: DocumentError| error.into_manifest_error(path, lines_before);
-        for (line, object) in parse_document(document).map_err(at)? {
-            let object = normalise(object, line).map_err(at)?;
-            objects.push(object);
+        for (start, object) in parse_document(document).map_err(at)? {
+            let object = normalise(object);
+            objects.push(ReadObject {
+                invalid: validate(&object).err(),
+                object,
+                start: Position {
+                    line: start.line + lines_before,
+                    column: start.column,
+                },
+            });
         }
     }
     Ok(objects)
@@ -336,22 +405,17 @@ impl<'de> Visitor<'de> for ItemsSeed<'_> {
     }
 }
 
-/// Defaults the namespace and checks the required fields of an object read from `start`.
-fn normalise(mut object: Object, start: Position) -> Result<Object, DocumentError> {
+/// Defaults the namespace of an object: `default` for a namespaced kind, none for a
+/// cluster-scoped one.
+fn normalise(mut object: Object) -> Object {
     let namespaced = object.kind().is_namespaced();
     let meta = object.metadata_mut();
-    if meta.name.as_deref().unwrap_or_default().is_empty() {
-        return Err(DocumentError::at(start, "metadata.name", "required"));
-    }
     if !namespaced {
         meta.namespace = None;
     } else if meta.namespace.as_deref().unwrap_or_default().is_empty() {
         meta.namespace = Some("default".to_owned());
     }
-    match missing_field(&object) {
-        Some((field, message)) => Err(DocumentError::at(start, field, message)),
-        None => Ok(object),
-    }
+    object
 }
 
 #[cfg(test)]
@@ -380,6 +444,7 @@ mod tests {
 apiVersion: v1
 kind: Service
 metadata: {name: a}
+spec: {ports: [{port: 80}]}
 ---
 ---
 apiVersion: apps/v1
@@ -460,7 +525,11 @@ items:
     #[test]
     fn missing_required_fields_are_reported_at_their_object() {
         let no_name = "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: Secret\n";
-        assert_eq!(error(no_name), "m.yaml:1:1: metadata.name: required");
+        assert_eq!(
+            error(no_name),
+            "m.yaml:1:1: metadata.name: Required value: name or generateName is required \
+             (ConfigMap default/ is invalid)"
+        );
         let no_port = "
 apiVersion: v1
 kind: Service
@@ -470,7 +539,8 @@ spec:
 ";
         assert_eq!(
             error(no_port),
-            "m.yaml:2:1: spec.ports[0].port: required, a number from 1 to 65535"
+            "m.yaml:2:1: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, \
+             inclusive (Service default/a is invalid)"
         );
         let no_path_type = "
 apiVersion: networking.k8s.io/v1
@@ -485,8 +555,8 @@ spec:
 ";
         assert_eq!(
             error(no_path_type),
-            "m.yaml:2:1: spec.rules[0].http.paths[0].pathType: \
-             required: Exact, Prefix or ImplementationSpecific"
+            "m.yaml:2:1: spec.rules[0].http.paths[0].pathType: Required value: \
+             pathType must be specified (Ingress default/a is invalid)"
         );
         let no_key = "
 apiVersion: v1
@@ -497,7 +567,7 @@ stringData: {tls.crt: x}
 ";
         assert_eq!(
             error(no_key),
-            "m.yaml:2:1: data[\"tls.key\"]: required in a kubernetes.io/tls Secret"
+            "m.yaml:2:1: data[tls.key]: Required value (Secret default/a is invalid)"
         );
         let no_address_type = "
 apiVersion: discovery.k8s.io/v1
@@ -507,7 +577,70 @@ endpoints: []
 ";
         assert_eq!(
             error(no_address_type),
-            "m.yaml:2:1: addressType: required: IPv4, IPv6 or FQDN"
+            "m.yaml:2:1: addressType: Required value (EndpointSlice default/a is invalid)"
+        );
+    }
+
+    #[test]
+    fn each_object_is_validated_on_its_own_at_its_line() {
+        let text = "\
+kind: List
+apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Namespace
+  metadata: {name: Shop}
+- {apiVersion: v1, kind: Namespace, metadata: {name: shop}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80, protocol: HTTP}]}
+";
+        let path = Path::new("m.yaml");
+        let read = read_objects(path, text).unwrap();
+        let outcome: Vec<_> = read
+            .iter()
+            .map(|read| {
+                (
+                    read.object.key().to_string(),
+                    read.start.line,
+                    read.invalid.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            outcome,
+            [
+                ("Shop".to_owned(), 4, true),
+                ("shop".to_owned(), 7, false),
+                ("shop/web".to_owned(), 9, true)
+            ]
+        );
+        let errors: Vec<_> = read[2]
+            .errors(path, "is left out")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                "m.yaml:9:1: spec.ports[0].protocol: Unsupported value: \"HTTP\": supported values: \
+              \"SCTP\", \"TCP\", \"UDP\" (Service shop/web is left out)"
+            ]
+        );
+        assert!(read[1].errors(path, "is left out").is_empty());
+    }
+
+    #[test]
+    fn an_invalid_name_is_shown_escaped_and_cut() {
+        let name = format!("a\\nb{}", "c".repeat(200));
+        let text = format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: \"{name}\"}}\n");
+        let error = parse(&text).unwrap_err().to_string();
+        assert!(!error.contains('\n'), "{error}");
+        assert!(
+            error.ends_with(&format!("(Namespace a\\nb{}… is invalid)", "c".repeat(125))),
+            "{error}"
         );
     }
 

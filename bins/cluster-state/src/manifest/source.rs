@@ -168,7 +168,11 @@ impl State {
             tracing::warn!("{skipped}");
         }
         report(&reload.errors);
+        for invalid in &reload.invalid {
+            tracing::warn!("{invalid}");
+        }
         self.metrics.rejected_files(self.folder.rejected_files());
+        self.metrics.invalid_objects(self.folder.invalid_objects());
         self.publish();
     }
 

@@ -24,7 +24,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus, Ingre
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sha2::{Digest, Sha256};
 
-use super::{ManifestError, parse_manifest};
+use super::ManifestError;
+use super::parse::read_objects;
 use crate::{Object, ObjectRef, Snapshot};
 
 /// The name of the hidden status folder inside the manifest folder.
@@ -165,8 +166,10 @@ fn read_ingress_status(
 ) -> Result<Option<(ObjectRef, IngressLoadBalancerStatus)>, ManifestError> {
     let text = fs::read_to_string(path)
         .map_err(|error| ManifestError::file(path, format!("cannot read: {error}")))?;
-    let objects = parse_manifest(path, &text)?;
-    Ok(objects.into_iter().find_map(|object| match object {
+    // A status file holds an Ingress's metadata and status only, not a valid Ingress: it is
+    // read, not validated (the Ingress itself was, in its manifest).
+    let objects = read_objects(path, &text)?;
+    Ok(objects.into_iter().find_map(|read| match read.object {
         Object::Ingress(ingress) => {
             let key = ObjectRef::from_meta(&ingress.metadata);
             let status = ingress.status.as_ref()?.load_balancer.clone()?;

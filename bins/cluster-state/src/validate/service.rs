@@ -37,7 +37,7 @@ pub(super) fn validate(service: &Service, errors: &mut Errors) {
     object_meta(&service.metadata, true, NameRule::Dns1035Label, errors);
     let default_spec = ServiceSpec::default();
     let spec = service.spec.as_ref().unwrap_or(&default_spec);
-    let kind = spec.type_.as_deref().unwrap_or("ClusterIP");
+    let kind = or_default(spec.type_.as_deref(), "ClusterIP");
     let cluster_ips = cluster_ips(spec);
     let headless = cluster_ips.len() == 1 && cluster_ips.first() == Some(&"None");
     let ports = spec.ports.as_deref().unwrap_or_default();
@@ -112,6 +112,16 @@ pub(super) fn validate(service: &Service, errors: &mut Errors) {
     // and feature gates, and a value this check did not know would hide a valid Service.
 }
 
+/// `value`, or `default` when it is absent or empty: the API server defaults both.
+fn or_default<'a>(value: Option<&'a str>, default: &'a str) -> &'a str {
+    value.filter(|value| !value.is_empty()).unwrap_or(default)
+}
+
+/// A port's protocol, TCP when absent or empty (the API server's default).
+fn protocol(port: &ServicePort) -> &str {
+    or_default(port.protocol.as_deref(), "TCP")
+}
+
 /// `clusterIPs`, or `[clusterIP]` when only that is set: the API server fills either from the
 /// other before it validates (NormalizeClusterIPs).
 fn cluster_ips(spec: &ServiceSpec) -> Vec<&str> {
@@ -173,7 +183,7 @@ fn service_port(
     for why in names::port_number(port.port.into()) {
         errors.invalid_number(&format!("{path}.port"), port.port.into(), &why);
     }
-    if let Some(protocol) = port.protocol.as_deref()
+    if let Some(protocol) = port.protocol.as_deref().filter(|p| !p.is_empty())
         && !PROTOCOLS.contains(&protocol)
     {
         errors.unsupported(&format!("{path}.protocol"), protocol, PROTOCOLS);
@@ -204,7 +214,7 @@ fn port_number_or_name(port: &IntOrString, field: &str, errors: &mut Errors) {
 
 /// The session affinity part of ValidateService, with validateClientIPAffinityConfig.
 fn session_affinity(spec: &ServiceSpec, errors: &mut Errors) {
-    let affinity = spec.session_affinity.as_deref().unwrap_or("None");
+    let affinity = or_default(spec.session_affinity.as_deref(), "None");
     if !SESSION_AFFINITIES.contains(&affinity) {
         errors.unsupported("spec.sessionAffinity", affinity, SESSION_AFFINITIES);
     }
@@ -326,7 +336,7 @@ fn node_ports(kind: &str, ports: &[ServicePort], errors: &mut Errors) {
         for why in names::port_number(node_port.into()) {
             errors.invalid_number(&field, node_port.into(), &why);
         }
-        let protocol = port.protocol.as_deref().unwrap_or("TCP");
+        let protocol = protocol(port);
         if !seen.insert((protocol, node_port)) {
             errors.duplicate(&field, &format!("{node_port}/{protocol}"));
         }
@@ -337,7 +347,7 @@ fn node_ports(kind: &str, ports: &[ServicePort], errors: &mut Errors) {
 fn duplicate_ports(ports: &[ServicePort], errors: &mut Errors) {
     let mut seen = BTreeSet::new();
     for (position, port) in ports.iter().enumerate() {
-        let protocol = port.protocol.as_deref().unwrap_or("TCP");
+        let protocol = protocol(port);
         if !seen.insert((protocol, port.port)) {
             let shown = format!("{}/{protocol}", port.port);
             errors.duplicate(&index("spec.ports", position), &shown);

@@ -81,6 +81,12 @@ fn an_undefaulted_manifest_service_is_valid() {
         "loadBalancerSourceRanges": [" 10.0.0.0/8 ", "2001:db8::/32"],
         "allocateLoadBalancerNodePorts": true, "loadBalancerClass": "example.com/lb"}));
     assert_eq!(errors(full), Vec::<String>::new());
+    // Empty strings are defaulted as absent fields are.
+    let empty = service(
+        json!({"type": "", "sessionAffinity": "", "externalTrafficPolicy": "",
+        "ports": [{"port": 80, "protocol": ""}, {"name": "b", "port": 80, "protocol": "UDP"}]}),
+    );
+    assert_eq!(fields(empty), ["spec.ports[0].name"]);
     let headless = service(json!({"clusterIP": "None"}));
     assert_eq!(errors(headless), Vec::<String>::new());
 }

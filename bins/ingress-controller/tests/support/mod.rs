@@ -4,9 +4,10 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::fmt::Write as _;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -44,6 +45,23 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// The address the backends listen on and their EndpointSlices name: this host's address on its
+/// default route. Not 127.0.0.1: cluster-state refuses loopback endpoints, as the API server
+/// does (issue 28).
+pub fn backend_ip() -> IpAddr {
+    static IP: OnceLock<IpAddr> = OnceLock::new();
+    *IP.get_or_init(|| {
+        // Connecting a UDP socket sends nothing: it only picks the route and source address.
+        let socket = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+        socket
+            .connect("203.0.113.1:9")
+            .expect("these tests need an IPv4 default route (backends listen on its address)");
+        let ip = socket.local_addr().unwrap().ip();
+        assert!(!ip.is_loopback() && !ip.is_unspecified(), "{ip}");
+        ip
+    })
+}
+
 /// HTTP backends, one listener per name, each answering `NAME URI` with `x-backend: NAME`.
 pub struct Backends {
     pub ports: Vec<(String, u16)>,
@@ -63,7 +81,7 @@ impl Backends {
         let mut ports = Vec::new();
         let mut tasks = Vec::new();
         for name in names {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let listener = TcpListener::bind((backend_ip(), 0)).await.unwrap();
             let port = listener.local_addr().unwrap().port();
             let name = (*name).to_owned();
             ports.push((name.clone(), port));
@@ -105,7 +123,7 @@ impl Backends {
     }
 }
 
-/// A Service `name` in `ns` with port 80, and an EndpointSlice with 127.0.0.1 on `ports`
+/// A Service `name` in `ns` with port 80, and an EndpointSlice with [`backend_ip`] on `ports`
 /// (one endpoint per port, all in one slice: each port as its own slice).
 pub fn service(ns: &str, name: &str, ports: &[u16]) -> String {
     let mut out = format!(
@@ -118,7 +136,8 @@ pub fn service(ns: &str, name: &str, ports: &[u16]) -> String {
             "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: \
              {name}-{i}, namespace: {ns}, labels: {{kubernetes.io/service-name: {name}}}}}\n\
              addressType: IPv4\nports: [{{name: http, port: {port}}}]\n\
-             endpoints: [{{addresses: [127.0.0.1]}}]\n"
+             endpoints: [{{addresses: ['{}']}}]\n",
+            backend_ip()
         );
     }
     out
