@@ -44,7 +44,8 @@ pub enum ParseErrorKind {
     InvalidCounters(String),
     /// An option that needs a value came last.
     MissingValue(String),
-    /// An option iptables does not know in this position (no loaded module accepts it).
+    /// An option iptables does not know in this position: no module loaded before it accepts
+    /// it (`-m` modules, and the match of a `-p tcp|udp|sctp` written before it).
     UnknownOption(String),
     /// A word that belongs to no option.
     UnexpectedWord(String),
@@ -91,7 +92,10 @@ impl fmt::Display for ParseErrorKind {
             }
             Self::MissingValue(o) => write!(f, "option `{o}` needs a value"),
             Self::UnknownOption(o) => {
-                write!(f, "unknown option `{o}`: load its module with `-m` first")
+                write!(
+                    f,
+                    "unknown option `{o}`: load its module with `-m` (or give `-p`) before it"
+                )
             }
             Self::UnexpectedWord(w) => write!(
                 f,

@@ -197,6 +197,26 @@ fn real_restore_in_a_namespace_matches_the_model() {
             assert!(kernel.is_err(), "{backend}: kernel accepted {broken:?}");
             assert!(ours.is_err(), "{backend}: model accepted {broken:?}");
         }
+
+        // A port option written before the `-p` whose match takes it is an unknown option to
+        // iptables, and to the parser (the fuzz finding of issue 29); after `-p`, both take it.
+        for (rule, refused) in [
+            ("-m comment --comment x --dport 80 -p tcp", true),
+            ("-p tcp -m comment --comment x --dport 80", false),
+        ] {
+            let text = format!("*filter\n:PORTS - [0:0]\n-A PORTS {rule} -j ACCEPT\nCOMMIT\n");
+            let kernel = ns.run(&restore, &["--test"], &text);
+            assert_eq!(
+                kernel.is_err(),
+                refused,
+                "{backend}: iptables on {rule:?}: {kernel:?}"
+            );
+            assert_eq!(
+                parse(&text).is_err(),
+                refused,
+                "{backend}: parser on {rule:?}"
+            );
+        }
         ran += 1;
     }
     eprintln!("real_kernel: {ran} backend(s) checked");

@@ -24,7 +24,9 @@ pub const TARGETS: &[Target] = &[
 
 /// The save-format parser: any text either fails with an error or round-trips through both
 /// writing styles (unless it holds a value with a control character, which the writer refuses
-/// by name); normalising, sorting and restoring what parsed never panic.
+/// by name); every appended rule, normalised, is written as text that reads back as the same
+/// normalised rule (iptables-save's output restores to itself); sorting and restoring what
+/// parsed never panic.
 pub fn iptables_parse(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -51,9 +53,13 @@ pub fn iptables_parse(data: &[u8]) {
             let Ok(written) = saved.to_text(Style::Save) else {
                 continue;
             };
-            assert!(
-                iptables_model::parse_rule(&written).is_ok(),
-                "normalised rule does not parse: {written}"
+            let again = iptables_model::parse_rule(&written)
+                .unwrap_or_else(|e| panic!("normalised rule does not parse: {e}\n{written}"));
+            // The rule's text carries no counters (they prefix the line).
+            assert_eq!(
+                (&again.specs, &again.target),
+                (&saved.specs, &saved.target),
+                "normalised rule reads back differently: {written}"
             );
         }
     }

@@ -424,6 +424,8 @@ fn criteria<'a>(
 ) -> Result<(), Failure> {
     let mut negated: Option<usize> = None;
     let mut target_needs_option = false;
+    // The options kept verbatim while no `-p` had been read, with their columns.
+    let mut verbatim_before_protocol: Vec<(usize, &str)> = Vec::new();
     while let Some(word) = cur.next() {
         let column = word.column;
         let neg = negated.is_some();
@@ -441,9 +443,21 @@ fn criteria<'a>(
                 if rule.protocol().is_some() {
                     return Err(fail(column, ParseErrorKind::DuplicateOption("-p".into())));
                 }
+                let protocol = IpProtocol::from_name(&cur.value(text, column)?.text);
+                // iptables gives an option to the protocol's own match only once `-p` has been
+                // read: written before it, `--dport` is an unknown option there. Kept verbatim,
+                // it would change owner when iptables-save prints `-p` first (docs/iptables.md
+                // §7), and the saved rule would not read back.
+                if let Some(implicit) = Module::implicit(protocol.name())
+                    && let Some((at, option)) = verbatim_before_protocol
+                        .iter()
+                        .find(|(_, option)| implicit.accepts(option))
+                {
+                    return Err(fail(*at, ParseErrorKind::UnknownOption((*option).into())));
+                }
                 Spec::Protocol {
                     negated: neg,
-                    protocol: IpProtocol::from_name(&cur.value(text, column)?.text),
+                    protocol,
                 }
             }
             Some(kind @ (General::Source | General::Destination)) => {
@@ -540,17 +554,19 @@ fn criteria<'a>(
                 });
                 let any_module = rule.specs.iter().any(|s| matches!(s, Spec::Module(_)));
                 let known = modules.any(|m| m.accepts(option));
-                let implicit = matches!(rule.protocol(), Some("tcp" | "udp" | "sctp"))
-                    && matches!(
-                        option,
-                        "--dport" | "--sport" | "--destination-port" | "--source-port"
-                    );
+                let implicit = rule
+                    .protocol()
+                    .and_then(Module::implicit)
+                    .is_some_and(|m| m.accepts(option));
                 if !known && !implicit && !any_module {
                     return Err(fail(column, ParseErrorKind::UnknownOption(option.into())));
                 }
                 let parsed = if known || implicit {
                     match_option(option, neg, column, cur)?
                 } else {
+                    if rule.protocol().is_none() {
+                        verbatim_before_protocol.push((column, option));
+                    }
                     MatchOption::unknown(neg, word.text.clone(), super::options::verbatim_args(cur))
                 };
                 Spec::Option(parsed)
@@ -633,6 +649,46 @@ mod tests {
                 ParseErrorKind::InvalidCounters(shown.into()),
                 "{bad}"
             );
+        }
+    }
+
+    /// Fuzz finding (`iptables_parse`, issue 29): `-m 8 --dport -p tcp` was accepted with
+    /// `--dport` as an option of the unknown module `8`, because `-p tcp` came after it. The
+    /// saved form prints `-p` first, `-p tcp -m 8 --dport`, where `--dport` belongs to tcp's
+    /// implicit match and needs a value: the normalised rule did not parse. iptables refuses a
+    /// port option written before the `-p` whose match takes it ("unknown option"), and so
+    /// does the parser now.
+    #[test]
+    fn a_port_option_before_the_protocol_whose_match_takes_it_is_unknown() {
+        for (rule, option, column) in [
+            ("-m 8 --dport -p tcp", "--dport", 6),
+            ("-m comment --comment x --dport 80 -p tcp", "--dport", 24),
+            ("-m 8 ! --sport 1 --protocol udp -j X", "--sport", 8),
+            (
+                "-m 8 --foo -m 9 --destination-port 9 ! -p sctp",
+                "--destination-port",
+                17,
+            ),
+        ] {
+            let error = parse_rule(rule).unwrap_err();
+            assert_eq!(
+                error.kind,
+                ParseErrorKind::UnknownOption(option.into()),
+                "{rule}"
+            );
+            assert_eq!(error.position.column, column, "{rule}");
+        }
+        // Still accepted: `-p` first (the port is tcp's), a module that takes the port, a
+        // protocol without an implicit match, no `-p` at all, and options no protocol takes.
+        for rule in [
+            "-p tcp -m 8 --dport 80",
+            "-m tcp --dport 80 -p tcp",
+            "-m 8 --dport -p icmp",
+            "-m 8 --dport",
+            "-m 8 --foo 1 -p tcp --dport 2",
+            "-m 8 --dports 1 -p udp",
+        ] {
+            assert!(parse_rule(rule).is_ok(), "{rule}");
         }
     }
 

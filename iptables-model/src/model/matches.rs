@@ -79,6 +79,18 @@ impl Module {
         }
     }
 
+    /// The match `-p PROTOCOL` loads by itself for an option that no `-m` module before it
+    /// takes: iptables reads `-p tcp --dport 80` as `-p tcp -m tcp --dport 80`, but only once
+    /// `-p` has been read (an option written before `-p` is unknown there).
+    pub fn implicit(protocol: &str) -> Option<Self> {
+        match protocol {
+            "tcp" => Some(Self::Tcp),
+            "udp" => Some(Self::Udp),
+            "sctp" => Some(Self::Sctp),
+            _ => None,
+        }
+    }
+
     /// Whether this module owns options spelled `--option` (typed options only; unknown
     /// options attach to the most recent module, see [`MatchOption::Unknown`]).
     pub fn accepts(&self, option: &str) -> bool {
