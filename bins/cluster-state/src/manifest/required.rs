@@ -20,7 +20,8 @@ pub(super) fn missing_field(object: &Object) -> Option<(String, String)> {
         Object::IngressClass(_)
         | Object::ConfigMap(_)
         | Object::Lease(_)
-        | Object::Namespace(_) => None,
+        | Object::Namespace(_)
+        | Object::Node(_) => None,
     }
 }
 
