@@ -94,8 +94,16 @@ fn apply(
         .get(&ObjectRef::cluster(context.hostname))
         .map(AsRef::as_ref);
     context.health.node_seen(node);
+    let zone = node::zone(node);
+    if node.is_some() && zone.is_empty() && snapshot.changes.of(Kind::Node).next().is_some() {
+        tracing::info!(
+            node = context.hostname,
+            "the Node has no {} label: zone hints are not followed (every endpoint is used)",
+            node::ZONE_LABEL
+        );
+    }
     for (_, proxy) in proxies.iter_mut() {
-        proxy.set_zone(node::zone(node));
+        proxy.set_zone(zone);
         proxy.apply(&updates, &triggers, now);
     }
     feed.health_checks(snapshot, context.hostname)
