@@ -334,6 +334,7 @@ fn cluster() -> impl Strategy<Value = (Vec<Service>, Vec<EndpointSlice>)> {
                         ready: Some(ready),
                         serving: Some(true),
                         terminating: Some(terminating),
+                        ..Endpoint::default()
                     })
                     .collect(),
             });

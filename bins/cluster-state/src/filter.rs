@@ -1,13 +1,19 @@
-//! Narrower reads than whole kinds: a source can keep only the Secrets of one `type`.
+//! Narrower reads than whole kinds: a source can keep only the Secrets of one `type`, and only
+//! the Node of one name (the node a binary runs on).
 
 use crate::{Kind, Snapshot};
 
 /// Which objects of the watched kinds a source keeps. The API source asks the server for
 /// these alone (a field selector), so it reads nothing else; the manifest source drops the
 /// others. [`Filter::default`] keeps everything.
+///
+/// The narrowing values are `&'static str` so that a filter stays `Copy`: a node name known at
+/// run time is leaked once at start-up ([`Filter::only_node`]), which costs its bytes once per
+/// process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Filter {
     secret_type: Option<&'static str>,
+    node_name: Option<&'static str>,
 }
 
 impl Filter {
@@ -18,14 +24,27 @@ impl Filter {
     pub const fn secrets_of_type(secret_type: &'static str) -> Filter {
         Filter {
             secret_type: Some(secret_type),
+            node_name: None,
         }
     }
 
-    /// The field selector of a list or watch of `kind` (`type=kubernetes.io/tls` for Secrets),
-    /// if this filter narrows that kind.
+    /// This filter, keeping besides only the Node called `name` (the other kinds are not
+    /// narrowed further). A name known only at run time is leaked to get its `&'static str`
+    /// (`Box::leak`), once per process.
+    #[must_use]
+    pub const fn only_node(self, name: &'static str) -> Filter {
+        Filter {
+            node_name: Some(name),
+            ..self
+        }
+    }
+
+    /// The field selector of a list or watch of `kind` (`type=kubernetes.io/tls` for Secrets,
+    /// `metadata.name=NAME` for Nodes), if this filter narrows that kind.
     pub fn field_selector(&self, kind: Kind) -> Option<String> {
-        match (kind, self.secret_type) {
-            (Kind::Secret, Some(secret_type)) => Some(format!("type={secret_type}")),
+        match (kind, self.secret_type, self.node_name) {
+            (Kind::Secret, Some(secret_type), _) => Some(format!("type={secret_type}")),
+            (Kind::Node, _, Some(name)) => Some(format!("metadata.name={name}")),
             _ => None,
         }
     }
@@ -41,12 +60,15 @@ impl Filter {
                 .secrets
                 .retain(|_, secret| type_of(secret) == secret_type);
         }
+        if let Some(name) = self.node_name {
+            snapshot.nodes.retain(|key, _| key.name == name);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::api::core::v1::{Node, Secret};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
@@ -83,5 +105,37 @@ mod tests {
         assert_eq!(kept, ["cert"]);
         Filter::default().retain(&mut everything);
         assert_eq!(everything.secrets.len(), 3);
+    }
+
+    fn node(name: &str) -> Node {
+        Node {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            ..Node::default()
+        }
+    }
+
+    #[test]
+    fn only_node_narrows_nodes_to_one_name() {
+        let filter = Filter::TLS_SECRETS.only_node("node-a");
+        assert_eq!(
+            filter.field_selector(Kind::Node).as_deref(),
+            Some("metadata.name=node-a")
+        );
+        assert_eq!(
+            filter.field_selector(Kind::Secret).as_deref(),
+            Some("type=kubernetes.io/tls")
+        );
+        assert_eq!(Filter::default().field_selector(Kind::Node), None);
+        assert_eq!(Filter::TLS_SECRETS.field_selector(Kind::Node), None);
+
+        let mut snapshot = Snapshot::default();
+        snapshot.insert(node("node-a").into());
+        snapshot.insert(node("node-b").into());
+        filter.retain(&mut snapshot);
+        let kept: Vec<_> = snapshot.nodes.keys().map(|k| k.name.as_str()).collect();
+        assert_eq!(kept, ["node-a"]);
     }
 }

@@ -23,6 +23,7 @@ macro_rules! with_kinds {
             ConfigMap(k8s_openapi::api::core::v1::ConfigMap) config_maps, namespaced;
             Lease(k8s_openapi::api::coordination::v1::Lease) leases, namespaced;
             Namespace(k8s_openapi::api::core::v1::Namespace) namespaces, cluster;
+            Node(k8s_openapi::api::core::v1::Node) nodes, cluster;
         }
     };
 }
@@ -190,6 +191,13 @@ mod tests {
         assert_eq!(Kind::IngressClass.resource(), "ingressclasses");
         assert_eq!(Kind::from_name("Pod"), None);
         let cluster: Vec<_> = Kind::ALL.iter().filter(|k| !k.is_namespaced()).collect();
-        assert_eq!(cluster, [&Kind::IngressClass, &Kind::Namespace]);
+        assert_eq!(
+            cluster,
+            [&Kind::IngressClass, &Kind::Namespace, &Kind::Node]
+        );
+        assert_eq!(
+            (Kind::Node.api_version(), Kind::Node.resource()),
+            ("v1", "nodes")
+        );
     }
 }

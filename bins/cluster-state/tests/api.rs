@@ -48,6 +48,7 @@ fn collection(kind: Kind) -> String {
         Kind::ConfigMap => "configmaps",
         Kind::Lease => "leases",
         Kind::Namespace => "namespaces",
+        Kind::Node => "nodes",
     };
     match kind.api_version() {
         "v1" => format!("/api/v1/{plural}"),
@@ -340,6 +341,49 @@ async fn a_lease_is_a_compare_and_swap_register_on_its_resource_version() {
         .unwrap();
     assert_eq!(put.path, format!("{leases}/ingress"));
     assert_eq!(rbac_calls(&api.seen()), declared(LeaseClient::API_CALLS));
+}
+
+#[tokio::test]
+async fn one_node_only_is_listed_and_watched_with_a_field_selector() {
+    let node = |name: &str| serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}});
+    // The manifest source drops the other Nodes.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["node-a", "node-b"] {
+        let text = serde_json::to_string(&node(name)).unwrap();
+        std::fs::write(dir.path().join(format!("{name}.json")), text).unwrap();
+    }
+    let only_a = Filter::default().only_node("node-a");
+    let manifests =
+        Source::manifests_filtered(dir.path(), &[Kind::Node], only_a, Duration::from_millis(50));
+    let expected = manifests.await.unwrap().current();
+    let names: Vec<_> = expected.nodes.keys().map(ToString::to_string).collect();
+    assert_eq!(names, ["node-a"]);
+
+    // The API source asks the server for that one alone, in its list and its watch.
+    let list = serde_json::json!({
+        "apiVersion": "v1", "kind": "NodeList",
+        "metadata": {"resourceVersion": "3"}, "items": [node("node-a")],
+    });
+    let mut script = Script::default();
+    script.list(&collection(Kind::Node), Reply::ok(list.to_string()));
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api_filtered(api.client().unwrap(), &[Kind::Node], only_a, None);
+    let mut snapshots = source.snapshots();
+    let snapshot = wait_for(&mut snapshots, |s| s.revision > 0).await;
+    assert!(snapshot.same_objects(&expected));
+    let seen = api
+        .wait_for_requests(PATIENCE, |seen| watches(seen).count() > 0)
+        .await
+        .unwrap();
+    let (lists, watched): (Vec<_>, Vec<_>) = seen.iter().partition(|r| !r.is_watch());
+    assert!(!lists.is_empty());
+    for request in lists.iter().chain(&watched) {
+        assert_eq!(
+            request.param("fieldSelector"),
+            Some("metadata.name%3Dnode-a"),
+            "{request:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -85,6 +85,15 @@ fn documentation_examples_read_into_the_model() {
         Some(15)
     );
     assert!(lease.spec.as_ref().unwrap().renew_time.is_some());
+
+    let Object::Node(node) = &objects[8] else {
+        panic!()
+    };
+    assert_eq!(objects[8].key(), ObjectRef::cluster("10.240.79.157"));
+    let labels = node.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["topology.kubernetes.io/zone"], "us-east-1a");
+    let spec = node.spec.as_ref().unwrap();
+    assert_eq!(spec.taints.as_ref().unwrap()[0].effect, "NoExecute");
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! HTTP: the proxy's own `/healthz` and `/livez`, `/metrics`, and one health-check server per
-//! `healthCheckNodePort` of the Services with `externalTrafficPolicy: Local`
-//! (`pkg/proxy/healthcheck` in kube-proxy).
+//! HTTP: the proxy's own `/healthz` and `/livez` (the healthz port), `/metrics`, `/proxyMode`,
+//! `/configz` and a plain `/healthz` (the metrics port, as kube-proxy's `serveMetrics`), and
+//! one health-check server per `healthCheckNodePort` of the Services with
+//! `externalTrafficPolicy: Local` (`pkg/proxy/healthcheck` in kube-proxy).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -45,6 +46,9 @@ struct HealthState {
     last_updated: Option<SystemTime>,
     /// When the oldest change not yet applied was queued.
     oldest_pending: Option<Instant>,
+    /// Whether the node may receive load-balancer traffic ([`crate::node::eligible`]), once
+    /// the Node is watched; `None` before (eligible, as kube-proxy while it starts).
+    node_eligible: Option<bool>,
 }
 
 impl ProxyHealth {
@@ -79,7 +83,35 @@ impl ProxyHealth {
         state.oldest_pending = None;
     }
 
-    /// Whether the proxy is healthy at `now`.
+    /// The node as the source now has it (`None`: no such Node): from now on `/healthz`
+    /// answers 503 while the node is not eligible ([`crate::node::eligible`]). A change of
+    /// eligibility is logged.
+    pub fn node_seen(&self, node: Option<&k8s_openapi::api::core::v1::Node>) {
+        let eligible = crate::node::eligible(node);
+        let before = self.lock().node_eligible.replace(eligible);
+        if before != Some(eligible) && !eligible {
+            let why = if node.is_some() {
+                "it is being deleted or tainted ToBeDeletedByClusterAutoscaler"
+            } else {
+                "its Node object is missing (and without it no zone for topology hints)"
+            };
+            tracing::warn!(
+                why,
+                "node not eligible for load-balancer traffic: /healthz answers 503"
+            );
+        } else if before == Some(false) && eligible {
+            tracing::info!("node eligible for load-balancer traffic again");
+        }
+    }
+
+    /// Whether the node may receive load-balancer traffic: kube-proxy's `nodeEligible`
+    /// (true until the Node is watched).
+    pub fn node_eligible(&self) -> bool {
+        self.lock().node_eligible.unwrap_or(true)
+    }
+
+    /// Whether the proxy is healthy at `now` (the node's eligibility aside: `/livez` and the
+    /// health-check node ports ignore it).
     pub fn healthy(&self, now: Instant) -> bool {
         let synced = self
             .lock()
@@ -88,13 +120,24 @@ impl ProxyHealth {
         synced && self.source.get().is_none_or(|source| source(now))
     }
 
-    fn body(&self, now: SystemTime) -> String {
-        let last = self.lock().last_updated;
-        let json = serde_json::json!({
+    /// The body of `/healthz` (with `nodeEligible`) and `/livez` (without), as kube-proxy's
+    /// `ProxyHealth`: when healthy, `lastUpdated` is the current time (kube-proxy's compatibility
+    /// with its older releases), else the last successful sync. kube-proxy's per-family
+    /// `status` is left out: the proxy's health here is one for every family.
+    fn body(&self, healthy: bool, now: SystemTime, node_eligible: Option<bool>) -> String {
+        let last = if healthy {
+            Some(now)
+        } else {
+            self.lock().last_updated
+        };
+        let mut json = serde_json::json!({
             "lastUpdated": last.map(rfc3339).unwrap_or_default(),
             "currentTime": rfc3339(now),
-            "nodeEligible": true,
+            "healthy": healthy,
         });
+        if let (Some(eligible), Some(map)) = (node_eligible, json.as_object_mut()) {
+            map.insert("nodeEligible".into(), eligible.into());
+        }
         json.to_string()
     }
 }
@@ -122,45 +165,89 @@ fn json_response(status: StatusCode, body: String) -> Response {
     response
 }
 
-/// `/healthz` and `/livez` (200 while healthy, else 503), each counted in its own metric.
+/// `/healthz` and `/livez`, each counted in its own metric, as kube-proxy's
+/// (`pkg/proxy/healthcheck/proxy_health.go`): `/livez` answers 200 while the proxy is healthy,
+/// else 503; `/healthz` answers 503 also while the node is not eligible (being deleted, or
+/// tainted by the Cluster Autoscaler: load balancers should drain it), and says so in
+/// `nodeEligible`.
 pub fn healthz_router(health: Arc<ProxyHealth>, metrics: Arc<Metrics>) -> Router {
-    let handler = move |count: fn(&Metrics, u16)| {
+    let handler = move |count: fn(&Metrics, u16), with_node: bool| {
         let (health, metrics) = (Arc::clone(&health), Arc::clone(&metrics));
         move || {
             let (health, metrics) = (Arc::clone(&health), Arc::clone(&metrics));
             async move {
-                let status = if health.healthy(Instant::now()) {
+                let healthy = health.healthy(Instant::now());
+                let eligible = with_node.then(|| health.node_eligible());
+                let status = if healthy && eligible != Some(false) {
                     StatusCode::OK
                 } else {
                     StatusCode::SERVICE_UNAVAILABLE
                 };
                 count(&metrics, status.as_u16());
-                json_response(status, health.body(SystemTime::now()))
+                json_response(status, health.body(healthy, SystemTime::now(), eligible))
             }
         }
     };
     Router::new()
-        .route("/healthz", get(handler(Metrics::healthz)))
-        .route("/livez", get(handler(Metrics::livez)))
+        .route("/healthz", get(handler(Metrics::healthz, true)))
+        .route("/livez", get(handler(Metrics::livez, false)))
 }
 
-/// `/metrics` in the Prometheus text format.
-pub fn metrics_router(metrics: Arc<Metrics>) -> Router {
-    Router::new().route(
-        "/metrics",
-        get(move || {
-            let metrics = Arc::clone(&metrics);
-            async move {
-                (
-                    [(
-                        header::CONTENT_TYPE,
-                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    )],
-                    metrics.encode(),
-                )
-            }
-        }),
-    )
+/// What the metrics port serves besides `/metrics`: the proxy mode and the effective
+/// configuration (`crate::config::configz`).
+#[derive(Clone, Debug)]
+pub struct MetricsPort {
+    /// `/proxyMode`'s text (`iptables`).
+    pub proxy_mode: &'static str,
+    /// `/configz`'s JSON.
+    pub configz: serde_json::Value,
+}
+
+fn text_response(body: String) -> Response {
+    let headers = [
+        (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ];
+    (headers, body).into_response()
+}
+
+/// The metrics port, as kube-proxy's `serveMetrics`: `/metrics` in the Prometheus text format,
+/// `/proxyMode` (the mode as plain text), `/configz` (the configuration as JSON) and `/healthz`
+/// (`ok`: the server answers; the proxy's health is on the healthz port).
+pub fn metrics_router(metrics: Arc<Metrics>, port: MetricsPort) -> Router {
+    let MetricsPort {
+        proxy_mode,
+        configz,
+    } = port;
+    let configz = configz.to_string();
+    Router::new()
+        .route(
+            "/metrics",
+            get(move || {
+                let metrics = Arc::clone(&metrics);
+                async move {
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )],
+                        metrics.encode(),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/proxyMode",
+            get(move || async move { text_response(proxy_mode.to_owned()) }),
+        )
+        .route(
+            "/configz",
+            get(move || {
+                let body = configz.clone();
+                async move { json_response(StatusCode::OK, body) }
+            }),
+        )
+        .route("/healthz", get(|| async { text_response("ok".to_owned()) }))
 }
 
 /// What a health-check node port reports.

@@ -8,8 +8,10 @@ pub mod conntrack;
 pub mod feed;
 pub mod health;
 pub mod metrics;
+pub mod node;
 pub mod nodeports;
 pub mod pacing;
+pub mod process;
 pub mod proxy;
 pub mod sysctl;
 pub mod tally;
@@ -18,3 +20,11 @@ pub mod translate;
 /// `reportingController` of the events service-proxy records (about Services and
 /// EndpointSlices it leaves out as invalid).
 pub const REPORTING_CONTROLLER: &str = "kube-node-net/service-proxy";
+
+/// The kinds service-proxy reads: Services, EndpointSlices, and its own Node (narrowed to one
+/// name with `cluster_state::Filter::only_node`) for its zone and `/healthz`'s `nodeEligible`.
+pub const KINDS: &[cluster_state::Kind] = &[
+    cluster_state::Kind::Service,
+    cluster_state::Kind::EndpointSlice,
+    cluster_state::Kind::Node,
+];

@@ -5,19 +5,22 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::Context;
 use clap::CommandFactory;
-use cluster_state::{Filter, Kind, Reporter, Snapshot};
+use cluster_state::k8s::api::core::v1::Node;
+use cluster_state::{Filter, Kind, ObjectRef, Reporter, Snapshot};
 use iptables_exec::{Backend, Iptables};
 use iptables_model::kube::Proxier;
-use service_proxy::REPORTING_CONTROLLER;
 use service_proxy::cli::{Args, Family};
 use service_proxy::config::Settings;
+use service_proxy::config::configz::{PROXY_MODE, configz};
 use service_proxy::feed::{self, Feed};
-use service_proxy::health::{HealthCheckServers, ProxyHealth, healthz_router, metrics_router};
+use service_proxy::health::{
+    HealthCheckServers, MetricsPort, ProxyHealth, healthz_router, metrics_router,
+};
 use service_proxy::metrics::Metrics;
-use service_proxy::nodeports;
 use service_proxy::pacing::{Due, Pacer};
 use service_proxy::proxy::FamilyProxy;
 use service_proxy::sysctl::Sysctls;
+use service_proxy::{KINDS, REPORTING_CONTROLLER, node, nodeports};
 use tokio::net::TcpListener;
 
 fn family_proxies(
@@ -65,6 +68,7 @@ async fn serve(address: std::net::SocketAddr, router: axum::Router) -> anyhow::R
 struct Feeding<'a> {
     hostname: &'a str,
     metrics: &'a Metrics,
+    health: &'a ProxyHealth,
     /// When this proxy started: EndpointSlice changes triggered before do not count towards
     /// the network-programming latency.
     started: SystemTime,
@@ -84,7 +88,22 @@ fn apply(
     let updates = feed.updates(snapshot);
     let triggers = feed::trigger_times(snapshot, context.started);
     let now = Instant::now();
+    // The source keeps this node's Node only (Filter::only_node).
+    let node: Option<&Node> = snapshot
+        .nodes
+        .get(&ObjectRef::cluster(context.hostname))
+        .map(AsRef::as_ref);
+    context.health.node_seen(node);
+    let zone = node::zone(node);
+    if node.is_some() && zone.is_empty() && snapshot.changes.of(Kind::Node).next().is_some() {
+        tracing::info!(
+            node = context.hostname,
+            "the Node has no {} label: zone hints are not followed (every endpoint is used)",
+            node::ZONE_LABEL
+        );
+    }
     for (_, proxy) in proxies.iter_mut() {
+        proxy.set_zone(zone);
         proxy.apply(&updates, &triggers, now);
     }
     feed.health_checks(snapshot, context.hostname)
@@ -120,15 +139,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
             tracing::error!(%error, "NodePorts will not answer on 127.0.0.1");
         }
     }
+    // The node's name, leaked once: the filter that keeps its Node stays `Copy` with it.
+    let hostname: &'static str = Box::leak(args.hostname().into_boxed_str());
     // Objects the source leaves out as invalid are also events on the API server.
     let reporter = Reporter {
         controller: REPORTING_CONTROLLER,
-        instance: args.hostname(),
+        instance: hostname.to_owned(),
     };
-    let kinds = [Kind::Service, Kind::EndpointSlice];
+    let filter = Filter::default().only_node(hostname);
     let source = args
         .source
-        .start_reporting(&kinds, Filter::default(), Some(reporter))
+        .start_reporting(KINDS, filter, Some(reporter))
         .await
         .context("cannot start the object source")?;
     let source_health = source.health();
@@ -139,10 +160,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .wait_for(|s| s.revision > 0)
         .await
         .context("the object source stopped")?;
-    let hostname = args.hostname();
     let context = Feeding {
-        hostname: &hostname,
+        hostname,
         metrics: &metrics,
+        health: &health,
         started,
     };
     let mut feed = Feed::default();
@@ -160,9 +181,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         healthz_router(Arc::clone(&health), Arc::clone(&metrics)),
     )
     .await?;
+    let metrics_port = MetricsPort {
+        proxy_mode: PROXY_MODE,
+        configz: configz(&args),
+    };
     serve(
         args.metrics_bind_address,
-        metrics_router(Arc::clone(&metrics)),
+        metrics_router(Arc::clone(&metrics), metrics_port),
     )
     .await?;
     let mut health_checks = HealthCheckServers::new(args.health_check_address, Arc::clone(&health));

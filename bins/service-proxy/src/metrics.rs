@@ -1,4 +1,5 @@
-//! kube-proxy's sync metrics (`pkg/proxy/metrics`, prefix `kubeproxy_`), prometheus-client.
+//! kube-proxy's sync metrics (`pkg/proxy/metrics`, prefix `kubeproxy_`), prometheus-client,
+//! and the process metrics of [`crate::process`] (`process_*`, no prefix).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
@@ -12,6 +13,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::process::ProcessCollector;
 use crate::tally::RuleTally;
 
 type Labels = Vec<(String, String)>;
@@ -90,7 +92,9 @@ impl Default for Metrics {
 impl Metrics {
     /// Registers every metric.
     pub fn new() -> Self {
-        let mut registry = Registry::with_prefix("kubeproxy");
+        let mut root = Registry::default();
+        root.register_collector(Box::new(ProcessCollector::default()));
+        let registry = root.sub_registry_with_prefix("kubeproxy");
         let metrics = Self {
             sync_duration: sync_histogram(),
             full_duration: sync_histogram(),
@@ -248,7 +252,7 @@ impl Metrics {
             metrics.conntrack_duration.clone(),
         );
         Self {
-            registry,
+            registry: root,
             ..metrics
         }
     }

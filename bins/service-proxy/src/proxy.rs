@@ -124,6 +124,14 @@ impl FamilyProxy {
         );
     }
 
+    /// Sets the node's zone, which EndpointSlice zone hints are matched against (a change
+    /// makes the next sync full, as kube-proxy's on a change of the node's topology labels).
+    pub fn set_zone(&mut self, zone: &str) {
+        if self.proxier.set_zone(zone) {
+            tracing::info!(family = self.family, zone, "node zone changed: full resync");
+        }
+    }
+
     /// Re-reads the node's interface addresses when `--nodeport-addresses` is matched
     /// against them (a change makes the next sync full).
     pub async fn refresh_interface_addresses(&mut self) {

@@ -281,12 +281,21 @@ pub fn endpoint_slice(object: &discovery::EndpointSlice) -> Result<EndpointSlice
                     return None;
                 }
                 let conditions = e.conditions.clone().unwrap_or_default();
+                let hints = e.hints.as_ref();
+                let zones = hints
+                    .and_then(|h| h.for_zones.as_deref())
+                    .unwrap_or_default();
+                let nodes = hints
+                    .and_then(|h| h.for_nodes.as_deref())
+                    .unwrap_or_default();
                 Some(Endpoint {
                     addresses,
                     node_name: e.node_name.clone(),
                     ready: conditions.ready,
                     serving: conditions.serving,
                     terminating: conditions.terminating,
+                    zone_hints: zones.iter().map(|zone| zone.name.clone()).collect(),
+                    node_hints: nodes.iter().map(|node| node.name.clone()).collect(),
                 })
             })
             .collect()
@@ -404,6 +413,24 @@ endpoints:
         let unlabelled: discovery::EndpointSlice =
             yaml("metadata: {namespace: ns, name: x}\naddressType: IPv4\nendpoints: []\n");
         assert_eq!(endpoint_slice(&unlabelled), Err(Invalid::NoServiceLabel));
+    }
+
+    #[test]
+    fn topology_hints_reach_the_model() {
+        let slice: discovery::EndpointSlice = yaml(
+            "metadata: {namespace: ns, name: web-1, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+endpoints:
+- addresses: [10.0.0.1]
+  hints: {forZones: [{name: zone-a}, {name: zone-b}], forNodes: [{name: node-a}]}
+- {addresses: [10.0.0.2]}
+",
+        );
+        let model = endpoint_slice(&slice).unwrap();
+        assert_eq!(model.endpoints[0].zone_hints, ["zone-a", "zone-b"]);
+        assert_eq!(model.endpoints[0].node_hints, ["node-a"]);
+        assert!(model.endpoints[1].zone_hints.is_empty());
+        assert!(model.endpoints[1].node_hints.is_empty());
     }
 
     /// The warnings logged while `run` runs, as text.

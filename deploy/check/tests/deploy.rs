@@ -13,8 +13,8 @@ use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, RoleRef, Subject};
 use lease_driver::KubernetesStore;
 
-/// The kinds the service proxy starts its source with (`bins/service-proxy/src/main.rs`).
-const SERVICE_PROXY_KINDS: &[Kind] = &[Kind::Service, Kind::EndpointSlice];
+/// The kinds the service proxy starts its source with.
+const SERVICE_PROXY_KINDS: &[Kind] = service_proxy::KINDS;
 
 /// The kinds the ingress controller serves (`bins/ingress-controller/README.md`).
 const INGRESS_KINDS: &[Kind] = &[

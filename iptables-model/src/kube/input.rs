@@ -142,6 +142,13 @@ pub struct Endpoint {
     pub serving: Option<bool>,
     /// `conditions.terminating` (absent means false).
     pub terminating: Option<bool>,
+    /// `hints.forZones[].name`: the zones whose nodes should use this endpoint (set by the
+    /// EndpointSlice controller for `trafficDistribution: PreferClose`/`PreferSameZone` and
+    /// topology-aware routing).
+    pub zone_hints: Vec<String>,
+    /// `hints.forNodes[].name`: the nodes that should use this endpoint (set for
+    /// `trafficDistribution: PreferSameNode`).
+    pub node_hints: Vec<String>,
 }
 
 /// An EndpointSlice of a Service.
@@ -160,8 +167,12 @@ pub struct EndpointSlice {
 /// The proxier's configuration (kube-proxy flags and what it detects on the node).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ProxyOptions {
-    /// This node's name: endpoints with this `nodeName` are local.
+    /// This node's name: endpoints with this `nodeName` are local, and those hinted for it
+    /// are preferred (`hints.forNodes`).
     pub hostname: String,
+    /// This node's zone, its Node's `topology.kubernetes.io/zone` label (empty when the label
+    /// or the Node is missing): endpoints hinted for it are preferred (`hints.forZones`).
+    pub zone: String,
     /// The node's primary IP (checked against `loadBalancerSourceRanges`).
     pub node_ip: IpAddr,
     /// How traffic from this node's pods is told apart (`--detect-local-mode`).
@@ -189,11 +200,12 @@ pub struct ProxyOptions {
 }
 
 impl ProxyOptions {
-    /// kube-proxy's defaults for a node called `hostname` with address `node_ip`: mark
+    /// kube-proxy's defaults for a node called `hostname` with address `node_ip`: no zone, mark
     /// 0x4000, localhost NodePorts on, no nfacct counters, no local-traffic detector.
     pub fn new(hostname: impl Into<String>, node_ip: IpAddr) -> Self {
         Self {
             hostname: hostname.into(),
+            zone: String::new(),
             node_ip,
             local_detector: LocalDetector::None,
             masquerade_mark: 0x4000,

@@ -11,6 +11,7 @@ mod naming;
 mod port;
 mod rules;
 mod sync;
+mod topology;
 
 pub use canonical::canonical_order;
 pub use fixed::{TOP_LEVEL_CHAINS, jump_rules, jump_rules_text};

@@ -5,10 +5,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr};
 
-use super::endpoints::{Ep, categorize};
+use super::endpoints::{Ep, categorize, uses_endpoints};
 use super::input::{Protocol, ProxyOptions, Service, ServicePort, ServiceType, TrafficPolicy};
 use super::naming::{ServiceChains, endpoint_chain, service_port_name};
 use super::rules::{Quoting, RuleText, declare};
+use super::topology::Place;
 use crate::addr::{Cidr, parse_ip_lenient};
 use crate::probability::compute_probability;
 
@@ -163,11 +164,13 @@ impl PortContext<'_> {
         let itp_local = service.internal_traffic_policy == TrafficPolicy::Local;
         let externally_accessible =
             node_port != 0 || !external_ips.is_empty() || !lb_ips.is_empty();
-        // kube-proxy's UsesClusterEndpoints: even with eTP=Local, an externally reachable port
-        // needs the cluster chain for the short-circuit rules of KUBE-EXT.
-        let uses_cluster = !itp_local || externally_accessible;
-        let uses_local = itp_local || (externally_accessible && etp_local);
-        let cat = categorize(eps, uses_cluster, uses_local);
+        let (uses_cluster, uses_local) =
+            uses_endpoints(itp_local, etp_local, externally_accessible);
+        let place = Place {
+            node: &options.hostname,
+            zone: &options.zone,
+        };
+        let cat = categorize(eps, uses_cluster, uses_local, place);
 
         let (internal_chain, has_internal) = if itp_local {
             (&chains.svl, !cat.local.is_empty())

@@ -169,6 +169,19 @@ impl Proxier {
         matters
     }
 
+    /// Sets this node's zone (its Node's `topology.kubernetes.io/zone` label, empty when the
+    /// label or the Node is missing). Returns whether it changed, in which case the next sync
+    /// is full, as kube-proxy's after a change of the node's topology labels: any service with
+    /// hints may prefer other endpoints.
+    pub fn set_zone(&mut self, zone: &str) -> bool {
+        if self.options.zone == zone {
+            return false;
+        }
+        self.options.zone = zone.into();
+        self.full_next = true;
+        true
+    }
+
     /// Makes the next sync a full one (node labels changed, canary gone, periodic resync).
     pub const fn force_full_sync(&mut self) {
         self.full_next = true;
@@ -760,5 +773,39 @@ mod tests {
             "{}",
             generated.text
         );
+    }
+
+    #[test]
+    fn a_new_zone_resyncs_in_full_and_the_hints_choose_the_endpoints() {
+        let (services, mut slices) = cluster([0, 0, 0, 0]);
+        let hinted = |address: &str, zone: &str| Endpoint {
+            addresses: vec![address.into()],
+            zone_hints: vec![zone.into()],
+            ..Endpoint::default()
+        };
+        slices[0].endpoints = vec![hinted("10.9.0.1", "zone-a"), hinted("10.9.0.2", "zone-b")];
+        let mut proxier = Proxier::new(options());
+        let text = proxier.sync(&services, &slices).text.clone();
+        assert!(text.contains("10.9.0.1:8080") && text.contains("10.9.0.2:8080"));
+        proxier.restored();
+        assert!(proxier.set_zone("zone-b"));
+        assert!(!proxier.set_zone("zone-b"));
+        let generated = proxier.sync_changes();
+        assert!(generated.full);
+        assert!(
+            generated.text.contains("10.9.0.2:8080"),
+            "{}",
+            generated.text
+        );
+        assert!(
+            !generated.text.contains("10.9.0.1:8080"),
+            "{}",
+            generated.text
+        );
+        proxier.restored();
+        // A zone no endpoint is hinted for: every endpoint again (kube-proxy's fallback).
+        assert!(proxier.set_zone("zone-z"));
+        let text = &proxier.sync_changes().text;
+        assert!(text.contains("10.9.0.1:8080") && text.contains("10.9.0.2:8080"));
     }
 }

@@ -214,6 +214,7 @@ pub(crate) fn slice(v: &Value) -> EndpointSlice {
                     ready: cond("ready"),
                     serving: cond("serving"),
                     terminating: cond("terminating"),
+                    ..Endpoint::default()
                 }
             })
             .collect(),

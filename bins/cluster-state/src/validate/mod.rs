@@ -17,6 +17,7 @@ mod lease;
 mod meta;
 mod names;
 mod namespace;
+mod node;
 mod service;
 #[cfg(test)]
 mod tests;
@@ -26,7 +27,7 @@ pub use field::{FieldError, Invalid};
 use crate::Object;
 
 /// Checks `object` as the API server's validation would on creation (ValidateService,
-/// ValidateEndpointSlice, ValidateIngressCreate, … of the Kubernetes sources), reading the
+/// ValidateEndpointSlice, ValidateIngressCreate, ValidateNode, … of the Kubernetes sources), reading the
 /// fields it defaults or allocates as their defaults when absent.
 ///
 /// Returns every field error found, in the order the API server lists them.
@@ -41,6 +42,7 @@ pub fn validate(object: &Object) -> Result<(), Invalid> {
         Object::ConfigMap(map) => config::validate_config_map(map, &mut errors),
         Object::Lease(lease) => lease::validate(lease, &mut errors),
         Object::Namespace(namespace) => namespace::validate(namespace, &mut errors),
+        Object::Node(node) => node::validate(node, &mut errors),
     }
     errors.finish()
 }

@@ -776,6 +776,83 @@ fn namespaces_as_validate_namespace() {
     assert_eq!(fields(finalizer), ["spec.finalizers[1]"]);
 }
 
+// --- Node (pkg/apis/core/validation: ValidateNode, validateNodeTaints) ---
+
+fn node(metadata: Value, spec: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": metadata, "spec": spec})
+}
+
+#[test]
+fn node_names_are_dns_subdomains_as_validate_node_name() {
+    // A kubelet registers its hostname, which may have dots.
+    let named = |name: &str| node(json!({"name": name}), json!({}));
+    assert!(fields(named("ip-10-0-0-1.eu-west-1.compute.internal")).is_empty());
+    for bad in ["Upper", "a_b", "-a", "a..b", &"a".repeat(254)] {
+        assert_eq!(fields(named(bad)), ["metadata.name"], "{bad}");
+    }
+    let namespaced = node(json!({"name": "a", "namespace": "default"}), json!({}));
+    assert_eq!(fields(namespaced), ["metadata.namespace"]);
+    let labelled = node(
+        json!({"name": "a", "labels": {"topology.kubernetes.io/zone": "eu-west-1a",
+                                       "bad key!": "x", "ok": "bad value!"}}),
+        json!({}),
+    );
+    assert_eq!(fields(labelled), ["metadata.labels", "metadata.labels"]);
+}
+
+#[test]
+fn node_pod_cidrs_as_validate_node() {
+    let cidrs = |cidrs: Value| node(json!({"name": "a"}), json!({"podCIDRs": cidrs}));
+    assert!(fields(cidrs(json!(["10.244.1.0/24", "fd00:10:244:1::/64"]))).is_empty());
+    // The API server has long accepted bits set after the prefix length.
+    assert!(fields(cidrs(json!(["10.244.1.1/24"]))).is_empty());
+    assert_eq!(fields(cidrs(json!(["10.244.1.0"]))), ["spec.podCIDRs[0]"]);
+    assert_eq!(
+        fields(cidrs(json!(["010.244.1.0/24"]))),
+        ["spec.podCIDRs[0]"]
+    );
+    assert_eq!(
+        fields(cidrs(json!(["10.244.1.0/24", "10.244.2.0/24"]))),
+        ["spec.podCIDRs"]
+    );
+    assert_eq!(
+        fields(cidrs(json!([
+            "10.244.1.0/24",
+            "fd00::/64",
+            "10.244.1.0/24"
+        ]))),
+        ["spec.podCIDRs", "spec.podCIDRs[2]"]
+    );
+    // `podCIDR` alone counts as the list of one it is converted to.
+    let single = node(json!({"name": "a"}), json!({"podCIDR": "nope"}));
+    assert_eq!(fields(single), ["spec.podCIDRs[0]"]);
+}
+
+#[test]
+fn node_taints_as_validate_node_taints() {
+    let tainted = |taints: Value| node(json!({"name": "a"}), json!({"taints": taints}));
+    let to_be_deleted = json!({"key": "ToBeDeletedByClusterAutoscaler", "value": "1700000000",
+                               "effect": "NoSchedule"});
+    assert!(fields(tainted(json!([to_be_deleted]))).is_empty());
+    let bad = json!([
+        {"key": "a b", "effect": "NoSchedule"},
+        {"key": "k", "value": "v v", "effect": "Sometimes"},
+        {"key": "k", "effect": ""},
+        {"key": "dup", "effect": "NoExecute"},
+        {"key": "dup", "effect": "NoExecute"},
+    ]);
+    assert_eq!(
+        fields(tainted(bad)),
+        [
+            "metadata.taints[0].key",
+            "metadata.taints[1].value",
+            "metadata.taints[1].effect",
+            "metadata.taints[2].effect",
+            "metadata.taints[4]",
+        ]
+    );
+}
+
 // --- Every message is one printable line ---
 
 #[test]

@@ -8,6 +8,7 @@
 //! the file's field, and is named in a log line, so that no value is dropped silently.
 
 pub mod apply;
+pub mod configz;
 pub mod file;
 pub mod flags;
 pub mod read;
