@@ -12,7 +12,10 @@
 //! runs its own binary again inside it (`ip netns exec NAME BINARY --exact TEST`), with
 //! [`INSIDE`] set, where the same test finds itself inside and does its work. The outer run
 //! forwards the inner run's output and fails when it failed; it then stops whatever is left in
-//! the namespace and deletes the namespace, on failure too.
+//! the namespace and deletes the namespace, on failure too. A new process rather than
+//! `setns(2)` in this one: the harness's threads and the test's runtime would stay outside,
+//! and the crates forbid `unsafe`. The address sits on `lo` rather than on a dummy link: one
+//! interface fewer, and no kernel module to load.
 
 use std::io::Read as _;
 use std::net::{IpAddr, Ipv4Addr};
@@ -129,20 +132,19 @@ impl Namespace {
         let leftovers = self.stop_all();
         let output = output.join().unwrap();
         print!("{output}");
+        let name = &self.0;
         assert!(
             status.success(),
-            "{test} failed in network namespace {}",
-            self.0
+            "{test} failed in network namespace {name}"
         );
         // `--exact` with a name the harness does not know runs nothing, and succeeds.
         assert!(
             output.contains("test result: ok. 1 passed"),
-            "{test} did not run in network namespace {}",
-            self.0
+            "{test} did not run in network namespace {name}"
         );
         assert!(
             leftovers.is_empty(),
-            "{test} left processes running: {leftovers:?}"
+            "{test} left processes running in network namespace {name}: {leftovers:?}"
         );
     }
 
