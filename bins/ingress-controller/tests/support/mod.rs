@@ -1,13 +1,16 @@
 //! End-to-end harness: small HTTP backends that answer with their name, the controller binary
 //! running a real nginx on 127.0.0.1, manifests written to a temporary directory, and a tiny
-//! HTTP/1.1 client.
+//! HTTP/1.1 client; all of it in a private network namespace per test ([`netns`]).
 #![allow(dead_code, unreachable_pub)]
+
+pub mod netns;
+
+pub use netns::ran_elsewhere;
 
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -45,21 +48,15 @@ pub fn free_port() -> u16 {
     }
 }
 
-/// The address the backends listen on and their EndpointSlices name: this host's address on its
-/// default route. Not 127.0.0.1: cluster-state refuses loopback endpoints, as the API server
-/// does (issue 28).
+/// The address the backends listen on and their EndpointSlices name: [`netns::BACKEND_IP`], on
+/// the loopback interface of the test's private namespace. Not 127.0.0.1: cluster-state refuses
+/// loopback endpoints, as the API server does (issue 28).
 pub fn backend_ip() -> IpAddr {
-    static IP: OnceLock<IpAddr> = OnceLock::new();
-    *IP.get_or_init(|| {
-        // Connecting a UDP socket sends nothing: it only picks the route and source address.
-        let socket = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
-        socket
-            .connect("203.0.113.1:9")
-            .expect("these tests need an IPv4 default route (backends listen on its address)");
-        let ip = socket.local_addr().unwrap().ip();
-        assert!(!ip.is_loopback() && !ip.is_unspecified(), "{ip}");
-        ip
-    })
+    assert!(
+        netns::inside(),
+        "backends run only inside the test's network namespace (begin with ran_elsewhere)"
+    );
+    netns::BACKEND_IP
 }
 
 /// HTTP backends, one listener per name, each answering `NAME URI` with `x-backend: NAME`.
