@@ -87,8 +87,8 @@ pub struct Args {
     /// How traffic from pods is told from other traffic (it is not masqueraded):
     /// `ClusterCIDR` (the default: sources in --cluster-cidr), `BridgeInterface` (arriving on
     /// --pod-bridge-interface), `InterfaceNamePrefix` (arriving on interfaces named
-    /// --pod-interface-name-prefix…). `NodeCIDR` (the Node's podCIDRs) is refused at start:
-    /// not implemented yet.
+    /// --pod-interface-name-prefix…), `NodeCIDR` (sources in the Node's podCIDRs, waited for at
+    /// start).
     #[arg(long, value_name = "MODE")]
     pub detect_local_mode: Option<LocalMode>,
 

@@ -8,8 +8,9 @@ use clap::CommandFactory;
 use cluster_state::k8s::api::core::v1::Node;
 use cluster_state::{Filter, Kind, ObjectRef, Reporter, Snapshot};
 use iptables_exec::{Backend, Iptables};
+use iptables_model::Cidr;
 use iptables_model::kube::Proxier;
-use service_proxy::cli::{Args, Family};
+use service_proxy::cli::{Args, Family, LocalMode};
 use service_proxy::config::Settings;
 use service_proxy::config::configz::{PROXY_MODE, configz};
 use service_proxy::feed::{self, Feed};
@@ -109,7 +110,65 @@ fn apply(
     feed.health_checks(snapshot, context.hostname)
 }
 
-async fn run(args: Args) -> anyhow::Result<()> {
+/// How long kube-proxy waits for its Node's pod CIDRs in NodeCIDR mode
+/// (`timeoutForNodePodCIDR` in `cmd/kube-proxy/app/server_linux.go`).
+const POD_CIDR_WAIT: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// The pod CIDRs of this node's Node, once it has some (waiting at most [`POD_CIDR_WAIT`], as
+/// kube-proxy's `waitForPodCIDR`).
+async fn wait_for_pod_cidrs(
+    snapshots: &mut tokio::sync::watch::Receiver<Arc<Snapshot>>,
+    hostname: &str,
+) -> anyhow::Result<Vec<Cidr>> {
+    let key = ObjectRef::cluster(hostname);
+    let assigned =
+        |s: &Arc<Snapshot>| !node::pod_cidrs(s.nodes.get(&key).map(AsRef::as_ref)).is_empty();
+    if !assigned(&snapshots.borrow()) {
+        tracing::info!(
+            node = hostname,
+            "waiting for the Node's podCIDRs (detect-local-mode NodeCIDR)"
+        );
+    }
+    let waited = tokio::time::timeout(POD_CIDR_WAIT, snapshots.wait_for(assigned)).await;
+    let snapshot = waited
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "detect-local-mode NodeCIDR: the Node {hostname:?} was given no spec.podCIDRs \
+                 within {} s",
+                POD_CIDR_WAIT.as_secs()
+            )
+        })?
+        .context("the object source stopped")?;
+    let cidrs = node::pod_cidrs(snapshot.nodes.get(&key).map(AsRef::as_ref));
+    let text: Vec<_> = cidrs.iter().map(ToString::to_string).collect();
+    tracing::info!(node = hostname, pod_cidrs = %text.join(","), "NodeCIDR local-traffic detector");
+    Ok(cidrs)
+}
+
+/// In NodeCIDR mode, fails when the Node's pod CIDRs are no longer `used`: kube-proxy exits
+/// then (`NodePodCIDRHandler`), to start again with the new ones.
+fn check_pod_cidrs(snapshot: &Snapshot, hostname: &str, used: &[Cidr]) -> anyhow::Result<()> {
+    let node = snapshot.nodes.get(&ObjectRef::cluster(hostname));
+    let now = node::pod_cidrs(node.map(AsRef::as_ref));
+    if node.is_none() || now == used {
+        return Ok(());
+    }
+    let list = |cidrs: &[Cidr]| {
+        cidrs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    anyhow::bail!(
+        "the Node's podCIDRs changed from {} to {} (detect-local-mode NodeCIDR): exiting to \
+         start again with them, as kube-proxy does",
+        list(used),
+        list(&now)
+    )
+}
+
+async fn run(mut args: Args) -> anyhow::Result<()> {
     let started = SystemTime::now();
     nodeports::validate(&args.nodeport_addresses).map_err(anyhow::Error::msg)?;
     let metrics = Arc::new(Metrics::new());
@@ -121,9 +180,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.iptables_variant.backend().await
     };
     tracing::info!(?backend, variant = ?args.iptables_variant, "iptables build chosen");
-    let mut proxies = family_proxies(&args, backend, &metrics, &health);
     if args.cleanup {
-        for (family, proxy) in &proxies {
+        for (family, proxy) in &family_proxies(&args, backend, &metrics, &health) {
             proxy
                 .cleanup()
                 .await
@@ -160,6 +218,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .wait_for(|s| s.revision > 0)
         .await
         .context("the object source stopped")?;
+    // NodeCIDR: pod traffic is what comes from the Node's pod CIDRs, known once it has them.
+    let node_cidrs = if args.detect_local_mode == Some(LocalMode::NodeCidr) {
+        let cidrs = wait_for_pod_cidrs(&mut snapshots, hostname).await?;
+        args.cluster_cidr.clone_from(&cidrs);
+        Some(cidrs)
+    } else {
+        None
+    };
+    let mut proxies = family_proxies(&args, backend, &metrics, &health);
     let context = Feeding {
         hostname,
         metrics: &metrics,
@@ -219,6 +286,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
                     anyhow::bail!("the object source stopped");
                 }
                 let snapshot = snapshots.borrow_and_update().clone();
+                if let Some(cidrs) = &node_cidrs {
+                    check_pod_cidrs(&snapshot, hostname, cidrs)?;
+                }
                 let wanted = apply(&mut feed, &snapshot, &mut proxies, &context);
                 health_checks.update(wanted).await;
             }

@@ -1,6 +1,7 @@
 //! What service-proxy reads from its own Node: the zone topology hints are matched against,
 //! and whether load balancers may send traffic to the node (`/healthz`'s `nodeEligible`).
 
+use iptables_model::Cidr;
 use k8s_openapi::api::core::v1::Node;
 
 /// The well-known label naming a node's zone (`v1.LabelTopologyZone`).
@@ -34,6 +35,19 @@ pub fn eligible(node: Option<&Node>) -> bool {
         .any(|taint| taint.key == TO_BE_DELETED_TAINT)
 }
 
+/// The Node's pod CIDRs (`spec.podCIDRs`, else the older `spec.podCIDR`), for
+/// `--detect-local-mode NodeCIDR`; empty while none is assigned. The source validated them
+/// as the API server does, so each parses.
+pub fn pod_cidrs(node: Option<&Node>) -> Vec<Cidr> {
+    let Some(spec) = node.and_then(|node| node.spec.as_ref()) else {
+        return Vec::new();
+    };
+    let listed = spec.pod_cidrs.as_deref().unwrap_or_default();
+    let single = spec.pod_cidr.as_slice();
+    let cidrs = if listed.is_empty() { single } else { listed };
+    cidrs.iter().filter_map(|cidr| cidr.parse().ok()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,6 +62,22 @@ mod tests {
         assert_eq!(zone(Some(&zoned)), "eu-1a");
         assert_eq!(zone(Some(&node("metadata: {name: a}"))), "");
         assert_eq!(zone(None), "");
+    }
+
+    #[test]
+    fn pod_cidrs_from_either_field() {
+        let dual = node(
+            "metadata: {name: a}\nspec: {podCIDR: 10.244.1.0/24, podCIDRs: [10.244.1.0/24, 'fd00:1::/64']}",
+        );
+        let text: Vec<_> = pod_cidrs(Some(&dual))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(text, ["10.244.1.0/24", "fd00:1::/64"]);
+        let old = node("metadata: {name: a}\nspec: {podCIDR: 10.244.2.0/24}");
+        assert_eq!(pod_cidrs(Some(&old)).len(), 1);
+        assert!(pod_cidrs(Some(&node("metadata: {name: a}"))).is_empty());
+        assert!(pod_cidrs(None).is_empty());
     }
 
     #[test]

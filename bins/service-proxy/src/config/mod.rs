@@ -179,14 +179,8 @@ fn check(args: &Args) -> Result<(), SettingsError> {
     }
     match args.detect_local_mode {
         None | Some(LocalMode::ClusterCidr) => {}
-        Some(LocalMode::NodeCidr) => {
-            return refuse(
-                "detect-local-mode NodeCIDR is not implemented yet: it needs this Node's \
-                 spec.podCIDRs, and the object source does not watch Nodes (use ClusterCIDR \
-                 with --cluster-cidr)"
-                    .to_owned(),
-            );
-        }
+        // The Node's pod CIDRs are waited for once the object source runs (main.rs).
+        Some(LocalMode::NodeCidr) => {}
         Some(LocalMode::BridgeInterface) => {
             // As kube-proxy's validation: the interface must be named.
             let name = args.pod_bridge_interface.as_deref().unwrap_or_default();
@@ -410,12 +404,9 @@ mod tests {
     }
 
     #[test]
-    fn local_traffic_detectors_need_their_interface_and_node_cidr_is_refused() {
-        let node = refusal(None, &["--detect-local-mode", "NodeCIDR"]);
-        assert!(
-            node.contains("spec.podCIDRs") && node.contains("Nodes"),
-            "{node}"
-        );
+    fn local_traffic_detectors_need_their_interface() {
+        // NodeCIDR's CIDRs come from the Node, once the source runs.
+        assert!(resolve(None, &["--detect-local-mode", "NodeCIDR"]).is_ok());
         let bridge = "detectLocalMode: BridgeInterface\ndetectLocal:\n  bridgeInterface: cbr0\n";
         let settings = resolve(Some(bridge), &[]).unwrap();
         assert_eq!(

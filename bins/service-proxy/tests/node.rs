@@ -1,7 +1,7 @@
-//! Topology-aware routing through the binary: manifests with this node's Node and an
-//! EndpointSlice with zone hints, and the rules of `--dry-run`. The zone comes from the Node
-//! the source keeps for `--hostname-override` (its `topology.kubernetes.io/zone` label); other
-//! Nodes are ignored. No root needed.
+//! What the binary takes from its own Node, through manifests and the rules of `--dry-run`:
+//! the zone topology hints are matched against (its `topology.kubernetes.io/zone` label), and
+//! the pod CIDRs of `--detect-local-mode NodeCIDR`. The source keeps the Node of
+//! `--hostname-override` only; other Nodes are ignored. No root needed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -37,9 +37,15 @@ fn node(name: &str, zone: &str) -> String {
 
 /// The rules of a dry run of node `node_name` on the manifests in `dir`.
 fn dry_run(dir: &Path, node_name: &str) -> String {
+    dry_run_with(dir, node_name, &[])
+}
+
+/// [`dry_run`] with more flags.
+fn dry_run_with(dir: &Path, node_name: &str, flags: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_service-proxy"))
         .args(["--manifests", &dir.display().to_string(), "--dry-run"])
         .args(["--hostname-override", node_name, "--node-ip", "192.168.0.2"])
+        .args(flags)
         .env_remove("RUST_LOG")
         .output()
         .unwrap();
@@ -73,4 +79,36 @@ fn zone_hints_choose_the_endpoints_of_this_nodes_zone() {
         assert!(rules.contains("10.244.1.5:8080"), "{rules}");
         assert!(rules.contains("10.244.2.7:8080"), "{rules}");
     }
+}
+
+#[test]
+fn node_cidr_mode_tells_pod_traffic_by_the_nodes_pod_cidrs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), SERVICE).unwrap();
+    let with_cidr = node("node-a", "zone-a") + "spec: {podCIDRs: [10.244.1.0/24]}\n";
+    std::fs::write(dir.path().join("node-a.yaml"), with_cidr).unwrap();
+    let flags = [
+        "--detect-local-mode",
+        "NodeCIDR",
+        "--cluster-cidr",
+        "10.0.0.0/8",
+    ];
+    let rules = dry_run_with(dir.path(), "node-a", &flags);
+    assert!(
+        rules.contains("! -s 10.244.1.0/24 -j KUBE-MARK-MASQ"),
+        "{rules}"
+    );
+    assert!(
+        !rules.contains("10.0.0.0/8"),
+        "the Node's CIDR, not --cluster-cidr: {rules}"
+    );
+    // The interface detectors, for comparison.
+    let bridge = [
+        "--detect-local-mode",
+        "BridgeInterface",
+        "--pod-bridge-interface",
+        "cbr0",
+    ];
+    let rules = dry_run_with(dir.path(), "node-a", &bridge);
+    assert!(rules.contains("! -i cbr0 -j KUBE-MARK-MASQ"), "{rules}");
 }
