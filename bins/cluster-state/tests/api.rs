@@ -360,17 +360,26 @@ async fn one_node_only_is_listed_and_watched_with_a_field_selector() {
     assert_eq!(names, ["node-a"]);
 
     // The API source asks the server for that one alone, in its list and its watch.
+    let selector = "metadata.name%3Dnode-a";
+    api_source_narrows(Kind::Node, only_a, &expected, selector).await;
+}
+
+/// Serves the objects of `kind` in `expected` from a fake API server to an API source
+/// narrowed by `filter`; checks that it publishes exactly them and that its every list and
+/// watch asks for `selector` (URL-encoded) alone.
+async fn api_source_narrows(kind: Kind, filter: Filter, expected: &Snapshot, selector: &str) {
+    let items: Vec<_> = expected.objects(kind).collect();
     let list = serde_json::json!({
-        "apiVersion": "v1", "kind": "NodeList",
-        "metadata": {"resourceVersion": "3"}, "items": [node("node-a")],
+        "apiVersion": kind.api_version(), "kind": format!("{kind}List"),
+        "metadata": {"resourceVersion": "3"}, "items": items,
     });
     let mut script = Script::default();
-    script.list(&collection(Kind::Node), Reply::ok(list.to_string()));
+    script.list(&collection(kind), Reply::ok(list.to_string()));
     let api = FakeApi::start(script).await.unwrap();
-    let source = Source::api_filtered(api.client().unwrap(), &[Kind::Node], only_a, None);
+    let source = Source::api_filtered(api.client().unwrap(), &[kind], filter, None);
     let mut snapshots = source.snapshots();
     let snapshot = wait_for(&mut snapshots, |s| s.revision > 0).await;
-    assert!(snapshot.same_objects(&expected));
+    assert!(snapshot.same_objects(expected));
     let seen = api
         .wait_for_requests(PATIENCE, |seen| watches(seen).count() > 0)
         .await
@@ -380,7 +389,7 @@ async fn one_node_only_is_listed_and_watched_with_a_field_selector() {
     for request in lists.iter().chain(&watched) {
         assert_eq!(
             request.param("fieldSelector"),
-            Some("metadata.name%3Dnode-a"),
+            Some(selector),
             "{request:?}"
         );
     }
@@ -409,36 +418,8 @@ async fn tls_secrets_only_are_listed_and_watched_with_a_field_selector() {
     assert_eq!(names, ["shop/shop-tls"]);
 
     // The API source asks the server for them alone, in its list and its watch.
-    let items: Vec<_> = expected.objects(Kind::Secret).collect();
-    let list = serde_json::json!({
-        "apiVersion": "v1", "kind": "SecretList",
-        "metadata": {"resourceVersion": "3"}, "items": items,
-    });
-    let mut script = Script::default();
-    script.list(&collection(Kind::Secret), Reply::ok(list.to_string()));
-    let api = FakeApi::start(script).await.unwrap();
-    let source = Source::api_filtered(
-        api.client().unwrap(),
-        &[Kind::Secret],
-        Filter::TLS_SECRETS,
-        None,
-    );
-    let mut snapshots = source.snapshots();
-    let snapshot = wait_for(&mut snapshots, |s| s.revision > 0).await;
-    assert!(snapshot.same_objects(&expected));
-    let seen = api
-        .wait_for_requests(PATIENCE, |seen| watches(seen).count() > 0)
-        .await
-        .unwrap();
-    let (lists, watched): (Vec<_>, Vec<_>) = seen.iter().partition(|r| !r.is_watch());
-    assert!(!lists.is_empty());
-    for request in lists.iter().chain(&watched) {
-        assert_eq!(
-            request.param("fieldSelector"),
-            Some("type%3Dkubernetes.io%2Ftls"),
-            "{request:?}"
-        );
-    }
+    let selector = "type%3Dkubernetes.io%2Ftls";
+    api_source_narrows(Kind::Secret, Filter::TLS_SECRETS, &expected, selector).await;
 }
 
 fn event(name: &str, count: Option<i32>) -> Event {
