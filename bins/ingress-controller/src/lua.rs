@@ -136,6 +136,10 @@ function M.control()
   if uri == "/backends" and method == "POST" then
     ngx.req.read_body()
     local body = ngx.req.get_body_data()
+    -- An empty table (no backend at all) comes as an empty body, which nginx reports as none.
+    if not body and not ngx.req.get_body_file() and tonumber(ngx.var.http_content_length) == 0 then
+      body = ""
+    end
     if not body then
       ngx.status = 400
       ngx.say("body missing or larger than the buffer")

@@ -1,7 +1,7 @@
 //! Changes under load: a bounded load generator keeps requesting while Ingresses and
 //! endpoints change; no request fails, endpoint-only changes cause no reload, structural ones
 //! exactly one each. Also: a configuration nginx refuses is never loaded (the last good one
-//! keeps serving), and a killed nginx is restarted.
+//! keeps serving), a killed nginx is restarted, and an empty backend table is taken.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -173,6 +173,20 @@ async fn refused_configuration_keeps_the_last_good_one_and_dead_nginx_restarts()
             && support::get(c.http, "load.example.com", "/", &[])
                 .await
                 .is_some_and(|r| r.backend() == "a")
+    })
+    .await;
+}
+
+/// With no Service at all, the backend table is empty: the Lua side takes the empty body
+/// (before, it answered 400 and the controller retried every 50 ms).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_backend_table_is_taken() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let c = Controller::start(CLASS).await;
+    eventually("the empty backend table is sent", || async {
+        c.metric("ingress_controller_backend_updates_total").await >= 1.0
     })
     .await;
 }
