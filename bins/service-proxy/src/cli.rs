@@ -250,13 +250,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 impl Args {
-    /// The node name: `--hostname-override`, else the kernel's host name.
+    /// The node name: `--hostname-override`, else the kernel's host name; trimmed and
+    /// lowercased, as kube-proxy's `GetHostname` (`pkg/util/node`), so that `Node-A` names the
+    /// Node `node-a` (object names are lowercase).
     pub fn hostname(&self) -> String {
-        self.hostname_override.clone().unwrap_or_else(|| {
-            std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|h| h.trim().to_owned())
-                .unwrap_or_default()
-        })
+        let name = self.hostname_override.clone().unwrap_or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default()
+        });
+        name.trim().to_lowercase()
     }
 
     /// How pod traffic is told apart in the rules of one family (kube-proxy's
@@ -312,6 +313,12 @@ impl Args {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_node_name_is_trimmed_and_lowercased_as_kube_proxys() {
+        let args = Args::parse_from(["service-proxy", "--hostname-override", " Node-A.Example "]);
+        assert_eq!(args.hostname(), "node-a.example");
+    }
 
     #[test]
     fn durations_in_go_spelling() {
