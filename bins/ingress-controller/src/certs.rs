@@ -1,16 +1,42 @@
-//! TLS certificates on disk: one PEM file (chain then key) per Secret, mode 0600 in a 0700
-//! directory, written atomically; files of Secrets no longer used are removed.
+//! TLS certificates on disk: one PEM file (chain then key) per Secret and content, mode 0600 in
+//! a 0700 directory, written atomically.
+//!
+//! A file's name holds a hash of its content (`namespace_name-HASH.pem`), so a rotated
+//! certificate is a new file and a new `ssl_certificate` path: the configuration text changes,
+//! which is what makes the controller validate and reload it, and the running nginx's files are
+//! never rewritten under it. `nginx -t` checks the new files; the old ones stay until a
+//! configuration without them is loaded ([`prune`]).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest as _, Sha256};
+
 use crate::model::Certificate;
 use crate::render::Options;
 
-/// Writes `certificates` where the rendered configuration expects them, and removes stale
-/// files from the directory. Files whose content is unchanged are not rewritten.
+/// The bytes of `certificate`'s file: the chain, then the key.
+fn contents(certificate: &Certificate) -> Vec<u8> {
+    let mut pem = certificate.cert.clone();
+    if !pem.ends_with(b"\n") {
+        pem.push(b'\n');
+    }
+    pem.extend_from_slice(&certificate.key);
+    pem
+}
+
+/// The file name of Secret `secret`'s (`namespace/name`) `certificate`: the Secret, then the
+/// first 128 bits of the SHA-256 of the file's content, in hex.
+pub fn file_name(secret: &str, certificate: &Certificate) -> String {
+    let digest = Sha256::digest(contents(certificate));
+    let hash: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{hash}.pem", secret.replace('/', "_"))
+}
+
+/// Writes `certificates` where the rendered configuration expects them. Files already there
+/// with that content are not rewritten; no file is removed (see [`prune`]).
 ///
 /// # Errors
 ///
@@ -22,20 +48,31 @@ pub fn write_all(
     let dir = options.prefix.join("certs");
     std::fs::create_dir_all(&dir)?;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    let mut wanted: Vec<PathBuf> = Vec::new();
     for (secret, certificate) in certificates {
-        let path = options.certificate_path(secret);
-        let mut pem = certificate.cert.clone();
-        if !pem.ends_with(b"\n") {
-            pem.push(b'\n');
-        }
-        pem.extend_from_slice(&certificate.key);
+        let path = options.certificate_path(secret, certificate);
+        let pem = contents(certificate);
         if std::fs::read(&path).ok().as_deref() != Some(pem.as_slice()) {
             write_private(&path, &pem)?;
         }
-        wanted.push(path);
     }
-    for entry in std::fs::read_dir(&dir)? {
+    Ok(())
+}
+
+/// Removes the certificate files that `certificates`, those of the configuration nginx now
+/// runs, do not name.
+///
+/// # Errors
+///
+/// The I/O error.
+pub fn prune(
+    options: &Options,
+    certificates: &BTreeMap<String, Certificate>,
+) -> Result<(), std::io::Error> {
+    let wanted: Vec<PathBuf> = certificates
+        .iter()
+        .map(|(secret, certificate)| options.certificate_path(secret, certificate))
+        .collect();
+    for entry in std::fs::read_dir(options.prefix.join("certs"))? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "pem") && !wanted.contains(&path) {
             std::fs::remove_file(&path)?;
@@ -62,8 +99,15 @@ fn write_private(path: &Path, data: &[u8]) -> Result<(), std::io::Error> {
 mod tests {
     use super::*;
 
+    fn certificate(cert: &str) -> Certificate {
+        Certificate {
+            cert: cert.as_bytes().to_vec(),
+            key: b"-----BEGIN PRIVATE KEY-----\n".to_vec(),
+        }
+    }
+
     #[test]
-    fn written_0600_and_stale_files_removed() {
+    fn written_0600_and_stale_files_pruned() {
         let dir = tempfile::tempdir().unwrap();
         let options = Options {
             prefix: dir.path().to_owned(),
@@ -74,15 +118,10 @@ mod tests {
             modules_dir: None,
         };
         let mut certificates = BTreeMap::new();
-        certificates.insert(
-            "ns/a".to_owned(),
-            Certificate {
-                cert: b"-----BEGIN CERTIFICATE-----".to_vec(),
-                key: b"-----BEGIN PRIVATE KEY-----\n".to_vec(),
-            },
-        );
+        let first = certificate("-----BEGIN CERTIFICATE-----");
+        certificates.insert("ns/a".to_owned(), first.clone());
         write_all(&options, &certificates).unwrap();
-        let path = options.certificate_path("ns/a");
+        let path = options.certificate_path("ns/a", &first);
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         let dir_mode = std::fs::metadata(dir.path().join("certs"))
@@ -94,7 +133,35 @@ mod tests {
             std::fs::read(&path).unwrap(),
             b"-----BEGIN CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n"
         );
-        write_all(&options, &BTreeMap::new()).unwrap();
-        assert!(!path.exists());
+
+        // A rotated certificate is a new file beside the one nginx runs with.
+        let second = certificate("-----BEGIN CERTIFICATE-----\nnew\n");
+        certificates.insert("ns/a".to_owned(), second.clone());
+        write_all(&options, &certificates).unwrap();
+        let rotated = options.certificate_path("ns/a", &second);
+        assert_ne!(rotated, path);
+        assert!(path.exists() && rotated.exists());
+        prune(&options, &certificates).unwrap();
+        assert!(!path.exists() && rotated.exists());
+        prune(&options, &BTreeMap::new()).unwrap();
+        assert!(!rotated.exists());
+    }
+
+    #[test]
+    fn names_follow_the_secret_and_the_content() {
+        let a = certificate("-----BEGIN CERTIFICATE-----");
+        let name = file_name("ns/a", &a);
+        assert!(
+            name.starts_with("ns_a-") && name.ends_with(".pem"),
+            "{name}"
+        );
+        assert_eq!(name.len(), "ns_a-".len() + 32 + ".pem".len());
+        assert_eq!(name, file_name("ns/a", &a.clone()));
+        assert_ne!(name, file_name("ns/b", &a));
+        let other_key = Certificate {
+            key: b"-----BEGIN EC PRIVATE KEY-----\n".to_vec(),
+            ..a
+        };
+        assert_ne!(name, file_name("ns/a", &other_key));
     }
 }

@@ -365,6 +365,10 @@ impl Loop {
                     .config_hash
                     .set(i64::from_ne_bytes(hash.to_ne_bytes()));
                 self.reconciler.loaded(config);
+                // The files of the configuration nginx ran before are no longer read.
+                if let Err(e) = certs::prune(&self.settings.options, &model.certificates) {
+                    warn!("cannot remove unused certificate files: {e}");
+                }
                 if start {
                     self.reconciler.restarted();
                     self.send_table().await;

@@ -1,7 +1,8 @@
 //! Ingress objects to a real nginx. See the README for usage; the modules split as:
 //!
 //! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`regex_path`], [`class`],
-//!   [`endpoints`], [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`];
+//!   [`endpoints`], [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`],
+//!   [`tls_check`] (a TLS Secret checked before nginx sees it);
 //! - the command line: [`cli`];
 //! - objects: [`objects`] (from cluster-state's snapshots or YAML text);
 //! - I/O: [`nginx`] (the child
@@ -31,3 +32,4 @@ pub mod render;
 pub mod reports;
 pub mod serve;
 pub mod status;
+pub mod tls_check;

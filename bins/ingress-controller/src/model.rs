@@ -500,6 +500,9 @@ impl Builder<'_> {
             cert: field("tls.crt")?,
             key: field("tls.key")?,
         };
+        crate::tls_check::check(&certificate.cert, &certificate.key).map_err(|e| {
+            format!("TLS Secret {secret_key} refused: {e}; the host is served over HTTP only")
+        })?;
         self.model
             .certificates
             .insert(secret_key.to_owned(), certificate);

@@ -8,7 +8,7 @@ use nginx_conf::{Block, Directive, EmitError, LuaBody};
 use crate::annotations::{Annotations, BackendProtocol, Cors};
 use crate::hosts::Host;
 use crate::lua;
-use crate::model::{Location, Model, Server, Target};
+use crate::model::{Certificate, Location, Model, Server, Target};
 use crate::paths::LocationKey;
 
 /// Where and how nginx runs.
@@ -43,11 +43,12 @@ impl Options {
         self.prefix.join("control.sock")
     }
 
-    /// Where the certificate and key of Secret `secret` (`namespace/name`) are written.
-    pub fn certificate_path(&self, secret: &str) -> PathBuf {
+    /// Where `certificate`, the certificate and key of Secret `secret` (`namespace/name`), is
+    /// written (a name that changes with the content: see [`crate::certs`]).
+    pub fn certificate_path(&self, secret: &str, certificate: &Certificate) -> PathBuf {
         self.prefix
             .join("certs")
-            .join(format!("{}.pem", secret.replace('/', "_")))
+            .join(crate::certs::file_name(secret, certificate))
     }
 }
 
@@ -281,8 +282,12 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             body.push(directive("server_name", [pattern])?);
         }
     }
-    if let Some(secret) = &s.certificate {
-        let file = path(&options.certificate_path(secret));
+    let certificate = s
+        .certificate
+        .as_ref()
+        .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)));
+    if let Some((secret, certificate)) = certificate {
+        let file = path(&options.certificate_path(secret, certificate));
         body.push(directive("listen", [https_listen.as_str(), "ssl"])?);
         body.push(directive("ssl_certificate", [&file])?);
         body.push(directive("ssl_certificate_key", [&file])?);

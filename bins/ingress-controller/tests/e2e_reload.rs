@@ -129,23 +129,28 @@ async fn refused_configuration_keeps_the_last_good_one_and_dead_nginx_restarts()
     let c = Controller::start(&good).await;
     assert_eq!(c.get("load.example.com", "/").await.backend(), "a");
 
-    // A Secret whose PEM blocks are garbage: it passes the model's checks, but nginx cannot
-    // load the certificate, so `nginx -t` refuses the whole configuration.
+    // A certificate signed with SHA-1: it parses and its key matches, so the controller
+    // passes it, but nginx's OpenSSL (security level 2) will not load it, so `nginx -t`
+    // refuses the whole configuration.
     let broken = format!(
-        "{good}---\napiVersion: v1\nkind: Secret\nmetadata: {{name: bad, namespace: load}}\n\
-         type: kubernetes.io/tls\nstringData:\n  tls.crt: \"-----BEGIN CERTIFICATE-----\\nxx\\n\"\n  \
-         tls.key: \"-----BEGIN PRIVATE KEY-----\\nxx\\n\"\n{}",
-        ingress(
+        "{good}{}{}",
+        support::tls_secret(
             "load",
-            "tls",
+            "bad",
+            &support::fixture("sha1-signed.crt"),
+            &support::fixture("sha1-signed.key")
+        ),
+        support::with_tls(
+            &ingress(
+                "load",
+                "tls",
+                "tls.example.com",
+                "",
+                None,
+                &[("Prefix", "/", "pool")]
+            ),
             "tls.example.com",
-            "",
-            None,
-            &[("Prefix", "/", "pool")]
-        )
-        .replace(
-            "  rules:\n",
-            "  tls: [{hosts: [tls.example.com], secretName: bad}]\n  rules:\n"
+            "bad"
         )
     );
     let tmp = c.dir.path().join("objects.yaml.tmp");

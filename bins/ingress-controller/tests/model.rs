@@ -36,8 +36,9 @@ kind: Secret
 metadata: {name: cert, namespace: ns}
 type: kubernetes.io/tls
 data:
-  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==
-  tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCg==
+  # tests/fixtures/tls.crt and tls.key: a certificate and its key, as TLS Secrets must hold.
+  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURXekNDQWtPZ0F3SUJBZ0lVS0RycWRhSEVTcTZEQmVBTkFuRGRTNGpadk1Bd0RRWUpLb1pJaHZjTkFRRUwKQlFBd0dqRVlNQllHQTFVRUF3d1BkR3h6TG1WNFlXMXdiR1V1WTI5dE1DQVhEVEkyTVRFek1EQTROREUwTmxvWQpEekl4TWpZeE1UQTJNRGcwTVRRMldqQWFNUmd3RmdZRFZRUUREQTkwYkhNdVpYaGhiWEJzWlM1amIyMHdnZ0VpCk1BMEdDU3FHU0liM0RRRUJBUVVBQTRJQkR3QXdnZ0VLQW9JQkFRQ3BteFFUSzE3UXlEMngxczhxMWxPM1JHRUQKc2FaUy9IMTVwd0M5UTVnaFBGSVc2TXAzK0prZDJJbGFseHdaVThxZUZyVVhNYzV1UjY5eURFeXRWN2c0L1cwNQpybXdscnhBc1IzZ3dnMUpwTnE4QW9TNkRXNDZYa2JtcGtMS2lPTzZzNjFyYWhFYzRVY3o1Rzc0d3ZKY2kxRW02ClNFYXNINStpbzR1c2p1ZndiMnk3NTFDbGJRZnlIVWtSNDZ0Z2E4SndOdjlXeEhwVlMzVUdUaFhoM2ZsSFJlaHcKbGs0T3Fjemg3UTJaT1FhbWttUDJtNzgvNm9xdXM0RVc2KzJVVlhBaTA5WnZjejdncW56WXJwSy9zek9zY3hNLwo4SCt3eUJvSEMzWmRQMDJoNHBDK0trRTkwb093cnM4TVhLN2VHbHVCWDJ1Z2o3aktYQmo2VHh5ZDdsYzVBZ01CCkFBR2pnWll3Z1pNd0hRWURWUjBPQkJZRUZCRWxHL0VsUUs2S0ZPblg3cVFhdG5LUXhHVWhNQjhHQTFVZEl3UVkKTUJhQUZCRWxHL0VsUUs2S0ZPblg3cVFhdG5LUXhHVWhNQThHQTFVZEV3RUIvd1FGTUFNQkFmOHdRQVlEVlIwUgpCRGt3TjRJUGRHeHpMbVY0WVcxd2JHVXVZMjl0Z2hFcUxuUnNjeTVsZUdGdGNHeGxMbU52YllJUmJtOTBiSE11ClpYaGhiWEJzWlM1amIyMHdEUVlKS29aSWh2Y05BUUVMQlFBRGdnRUJBQ0Nmbytla2V6cUZTbHBFTTNSWENHY3cKOEx0SzFtNy9zdy9PNi9ndTNleWozYkVnWHMxSHFXbklQUU8xd1FBbEdhVHNiOWVMQ2I3YWdOZmZTVHhkTVRnTAp4MGw3a0xsU21yVWpUaFJ1eU01VW1NVjBjYTdnTGthb1hrcERnQitMS1VHL3VxaFpvdFJudWVza215R3BTSHU3CmtFcGdYMFhPR3doMjZ5V2lhYzhpZG02azI0Wk9HemhaU21ZSTcralNPcFdGQ2FEWUV1T3g5VXl5bjJIdThMV1AKVHd6blROalRtVEZmcTgrOXpUT2tTQTlyaUdGQ2xSTGQwTGtUWE9mYjNldGZSSnNjN1FMeUZGSEVFTDNqQmJuOQpPV2wvZXVLd1g3KzBwTFA5YmpaWmprRllpcjhOaUkyUGI2ZnEwbUFpaGdPUWh3bUg2Y2EwcGduTVFOZkxDdFk9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K
+  tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2QUlCQURBTkJna3Foa2lHOXcwQkFRRUZBQVNDQktZd2dnU2lBZ0VBQW9JQkFRQ3BteFFUSzE3UXlEMngKMXM4cTFsTzNSR0VEc2FaUy9IMTVwd0M5UTVnaFBGSVc2TXAzK0prZDJJbGFseHdaVThxZUZyVVhNYzV1UjY5eQpERXl0VjdnNC9XMDVybXdscnhBc1IzZ3dnMUpwTnE4QW9TNkRXNDZYa2JtcGtMS2lPTzZzNjFyYWhFYzRVY3o1Ckc3NHd2SmNpMUVtNlNFYXNINStpbzR1c2p1ZndiMnk3NTFDbGJRZnlIVWtSNDZ0Z2E4SndOdjlXeEhwVlMzVUcKVGhYaDNmbEhSZWh3bGs0T3Fjemg3UTJaT1FhbWttUDJtNzgvNm9xdXM0RVc2KzJVVlhBaTA5WnZjejdncW56WQpycEsvc3pPc2N4TS84SCt3eUJvSEMzWmRQMDJoNHBDK0trRTkwb093cnM4TVhLN2VHbHVCWDJ1Z2o3aktYQmo2ClR4eWQ3bGM1QWdNQkFBRUNnZ0VBSTJTRkwrcmhBbGlHNTFHWU1heEFGQUprN0V4cUZPOHpqK3RWc0NrbTJlaW8KaUxkVGFPMnJwaHJGcnUzUm8wZGxCTkJnUWRMVzdSUndmREFzNEE5cUZocHNiSmtGWUdmRHpEbXR6eEhZWkxSUQptS1VKKzhkalhpVyt4Sys1VnpqaU5adDNmaG9VY3FBL1VjeUVSODlUQ3FXYUxSRmdEaE1iVU9rb0FINWgwRDVZCndyVG05MDR5RVJTQlEvVFlTL0Z4NXY3eDg4VzdabzdrVUNtTGNwZWxkcm52SVZramVjNFlPYmw1eEloOTE2QlcKZGVHL2pKTndhMDJjRHduczdsSHNaVjljczIrdzd0T1ZuTnNrV2xUcXFCNnlqUUErMjk4T2kzNnNXbmxoS2FhdQp2WTRrd2NnMXpKREc3bkpuelhnRTlsNHUxdC9HQWN4cU5CWllnRDM1d1FLQmdRRHBJSnhvYUlJbjRUcUtTSFEyClIrWHd6c2NzbzR1WU43ZmpWOG1hRTBjTElnYlZjMVIwdjZ3dUh5MXhvMG1hdmFJMmVoa3JkNlZhaFBCSXNIdTgKZXRSK1hiMGdJYWxWbFpraUpIbjFaNE1ZeDNHYkhRdVcycFVrdWh1V0ZKZDgyNHB6YmZ1M1JYUlY0OE9qZnNIVQpoc2QzNHZTWmMyd3hrR0dsd3lvcE51NjhIUUtCZ1FDNlB3TytkQlJCZmlmMkhJSUZsMVJkeWlkQU1UNXdoZzljCkZxS0VIWm16R1ZvNEpCellSN0xJQlVmM3BWT2l0M3E3eUpSeUhwN3lDak95RDU3RDJmU213ZkxPejRwOEU4ekMKakZ1SEFRSkRPNis2MnkrUUxvUTZYUEFIV1BJc2hBSFpzaTF5aVJXaDErQ01GUnJaSlR3N0xiN1BGaTJMaWpNaApoRUdLMDlKRXpRS0JnQkdPQWhrZW5ZWnhRRjQvWEhqbDZ4dTZCbWVISFREbUtUTzJYWmo3a0tMMitmckN4MzVQCkhLRVFlZlNQcmpBM3pXbzZ3WUJ6YndFazk0OFJzdytiVkRyN3hnMFFXOWIwLytZQlJ5bkNsSzJkL3lFR0MrUmQKSzFQcnE3NGVhTlhmRmtyZzRrNkhyVjMyVzdvSkJvR0JjSzNIYWxIUHpqcmhPMmtuREJxMFp6L0ZBb0dBZWpHWgp6VHp2aFVDMkN6ME0rWW9kNmlNVnVZSVZpMUlKaGN1NytKNUxGenlNK3NTR3dFZmFQbTFvbUV3NklVbnNGb1ExCkVPS1NPZzhEZDlIVHduK2Zpa0U1Z3dLYncyaGlNVXBSU3JRWXZlL05EZlY4c1VZenJ1OEc5R3NoQ0ovYmJ1NzkKN21XT2NjN25Ia0ZDaWpGcDRSSFVYSjRhWjdEV2R5a0VyNGJtTUFrQ2dZQXdmSW5vbDZ1am1pWHZVSmRKSTF4TgpiRWRlWGduQm44UFFnSWdKUHVvYlFkdnNlMUxWRXRRVDhNL2dtY04xSzVXb1E2aEhjS3NiaU9QaFd3bk9zN2RoCm5CajNQeUNIMUZ4S0hkZWdsbjJwRWZzcHhRalVQS2pmVUgzUVVCazZxSS91WG1HTjlLcWY0WWZLSVpSK0JKOWMKVkRpeGhWb2QzWkMzZnRXUWNkZFZjZz09Ci0tLS0tRU5EIFBSSVZBVEUgS0VZLS0tLS0K
 "#;
 
 fn build(ingresses: &str) -> Model {
@@ -361,4 +362,61 @@ fn costly_regex_paths_are_left_out_and_reported() {
             "(*LIMIT_MATCH=100000)^(?:/ok/.*)".into()
         )]
     );
+}
+
+#[test]
+fn a_refused_tls_secret_is_a_problem_of_each_ingress_using_it_only() {
+    // PEM markers around bytes that are no certificate, beside the good Secret `cert`.
+    let junk = "---\napiVersion: v1\nkind: Secret\nmetadata: {name: junk, namespace: ns}\n\
+                type: kubernetes.io/tls\nstringData:\n  tls.crt: \"-----BEGIN CERTIFICATE-----\\n\
+                aGVsbG8=\\n-----END CERTIFICATE-----\\n\"\n  tls.key: \"-----BEGIN PRIVATE KEY-----\\n\
+                aGVsbG8=\\n-----END PRIVATE KEY-----\\n\"\n";
+    let tls = |host: &str, secret: &str| {
+        format!(
+            "  tls: [{{hosts: [{host}], secretName: {secret}}}]\n  rules:\n  - host: {host}\n    \
+             http: {{paths: [{{path: /, pathType: Prefix, backend: {{service: {{name: a, port: \
+             {{number: 80}}}}}}}}]}}"
+        )
+    };
+    let yaml = [
+        junk.to_owned(),
+        ingress(
+            "a1",
+            "2026-01-01T00:00:00Z",
+            "",
+            &tls("a.example.com", "junk"),
+        ),
+        ingress(
+            "a2",
+            "2026-01-02T00:00:00Z",
+            "",
+            &tls("a2.example.com", "junk"),
+        ),
+        ingress(
+            "b",
+            "2026-01-03T00:00:00Z",
+            "",
+            &tls("b.example.com", "cert"),
+        ),
+    ]
+    .concat();
+    let model = build(&yaml);
+    let refused: Vec<&str> = model
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("TLS Secret ns/junk refused"))
+        .map(|p| p.ingress.name.as_str())
+        .collect();
+    assert_eq!(refused, ["a1", "a2"], "{:#?}", model.problems);
+    assert_eq!(model.problems.len(), 2, "{:#?}", model.problems);
+    let certificate = |host: &str| {
+        let host = Host::Exact(host.into());
+        let server = model.servers.iter().find(|s| s.host == host).unwrap();
+        server.certificate.clone()
+    };
+    // Its hosts are served without it (HTTP only); the other Secret's host keeps TLS.
+    assert_eq!(certificate("a.example.com"), None);
+    assert_eq!(certificate("a2.example.com"), None);
+    assert_eq!(certificate("b.example.com").as_deref(), Some("ns/cert"));
+    assert!(!model.certificates.contains_key("ns/junk"));
 }

@@ -433,3 +433,36 @@ pub fn ingress(
     }
     out
 }
+
+/// A `kubernetes.io/tls` Secret `name` in `ns` holding the PEM texts `crt` and `key`.
+pub fn tls_secret(ns: &str, name: &str, crt: &str, key: &str) -> String {
+    let indent = |pem: &str| {
+        pem.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    format!(
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: {name}, namespace: {ns}}}\n\
+         type: kubernetes.io/tls\nstringData:\n  tls.crt: |\n{}  tls.key: |\n{}",
+        indent(crt),
+        indent(key)
+    )
+}
+
+/// `ingress` (from [`ingress`]) with a `tls` entry for `host` and Secret `secret`.
+pub fn with_tls(ingress: &str, host: &str, secret: &str) -> String {
+    ingress.replace(
+        "  rules:\n",
+        &format!("  tls: [{{hosts: ['{host}'], secretName: {secret}}}]\n  rules:\n"),
+    )
+}
+
+/// A file of `tests/fixtures`, as text.
+pub fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}

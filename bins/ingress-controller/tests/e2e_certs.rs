@@ -1,0 +1,219 @@
+//! Certificates end to end: a Secret whose certificate is replaced is served by the running
+//! nginx within seconds, seen by `openssl s_client`, without a restart; a Secret that is no
+//! certificate is refused on its own (an event on its Ingress) while another Ingress's change
+//! still applies.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use support::{Backends, CLASS, Controller, eventually, ingress, service, tls_secret, with_tls};
+
+/// A self-signed certificate for `host` with organisation `org`, and its key, as PEM texts.
+fn certificate(dir: &Path, host: &str, org: &str) -> (String, String) {
+    let (crt, key) = (
+        dir.join(format!("{org}.crt")),
+        dir.join(format!("{org}.key")),
+    );
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args([
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &format!("/O={org}/CN={host}"),
+        ])
+        .arg("-addext")
+        .arg(format!("subjectAltName=DNS:{host}"))
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&crt)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "openssl req failed");
+    (
+        std::fs::read_to_string(crt).unwrap(),
+        std::fs::read_to_string(key).unwrap(),
+    )
+}
+
+/// The subject of the certificate 127.0.0.1:`port` presents for SNI `host`, as `openssl
+/// s_client` sees it; `None` when the handshake fails.
+fn served_subject(port: u16, host: &str) -> Option<String> {
+    let handshake = Command::new("openssl")
+        .args(["s_client", "-connect", &format!("127.0.0.1:{port}")])
+        .args(["-servername", host])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let mut x509 = Command::new("openssl")
+        .args(["x509", "-noout", "-subject"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    use std::io::Write as _;
+    x509.stdin.take()?.write_all(&handshake.stdout).ok()?;
+    let out = x509.wait_with_output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The event files of namespace `ns` beside the manifests, as text.
+fn events(manifests: &Path, ns: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(manifests.join(".status/events").join(ns)) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_certificate_is_served_without_a_restart() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let host = "rot.example.com";
+    let (old_crt, old_key) = certificate(keys.path(), host, "first");
+    let (new_crt, new_key) = certificate(keys.path(), host, "second");
+    let backends = Backends::start(&["a"]).await;
+    let objects = |crt: &str, key: &str| {
+        let mut m = String::from(CLASS);
+        m.push_str(&service("rot", "a", &[backends.port("a")]));
+        m.push_str(&tls_secret("rot", "cert", crt, key));
+        let web = ingress("rot", "web", host, "", None, &[("Prefix", "/", "a")]);
+        m.push_str(&with_tls(&web, host, "cert"));
+        m
+    };
+    let c = Controller::start(&objects(&old_crt, &old_key)).await;
+    let subject = served_subject(c.https, host).unwrap_or_default();
+    assert!(
+        subject.contains("O=first") || subject.contains("O = first"),
+        "{subject}"
+    );
+    let pid = std::fs::read_to_string(c.prefix().join("nginx.pid")).unwrap();
+
+    c.update(&objects(&new_crt, &new_key)).await;
+    eventually("the new certificate served", || async {
+        let subject = served_subject(c.https, host).unwrap_or_default();
+        subject.contains("O=second") || subject.contains("O = second")
+    })
+    .await;
+    // Reloaded, not restarted: the same master process, no restart counted.
+    let after = std::fs::read_to_string(c.prefix().join("nginx.pid")).unwrap();
+    assert_eq!(pid, after);
+    assert_eq!(
+        c.metric("ingress_controller_nginx_restarts_total").await,
+        0.0
+    );
+    assert_eq!(
+        c.metric("ingress_controller_config_last_reload_successful")
+            .await,
+        1.0
+    );
+    // The first certificate's file goes once nginx no longer reads it.
+    let files: Vec<_> = std::fs::read_dir(c.prefix().join("certs"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".pem"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_junk_secret_is_refused_alone_and_other_changes_apply() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["one", "two"]).await;
+    let good = tls_secret(
+        "mix",
+        "a-tls",
+        &support::fixture("tls.crt"),
+        &support::fixture("tls.key"),
+    );
+    let junk = "---\napiVersion: v1\nkind: Secret\nmetadata: {name: a-tls, namespace: mix}\n\
+                type: kubernetes.io/tls\nstringData:\n  tls.crt: \"-----BEGIN CERTIFICATE-----\\n\
+                aGVsbG8gd29ybGQ=\\n-----END CERTIFICATE-----\\n\"\n  tls.key: \"-----BEGIN PRIVATE \
+                KEY-----\\naGVsbG8gd29ybGQ=\\n-----END PRIVATE KEY-----\\n\"\n";
+    let objects = |secret: &str, b_backend: &str| {
+        let mut m = String::from(CLASS);
+        m.push_str(&service("mix", "one", &[backends.port("one")]));
+        m.push_str(&service("mix", "two", &[backends.port("two")]));
+        m.push_str(secret);
+        let a = ingress(
+            "mix",
+            "a",
+            "tls.example.com",
+            "",
+            None,
+            &[("Prefix", "/", "one")],
+        );
+        m.push_str(&with_tls(&a, "tls.example.com", "a-tls"));
+        m.push_str(&ingress(
+            "mix",
+            "b",
+            "b.example.com",
+            "",
+            None,
+            &[("Prefix", "/", b_backend)],
+        ));
+        m
+    };
+    let c = Controller::start(&objects(&good, "one")).await;
+    assert_eq!(c.get("b.example.com", "/").await.backend(), "one");
+    assert!(served_subject(c.https, "tls.example.com").is_some());
+
+    // A's Secret turns to junk in the same change that moves B to another Service.
+    c.update(&objects(junk, "two")).await;
+    eventually("B's change applied", || async {
+        c.get("b.example.com", "/").await.backend() == "two"
+    })
+    .await;
+    assert_eq!(
+        c.metric("ingress_controller_config_last_reload_successful")
+            .await,
+        1.0
+    );
+    let dir = c.manifests_dir();
+    eventually("an event on A", || async {
+        events(&dir, "mix")
+            .iter()
+            .any(|e| e.contains("name: a\n") && e.contains("TLS Secret mix/a-tls refused"))
+    })
+    .await;
+    assert!(
+        !events(&dir, "mix").iter().any(|e| e.contains("name: b\n")),
+        "{:#?}",
+        events(&dir, "mix")
+    );
+    // A's host is served without the refused Secret: over HTTP, and no TLS server takes it.
+    assert_eq!(c.get("tls.example.com", "/").await.backend(), "one");
+    assert_eq!(served_subject(c.https, "tls.example.com"), None);
+
+    // Later changes keep applying while the junk Secret stays.
+    c.update(&objects(junk, "one")).await;
+    eventually("B's second change applied", || async {
+        c.get("b.example.com", "/").await.backend() == "one"
+    })
+    .await;
+}
