@@ -175,17 +175,9 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     ] {
         http.push(directive(name, [path(&prefix.join("tmp").join(dir))])?);
     }
+    http.extend(tls_defaults()?);
+    http.extend(proxy_headers(options)?);
     http.extend([
-        directive("proxy_http_version", ["1.1"])?,
-        directive("proxy_set_header", ["Host", "$host"])?,
-        directive("proxy_set_header", ["X-Real-IP", "$remote_addr"])?,
-        directive(
-            "proxy_set_header",
-            ["X-Forwarded-For", "$proxy_add_x_forwarded_for"],
-        )?,
-        directive("proxy_set_header", ["X-Forwarded-Proto", "$scheme"])?,
-        directive("proxy_set_header", ["X-Forwarded-Host", "$host"])?,
-        directive("proxy_set_header", ["Connection", ""])?,
         directive("lua_shared_dict", ["ingress", "16m"])?,
         lua_block("init_by_lua_block", lua::MODULE)?,
         lua_block("log_by_lua_block", lua::LOG)?,
@@ -218,6 +210,66 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         http.push(server(&context, s)?);
     }
     Ok(http)
+}
+
+/// ingress-nginx's TLS defaults (its ConfigMap's `ssl-protocols` and `ssl-ciphers`): TLS 1.2 and
+/// 1.3 only, its ECDHE/AEAD cipher list for TLS 1.2, preferred over the client's order.
+fn tls_defaults() -> Result<Vec<Directive>> {
+    Ok(vec![
+        directive("ssl_protocols", ["TLSv1.2", "TLSv1.3"])?,
+        directive("ssl_ciphers", [SSL_CIPHERS])?,
+        directive("ssl_prefer_server_ciphers", ["on"])?,
+    ])
+}
+
+/// ingress-nginx's default `ssl-ciphers`.
+const SSL_CIPHERS: &str = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:\
+ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:\
+ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";
+
+/// The request headers every proxied request carries, as ingress-nginx sets them without
+/// `use-forwarded-headers`: HTTP/1.1 to the upstream; `Upgrade` passed on and `Connection`
+/// from `$connection_upgrade` (`upgrade` when the client asked for one, else empty so the
+/// upstream connection stays in the keepalive pool), so WebSockets pass through; the client's
+/// `X-Request-ID` or a generated one; the client's address, scheme, host and port (the HTTPS
+/// port as 443, whatever port nginx listens on).
+fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
+    let map = |from: &str, to: &str, default: &str, empty: &str| -> Result<Directive> {
+        Ok(directive("map", [from, to])?.block(vec![
+            directive("default", [default])?,
+            directive("", [empty])?,
+        ]))
+    };
+    let mut out = vec![
+        map("$http_upgrade", "$connection_upgrade", "upgrade", "")?,
+        map(
+            "$http_x_request_id",
+            "$req_id",
+            "$http_x_request_id",
+            "$request_id",
+        )?,
+        directive("map", ["$server_port", "$pass_port"])?.block(vec![
+            directive(&options.https_port.to_string(), ["443"])?,
+            directive("default", ["$server_port"])?,
+        ]),
+        directive("proxy_http_version", ["1.1"])?,
+    ];
+    for (name, value) in [
+        ("Host", "$host"),
+        ("Upgrade", "$http_upgrade"),
+        ("Connection", "$connection_upgrade"),
+        ("X-Request-ID", "$req_id"),
+        ("X-Real-IP", "$remote_addr"),
+        ("X-Forwarded-For", "$remote_addr"),
+        ("X-Forwarded-Host", "$host"),
+        ("X-Forwarded-Port", "$pass_port"),
+        ("X-Forwarded-Proto", "$scheme"),
+        ("X-Forwarded-Scheme", "$scheme"),
+        ("X-Scheme", "$scheme"),
+    ] {
+        out.push(directive("proxy_set_header", [name, value])?);
+    }
+    Ok(out)
 }
 
 /// The `limit_req_zone` / `limit_conn_zone` of every Ingress that sets limits.
@@ -266,7 +318,7 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             )?);
             body.push(directive(
                 "listen",
-                [https_listen.as_str(), "ssl", "default_server"],
+                [https_listen.as_str(), "ssl", "http2", "default_server"],
             )?);
             body.push(directive("server_name", ["_"])?);
             body.push(directive("ssl_reject_handshake", ["on"])?);
@@ -283,7 +335,10 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     }
     if let Some(secret) = &s.certificate {
         let file = path(&options.certificate_path(secret));
-        body.push(directive("listen", [https_listen.as_str(), "ssl"])?);
+        body.push(directive(
+            "listen",
+            [https_listen.as_str(), "ssl", "http2"],
+        )?);
         body.push(directive("ssl_certificate", [&file])?);
         body.push(directive("ssl_certificate_key", [&file])?);
     }
@@ -485,4 +540,82 @@ fn cors_directives(cors: &Cors) -> Result<Vec<Directive>> {
         out.push(add(h)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> Options {
+        Options {
+            prefix: PathBuf::from("/prefix"),
+            listen_address: "0.0.0.0".into(),
+            http_port: 8080,
+            https_port: 8443,
+            workers: "1".into(),
+            modules_dir: None,
+        }
+    }
+
+    /// The conf of a model with one TLS host.
+    fn text() -> String {
+        let model = Model {
+            servers: vec![Server {
+                host: Host::Exact("web.example.com".into()),
+                certificate: Some("ns/web".into()),
+                default_target: Target::NotFound,
+                locations: Vec::new(),
+            }],
+            ..Model::default()
+        };
+        render(&model, &options()).unwrap()
+    }
+
+    fn has(line: &str) {
+        let text = text();
+        assert!(
+            text.lines().any(|l| l.trim() == line),
+            "no `{line}` in:\n{text}"
+        );
+    }
+
+    #[test]
+    fn websocket_upgrades_pass_through() {
+        has("map $http_upgrade $connection_upgrade {");
+        has("default upgrade;");
+        has("\"\" \"\";");
+        has("proxy_http_version 1.1;");
+        has("proxy_set_header Upgrade $http_upgrade;");
+        has("proxy_set_header Connection $connection_upgrade;");
+    }
+
+    #[test]
+    fn tls_1_2_and_1_3_with_ingress_nginx_ciphers_and_http2() {
+        has("ssl_protocols TLSv1.2 TLSv1.3;");
+        has(&format!("ssl_ciphers {SSL_CIPHERS};"));
+        has("ssl_prefer_server_ciphers on;");
+        has("listen 0.0.0.0:8443 ssl http2 default_server;");
+        has("listen 0.0.0.0:8443 ssl http2;");
+    }
+
+    #[test]
+    fn forwarded_headers_and_request_id() {
+        has("map $http_x_request_id $req_id {");
+        has("default $http_x_request_id;");
+        has("\"\" $request_id;");
+        has("map $server_port $pass_port {");
+        has("8443 443;");
+        for (name, value) in [
+            ("X-Request-ID", "$req_id"),
+            ("X-Real-IP", "$remote_addr"),
+            ("X-Forwarded-For", "$remote_addr"),
+            ("X-Forwarded-Host", "$host"),
+            ("X-Forwarded-Port", "$pass_port"),
+            ("X-Forwarded-Proto", "$scheme"),
+            ("X-Forwarded-Scheme", "$scheme"),
+            ("X-Scheme", "$scheme"),
+        ] {
+            has(&format!("proxy_set_header {name} {value};"));
+        }
+    }
 }
