@@ -119,10 +119,8 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
         directive("daemon", ["off"])?,
         directive("worker_processes", [&options.workers])?,
         directive("pid", [path(&prefix.join("nginx.pid"))])?,
-        directive(
-            "error_log",
-            [path(&prefix.join("logs/error.log")), "notice".into()],
-        )?,
+        // As ingress-nginx's image: errors on stderr at its `error-log-level` default.
+        directive("error_log", ["stderr", "notice"])?,
         directive("worker_shutdown_timeout", ["10s"])?,
         directive("events", [""; 0])?.block(vec![directive("worker_connections", ["4096"])?]),
         directive("http", [""; 0])?.block(http(model, options)?),
@@ -160,7 +158,8 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
-        directive("access_log", ["off"])?,
+        directive("log_format", ["upstreaminfo", LOG_FORMAT_UPSTREAM])?,
+        directive("access_log", ["/dev/stdout", "upstreaminfo"])?,
         directive("server_tokens", ["off"])?,
         directive("server_names_hash_max_size", ["65536"])?,
         directive("server_names_hash_bucket_size", ["256"])?,
@@ -193,6 +192,10 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             "listen",
             [format!("unix:{}", path(&options.control_socket()))],
         )?,
+        // The controller's own backend updates are no traffic: not in the access log, and
+        // named "-" where the log phase reads the upstream's name.
+        directive("access_log", ["off"])?,
+        directive("set", ["$proxy_upstream_name", "-"])?,
         directive("client_max_body_size", ["64m"])?,
         directive("client_body_buffer_size", ["64m"])?,
         directive("location", ["/"])?.block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
@@ -211,6 +214,13 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     }
     Ok(http)
 }
+
+/// ingress-nginx's default `log-format-upstream`, the `upstreaminfo` access log format that log
+/// parsers and dashboards expect.
+const LOG_FORMAT_UPSTREAM: &str = "$remote_addr - $remote_user [$time_local] \"$request\" \
+$status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $request_length $request_time \
+[$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr \
+$upstream_response_length $upstream_response_time $upstream_status $req_id";
 
 /// ingress-nginx's TLS defaults (its ConfigMap's `ssl-protocols` and `ssl-ciphers`): TLS 1.2 and
 /// 1.3 only, its ECDHE/AEAD cipher list for TLS 1.2, preferred over the client's order.
@@ -242,6 +252,9 @@ fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
     };
     let mut out = vec![
         map("$http_upgrade", "$connection_upgrade", "upgrade", "")?,
+        // The access log's canary field; no location names an alternative upstream.
+        directive("map", ["", "$proxy_alternative_upstream_name"])?
+            .block(vec![directive("default", [""])?]),
         map(
             "$http_x_request_id",
             "$req_id",
@@ -309,7 +322,8 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     let address = &options.listen_address;
     let http_listen = format!("{address}:{}", options.http_port);
     let https_listen = format!("{address}:{}", options.https_port);
-    let mut body = Vec::new();
+    // What the access log names for requests no location sends upstream (ingress-nginx's "-").
+    let mut body = vec![directive("set", ["$proxy_upstream_name", "-"])?];
     match &s.host {
         Host::Any => {
             body.push(directive(
@@ -596,6 +610,18 @@ mod tests {
         has("ssl_prefer_server_ciphers on;");
         has("listen 0.0.0.0:8443 ssl http2 default_server;");
         has("listen 0.0.0.0:8443 ssl http2;");
+    }
+
+    #[test]
+    fn access_log_on_stdout_in_upstreaminfo_and_errors_on_stderr() {
+        has("error_log stderr notice;");
+        has("access_log /dev/stdout upstreaminfo;");
+        has(&format!(
+            "log_format upstreaminfo \"{}\";",
+            LOG_FORMAT_UPSTREAM.replace('"', "\\\"")
+        ));
+        has("set $proxy_upstream_name -;");
+        assert!(!text().contains("logs/error.log"));
     }
 
     #[test]
