@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use cluster_state::{EventError, ObjectRef};
+use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 use tracing::{error, info, warn};
@@ -89,10 +90,14 @@ struct Loop {
     /// What was reported of the problems as events, and the UIDs of the Ingresses they regard.
     reporter: Reporter,
     ingress_uids: BTreeMap<ObjectRef, Option<String>>,
-    /// The Ingresses served, and whether their status was published for that list.
+    /// The Ingresses served (`namespace/name`).
     served: Vec<String>,
-    published: bool,
+    /// The `status.loadBalancer` the source holds for each Ingress, as of the last objects
+    /// and this replica's own writes since: status is written only where it differs.
+    held: BTreeMap<String, Option<IngressLoadBalancerStatus>>,
     leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
+    /// Whether this replica led when the lease's status last changed.
+    was_leading: bool,
     source: cluster_state::Source,
 }
 
@@ -148,8 +153,9 @@ pub async fn run(
         reporter: Reporter::default(),
         ingress_uids: BTreeMap::new(),
         served: Vec::new(),
-        published: false,
+        held: BTreeMap::new(),
         leader,
+        was_leading: false,
         source,
     };
     let mut pending: Option<(Objects, Instant, Instant)> = None;
@@ -160,11 +166,7 @@ pub async fn run(
         tokio::select! {
             () = &mut shutdown => break,
             status = state.nginx.exited() => state.restart(status).await,
-            () = leadership_changed(&mut state.leader) => {
-                state.published = false;
-                state.publish_status().await;
-                state.report_problems().await;
-            }
+            () = leadership_changed(&mut state.leader) => state.lease_changed().await,
             changed = snapshots.changed() => {
                 if changed.is_err() {
                     warn!("the object source stopped; keeping the current configuration");
@@ -224,31 +226,49 @@ impl Loop {
             .is_none_or(|l| l.borrow().is_leading(Instant::now()))
     }
 
-    /// Writes the served Ingresses' status if this replica leads and has not yet written it
-    /// for the current list.
+    /// Acts on a change of the lease's status. A renewal changes it too (a new
+    /// `valid_until`), so only the start of a term counts: the new leader writes every
+    /// served Ingress's status once (its view of what the source holds may predate the last
+    /// leader's writes) and reports the current problems.
+    async fn lease_changed(&mut self) {
+        let leading = self.leading();
+        let started = leading && !self.was_leading;
+        self.was_leading = leading;
+        if started {
+            self.held.clear();
+            self.publish_status().await;
+            self.report_problems().await;
+        }
+    }
+
+    /// Writes, if this replica leads, the status of each served Ingress whose status in the
+    /// source differs from the one to publish. A failed write is retried at the next change.
     async fn publish_status(&mut self) {
         let Some(settings) = &self.settings.status else {
             return;
         };
-        if !self.leading() || self.published {
+        if !self.leading() {
             return;
         }
         let status = crate::status::load_balancer(&settings.addresses);
-        let mut failed = false;
         for ingress in &self.served {
+            if self
+                .held
+                .get(ingress)
+                .is_some_and(|held| held.as_ref() == Some(&status))
+            {
+                continue;
+            }
             let (namespace, name) = ingress.split_once('/').unwrap_or(("", ingress));
             let key = cluster_state::ObjectRef::new(namespace, name);
             match self.source.write_ingress_status(&key, status.clone()).await {
                 Ok(()) => {
                     self.shared.metrics.status_writes.inc();
+                    self.held.insert(ingress.clone(), Some(status.clone()));
                 }
-                Err(e) => {
-                    warn!("cannot write the status of Ingress {ingress}: {e}");
-                    failed = true;
-                }
+                Err(e) => warn!("cannot write the status of Ingress {ingress}: {e}"),
             }
         }
-        self.published = !failed;
     }
 
     /// Records the problems that appeared since the last report as events on their
@@ -281,10 +301,15 @@ impl Loop {
 
     async fn apply(&mut self, objects: &Objects) {
         let model = model::build(objects, &self.settings.selection);
-        if model.ingresses != self.served {
-            self.served.clone_from(&model.ingresses);
-            self.published = false;
-        }
+        self.served.clone_from(&model.ingresses);
+        self.held = objects
+            .ingresses
+            .iter()
+            .map(|i| {
+                let held = i.status.as_ref().and_then(|s| s.load_balancer.clone());
+                (crate::objects::key(&i.metadata), held)
+            })
+            .collect();
         self.publish_status().await;
         if model.problems != self.problems {
             for problem in &model.problems {

@@ -100,7 +100,8 @@ impl Nginx {
         validation_prefix(&self.prefix)
     }
 
-    /// A command of nginx in `prefix`, on `prefix/nginx.conf`, logging to `prefix/logs/`.
+    /// A command of nginx in `prefix`, on `prefix/nginx.conf`, logging errors to stderr (also
+    /// those before the configuration's `error_log` applies).
     fn command(&self, prefix: &Path) -> Command {
         let mut command = Command::new(&self.binary);
         command
@@ -108,8 +109,7 @@ impl Nginx {
             .arg(prefix)
             .arg("-c")
             .arg(prefix.join("nginx.conf"))
-            .arg("-e")
-            .arg(prefix.join("logs/error.log"))
+            .args(["-e", "stderr"])
             .stdin(Stdio::null());
         command
     }
@@ -185,7 +185,8 @@ impl Nginx {
         let _ = std::fs::remove_file(control_socket);
         let mut command = self.command(&self.prefix);
         let child = command
-            .stdout(Stdio::null())
+            // The access log goes to stdout, the error log to stderr: the controller's.
+            .stdout(Stdio::inherit())
             .stderr(Stdio::inherit())
             .process_group(0)
             .kill_on_drop(true)
@@ -197,10 +198,7 @@ impl Nginx {
             if !self.is_running() {
                 return Err(NginxError::Failed {
                     what: "nginx start".into(),
-                    output: format!(
-                        "exited; see {}",
-                        self.prefix.join("logs/error.log").display()
-                    ),
+                    output: "exited; its messages are on stderr above".into(),
                 });
             }
             if tokio::net::UnixStream::connect(control_socket)

@@ -120,10 +120,8 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
         directive("daemon", ["off"])?,
         directive("worker_processes", [&options.workers])?,
         directive("pid", [path(&prefix.join("nginx.pid"))])?,
-        directive(
-            "error_log",
-            [path(&prefix.join("logs/error.log")), "notice".into()],
-        )?,
+        // As ingress-nginx's image: errors on stderr at its `error-log-level` default.
+        directive("error_log", ["stderr", "notice"])?,
         directive("worker_shutdown_timeout", ["10s"])?,
         directive("events", [""; 0])?.block(vec![directive("worker_connections", ["4096"])?]),
         directive("http", [""; 0])?.block(http(model, options)?),
@@ -161,7 +159,8 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
-        directive("access_log", ["off"])?,
+        directive("log_format", ["upstreaminfo", LOG_FORMAT_UPSTREAM])?,
+        directive("access_log", ["/dev/stdout", "upstreaminfo"])?,
         directive("server_tokens", ["off"])?,
         directive("server_names_hash_max_size", ["65536"])?,
         directive("server_names_hash_bucket_size", ["256"])?,
@@ -176,17 +175,9 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     ] {
         http.push(directive(name, [path(&prefix.join("tmp").join(dir))])?);
     }
+    http.extend(tls_defaults()?);
+    http.extend(proxy_headers(options)?);
     http.extend([
-        directive("proxy_http_version", ["1.1"])?,
-        directive("proxy_set_header", ["Host", "$host"])?,
-        directive("proxy_set_header", ["X-Real-IP", "$remote_addr"])?,
-        directive(
-            "proxy_set_header",
-            ["X-Forwarded-For", "$proxy_add_x_forwarded_for"],
-        )?,
-        directive("proxy_set_header", ["X-Forwarded-Proto", "$scheme"])?,
-        directive("proxy_set_header", ["X-Forwarded-Host", "$host"])?,
-        directive("proxy_set_header", ["Connection", ""])?,
         directive("lua_shared_dict", ["ingress", "16m"])?,
         lua_block("init_by_lua_block", lua::MODULE)?,
         lua_block("log_by_lua_block", lua::LOG)?,
@@ -202,6 +193,10 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             "listen",
             [format!("unix:{}", path(&options.control_socket()))],
         )?,
+        // The controller's own backend updates are no traffic: not in the access log, and
+        // named "-" where the log phase reads the upstream's name.
+        directive("access_log", ["off"])?,
+        directive("set", ["$proxy_upstream_name", "-"])?,
         directive("client_max_body_size", ["64m"])?,
         directive("client_body_buffer_size", ["64m"])?,
         directive("location", ["/"])?.block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
@@ -219,6 +214,76 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         http.push(server(&context, s)?);
     }
     Ok(http)
+}
+
+/// ingress-nginx's default `log-format-upstream`, the `upstreaminfo` access log format that log
+/// parsers and dashboards expect.
+const LOG_FORMAT_UPSTREAM: &str = "$remote_addr - $remote_user [$time_local] \"$request\" \
+$status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $request_length $request_time \
+[$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr \
+$upstream_response_length $upstream_response_time $upstream_status $req_id";
+
+/// ingress-nginx's TLS defaults (its ConfigMap's `ssl-protocols` and `ssl-ciphers`): TLS 1.2 and
+/// 1.3 only, its ECDHE/AEAD cipher list for TLS 1.2, preferred over the client's order.
+fn tls_defaults() -> Result<Vec<Directive>> {
+    Ok(vec![
+        directive("ssl_protocols", ["TLSv1.2", "TLSv1.3"])?,
+        directive("ssl_ciphers", [SSL_CIPHERS])?,
+        directive("ssl_prefer_server_ciphers", ["on"])?,
+    ])
+}
+
+/// ingress-nginx's default `ssl-ciphers`.
+const SSL_CIPHERS: &str = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:\
+ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:\
+ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";
+
+/// The request headers every proxied request carries, as ingress-nginx sets them without
+/// `use-forwarded-headers`: HTTP/1.1 to the upstream; `Upgrade` passed on and `Connection`
+/// from `$connection_upgrade` (`upgrade` when the client asked for one, else empty so the
+/// upstream connection stays in the keepalive pool), so WebSockets pass through; the client's
+/// `X-Request-ID` or a generated one; the client's address, scheme, host and port (the HTTPS
+/// port as 443, whatever port nginx listens on).
+fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
+    let map = |from: &str, to: &str, default: &str, empty: &str| -> Result<Directive> {
+        Ok(directive("map", [from, to])?.block(vec![
+            directive("default", [default])?,
+            directive("", [empty])?,
+        ]))
+    };
+    let mut out = vec![
+        map("$http_upgrade", "$connection_upgrade", "upgrade", "")?,
+        // The access log's canary field; no location names an alternative upstream.
+        directive("map", ["", "$proxy_alternative_upstream_name"])?
+            .block(vec![directive("default", [""])?]),
+        map(
+            "$http_x_request_id",
+            "$req_id",
+            "$http_x_request_id",
+            "$request_id",
+        )?,
+        directive("map", ["$server_port", "$pass_port"])?.block(vec![
+            directive(&options.https_port.to_string(), ["443"])?,
+            directive("default", ["$server_port"])?,
+        ]),
+        directive("proxy_http_version", ["1.1"])?,
+    ];
+    for (name, value) in [
+        ("Host", "$host"),
+        ("Upgrade", "$http_upgrade"),
+        ("Connection", "$connection_upgrade"),
+        ("X-Request-ID", "$req_id"),
+        ("X-Real-IP", "$remote_addr"),
+        ("X-Forwarded-For", "$remote_addr"),
+        ("X-Forwarded-Host", "$host"),
+        ("X-Forwarded-Port", "$pass_port"),
+        ("X-Forwarded-Proto", "$scheme"),
+        ("X-Forwarded-Scheme", "$scheme"),
+        ("X-Scheme", "$scheme"),
+    ] {
+        out.push(directive("proxy_set_header", [name, value])?);
+    }
+    Ok(out)
 }
 
 /// The `limit_req_zone` / `limit_conn_zone` of every Ingress that sets limits.
@@ -258,7 +323,8 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     let address = &options.listen_address;
     let http_listen = format!("{address}:{}", options.http_port);
     let https_listen = format!("{address}:{}", options.https_port);
-    let mut body = Vec::new();
+    // What the access log names for requests no location sends upstream (ingress-nginx's "-").
+    let mut body = vec![directive("set", ["$proxy_upstream_name", "-"])?];
     match &s.host {
         Host::Any => {
             body.push(directive(
@@ -267,7 +333,7 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             )?);
             body.push(directive(
                 "listen",
-                [https_listen.as_str(), "ssl", "default_server"],
+                [https_listen.as_str(), "ssl", "http2", "default_server"],
             )?);
             body.push(directive("server_name", ["_"])?);
             body.push(directive("ssl_reject_handshake", ["on"])?);
@@ -288,7 +354,10 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)));
     if let Some((secret, certificate)) = certificate {
         let file = path(&options.certificate_path(secret, certificate));
-        body.push(directive("listen", [https_listen.as_str(), "ssl"])?);
+        body.push(directive(
+            "listen",
+            [https_listen.as_str(), "ssl", "http2"],
+        )?);
         body.push(directive("ssl_certificate", [&file])?);
         body.push(directive("ssl_certificate_key", [&file])?);
     }
@@ -490,4 +559,94 @@ fn cors_directives(cors: &Cors) -> Result<Vec<Directive>> {
         out.push(add(h)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> Options {
+        Options {
+            prefix: PathBuf::from("/prefix"),
+            listen_address: "0.0.0.0".into(),
+            http_port: 8080,
+            https_port: 8443,
+            workers: "1".into(),
+            modules_dir: None,
+        }
+    }
+
+    /// The conf of a model with one TLS host.
+    fn text() -> String {
+        let model = Model {
+            servers: vec![Server {
+                host: Host::Exact("web.example.com".into()),
+                certificate: Some("ns/web".into()),
+                default_target: Target::NotFound,
+                locations: Vec::new(),
+            }],
+            ..Model::default()
+        };
+        render(&model, &options()).unwrap()
+    }
+
+    fn has(line: &str) {
+        let text = text();
+        assert!(
+            text.lines().any(|l| l.trim() == line),
+            "no `{line}` in:\n{text}"
+        );
+    }
+
+    #[test]
+    fn websocket_upgrades_pass_through() {
+        has("map $http_upgrade $connection_upgrade {");
+        has("default upgrade;");
+        has("\"\" \"\";");
+        has("proxy_http_version 1.1;");
+        has("proxy_set_header Upgrade $http_upgrade;");
+        has("proxy_set_header Connection $connection_upgrade;");
+    }
+
+    #[test]
+    fn tls_1_2_and_1_3_with_ingress_nginx_ciphers_and_http2() {
+        has("ssl_protocols TLSv1.2 TLSv1.3;");
+        has(&format!("ssl_ciphers {SSL_CIPHERS};"));
+        has("ssl_prefer_server_ciphers on;");
+        has("listen 0.0.0.0:8443 ssl http2 default_server;");
+        has("listen 0.0.0.0:8443 ssl http2;");
+    }
+
+    #[test]
+    fn access_log_on_stdout_in_upstreaminfo_and_errors_on_stderr() {
+        has("error_log stderr notice;");
+        has("access_log /dev/stdout upstreaminfo;");
+        has(&format!(
+            "log_format upstreaminfo \"{}\";",
+            LOG_FORMAT_UPSTREAM.replace('"', "\\\"")
+        ));
+        has("set $proxy_upstream_name -;");
+        assert!(!text().contains("logs/error.log"));
+    }
+
+    #[test]
+    fn forwarded_headers_and_request_id() {
+        has("map $http_x_request_id $req_id {");
+        has("default $http_x_request_id;");
+        has("\"\" $request_id;");
+        has("map $server_port $pass_port {");
+        has("8443 443;");
+        for (name, value) in [
+            ("X-Request-ID", "$req_id"),
+            ("X-Real-IP", "$remote_addr"),
+            ("X-Forwarded-For", "$remote_addr"),
+            ("X-Forwarded-Host", "$host"),
+            ("X-Forwarded-Port", "$pass_port"),
+            ("X-Forwarded-Proto", "$scheme"),
+            ("X-Forwarded-Scheme", "$scheme"),
+            ("X-Scheme", "$scheme"),
+        ] {
+            has(&format!("proxy_set_header {name} {value};"));
+        }
+    }
 }

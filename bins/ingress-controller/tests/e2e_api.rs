@@ -1,7 +1,7 @@
 //! Two replicas on cluster-state's fake API server (`--kubeconfig`), electing their leader on
 //! a Lease of that server (`--kubernetes-lease`, lease-driver's KubernetesStore): both serve
 //! the Ingress read from the API; only the Lease's holder PATCHes its status and POSTs the
-//! event of its invalid annotation; Secrets are listed and watched with the field selector
+//! event of its invalid annotation, each once however many renewals; Secrets are listed and watched with the field selector
 //! `type=kubernetes.io/tls`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -152,6 +152,14 @@ async fn two_replicas_on_the_api_elect_on_a_lease_and_only_the_leader_writes() {
     assert_eq!(leader.metric(EVENTS_RECORDED).await, 1.0);
     assert_eq!(follower.metric(WRITES).await, 0.0);
     assert_eq!(follower.metric(EVENTS_RECORDED).await, 0.0);
+    // A renewal is no change of leadership and the status already holds: no second PATCH.
+    let renewals = count(&api.seen(), &Method::PUT, &lease);
+    eventually("three more lease renewals", || async {
+        count(&api.seen(), &Method::PUT, &lease) >= renewals + 3
+    })
+    .await;
+    assert_eq!(count(&api.seen(), &Method::PATCH, STATUS), 1);
+    assert_eq!(leader.metric(WRITES).await, 1.0);
     // One event, however many reconciles and renewals.
     let seen = api.seen();
     assert_eq!(count(&seen, &Method::POST, EVENTS), 1);

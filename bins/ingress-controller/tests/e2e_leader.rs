@@ -59,6 +59,10 @@ async fn two_replicas_one_status_writer_and_handover() {
     let (w1, w2) = (one.metric(WRITES).await, two.metric(WRITES).await);
     assert!((w1 > 0.0) != (w2 > 0.0), "writes: one {w1}, two {w2}");
     let (mut leader, follower) = if w1 > 0.0 { (one, two) } else { (two, one) };
+    // Renewals (every 200 ms here) write nothing more: the status already holds.
+    let written = leader.metric(WRITES).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(leader.metric(WRITES).await, written);
 
     // The leader crashes: the follower takes over once the lease expires, and writes.
     std::fs::remove_file(&status).unwrap();
