@@ -585,6 +585,14 @@ mod tests {
                 default_target: Target::NotFound,
                 locations: Vec::new(),
             }],
+            certificates: [(
+                "ns/web".to_owned(),
+                crate::model::Certificate {
+                    cert: b"CERT".to_vec(),
+                    key: b"KEY".to_vec(),
+                },
+            )]
+            .into(),
             ..Model::default()
         };
         render(&model, &options()).unwrap()
