@@ -19,20 +19,13 @@ fn a(pairs: &[(&str, &str)]) -> String {
         .join(", ")
 }
 
+/// The Secret `e2e/tls` of the fixture certificate.
 fn tls_secret() -> String {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let indent = |file: &str| {
-        std::fs::read_to_string(format!("{dir}/{file}"))
-            .unwrap()
-            .lines()
-            .map(|l| format!("    {l}\n"))
-            .collect::<String>()
-    };
-    format!(
-        "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: tls, namespace: e2e}}\n\
-         type: kubernetes.io/tls\nstringData:\n  tls.crt: |\n{}  tls.key: |\n{}",
-        indent("tls.crt"),
-        indent("tls.key")
+    support::tls_secret(
+        "e2e",
+        "tls",
+        &support::fixture("tls.crt"),
+        &support::fixture("tls.key"),
     )
 }
 
