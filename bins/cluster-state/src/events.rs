@@ -15,7 +15,7 @@ use crate::{EventError, Invalid, Object, ObjectRef};
 pub const EVENT_NOTE_LIMIT: usize = 1024;
 
 /// The longest `reportingInstance` the API server accepts (bytes).
-const INSTANCE_LIMIT: usize = 128;
+pub const EVENT_INSTANCE_LIMIT: usize = 128;
 
 /// The longest object name (a DNS subdomain).
 const NAME_LIMIT: usize = 253;
@@ -95,7 +95,9 @@ pub(crate) fn invalid_object_event(
             ..ObjectReference::default()
         }),
         reporting_controller: Some(reporter.controller.into()),
-        reporting_instance: Some(truncate_utf8(&reporter.instance, INSTANCE_LIMIT).to_owned()),
+        reporting_instance: Some(
+            truncate_utf8(&reporter.instance, EVENT_INSTANCE_LIMIT).to_owned(),
+        ),
         ..Event::default()
     }
 }

@@ -24,7 +24,7 @@ pub use api::{
 pub use api_call::ApiCall;
 pub use args::SourceArgs;
 pub use error::{EventError, SourceError, StatusError};
-pub use events::{EVENT_NOTE_LIMIT, Reporter, event_name, truncate_utf8};
+pub use events::{EVENT_INSTANCE_LIMIT, EVENT_NOTE_LIMIT, Reporter, event_name, truncate_utf8};
 pub use filter::Filter;
 pub use k8s_openapi as k8s;
 pub use kind::{Kind, Object};

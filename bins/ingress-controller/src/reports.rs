@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cluster_state::{EVENT_NOTE_LIMIT, ObjectRef, truncate_utf8};
+use cluster_state::{EVENT_INSTANCE_LIMIT, EVENT_NOTE_LIMIT, ObjectRef, truncate_utf8};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
@@ -157,7 +157,7 @@ pub fn event(report: &Report, uid: Option<&str>, instance: &str, now: Timestamp)
             ..ObjectReference::default()
         }),
         reporting_controller: Some(REPORTING_CONTROLLER.into()),
-        reporting_instance: Some(truncate_utf8(instance, 128).to_owned()),
+        reporting_instance: Some(truncate_utf8(instance, EVENT_INSTANCE_LIMIT).to_owned()),
         ..Event::default()
     }
 }
