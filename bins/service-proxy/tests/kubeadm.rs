@@ -32,6 +32,18 @@ fn mount_configmap(dir: &Path) {
     }
 }
 
+/// kubeadm's ConfigMap mounted in a new folder, its `config.conf` edited by `edit`; `anchor`,
+/// the text the edit replaces, must be in kubeadm's text exactly once.
+fn mount_edited_configmap(anchor: &str, edit: impl Fn(&str) -> String) -> tempfile::TempDir {
+    let mount = tempfile::tempdir().unwrap();
+    mount_configmap(mount.path());
+    let config = mount.path().join("config.conf");
+    let kubeadms = std::fs::read_to_string(&config).unwrap();
+    assert_eq!(kubeadms.matches(anchor).count(), 1, "{anchor:?}");
+    std::fs::write(&config, edit(&kubeadms)).unwrap();
+    mount
+}
+
 /// The DaemonSet's arguments (without the program), with the mount point moved to `dir` and
 /// `$(NODE_NAME)` expanded as the kubelet does.
 fn daemonset_arguments(dir: &Path, node: &str) -> Vec<String> {
@@ -123,17 +135,13 @@ fn a_flag_given_on_the_command_line_wins_over_the_file() {
 
 #[test]
 fn a_field_kubeadm_leaves_at_its_default_can_be_set_in_the_file() {
-    let mount = tempfile::tempdir().unwrap();
-    mount_configmap(mount.path());
-    let config = mount.path().join("config.conf");
-    let kubeadms = std::fs::read_to_string(&config).unwrap();
     // iptables.masqueradeBit (the block before ipvs), and conntrack.maxPerCore.
     let iptables_bit = "  masqueradeBit: null\n  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs:";
-    assert_eq!(kubeadms.matches(iptables_bit).count(), 1);
-    let text = kubeadms
-        .replace(iptables_bit, &iptables_bit.replace("null", "15"))
-        .replace("maxPerCore: null", "maxPerCore: 65536");
-    std::fs::write(&config, text).unwrap();
+    let mount = mount_edited_configmap(iptables_bit, |kubeadms| {
+        kubeadms
+            .replace(iptables_bit, &iptables_bit.replace("null", "15"))
+            .replace("maxPerCore: null", "maxPerCore: 65536")
+    });
     let (rules, log) = dry_run(&[], daemonset_arguments(mount.path(), "node-a"));
     assert!(rules.contains("--or-mark 0x8000"), "{rules}");
     let warnings: Vec<&str> = log.lines().filter(|l| l.contains("WARN")).collect();
@@ -149,17 +157,13 @@ fn a_field_kubeadm_leaves_at_its_default_can_be_set_in_the_file() {
 fn the_field_newer_kubeadm_releases_write_is_read() {
     // kube-proxy's type has since gained iptables.snatNodeInternalIP (a pointer: kubeadm
     // writes it `null`, between minSyncPeriod and syncPeriod).
-    let mount = tempfile::tempdir().unwrap();
-    mount_configmap(mount.path());
-    let config = mount.path().join("config.conf");
-    let kubeadms = std::fs::read_to_string(&config).unwrap();
     let before = "  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs:";
-    assert_eq!(kubeadms.matches(before).count(), 1);
-    let newer = kubeadms.replace(
-        before,
-        "  minSyncPeriod: 0s\n  snatNodeInternalIP: null\n  syncPeriod: 0s\nipvs:",
-    );
-    std::fs::write(&config, newer).unwrap();
+    let mount = mount_edited_configmap(before, |kubeadms| {
+        kubeadms.replace(
+            before,
+            "  minSyncPeriod: 0s\n  snatNodeInternalIP: null\n  syncPeriod: 0s\nipvs:",
+        )
+    });
     let (rules, log) = dry_run(&[], daemonset_arguments(mount.path(), "node-a"));
     let (from_flags, _) = dry_run(
         &[
