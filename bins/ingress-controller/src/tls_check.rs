@@ -34,6 +34,14 @@ pub fn check(cert: &[u8], key: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("tls.key is not the key of the certificate in tls.crt: {e}"))
 }
 
+/// When the end-entity (first) certificate of `cert` expires, in seconds since the Unix
+/// epoch (`notAfter`), or `None` when `cert` has no certificate that parses.
+pub fn not_after(cert: &[u8]) -> Option<i64> {
+    let der = CertificateDer::pem_slice_iter(cert).next()?.ok()?;
+    let (_, parsed) = x509_parser::parse_x509_certificate(&der).ok()?;
+    Some(parsed.validity().not_after.timestamp())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +85,17 @@ mod tests {
         assert!(
             message.contains("not the key of the certificate"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn the_expiry_is_the_first_certificates() {
+        // `openssl x509 -in tests/fixtures/tls.crt -noout -enddate`: Nov  6 08:41:46 2126 GMT.
+        assert_eq!(not_after(CERT), Some(4_949_628_106));
+        assert_eq!(not_after(KEY), None);
+        assert_eq!(
+            not_after(b"-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n"),
+            None
         );
     }
 
