@@ -13,6 +13,7 @@ mod kind;
 mod manifest;
 mod metrics;
 mod object_ref;
+mod selector;
 mod snapshot;
 mod source;
 mod validate;
@@ -37,6 +38,7 @@ pub use manifest::{
 };
 pub use metrics::Metrics;
 pub use object_ref::ObjectRef;
+pub use selector::{LabelSelector, SelectorError};
 pub use snapshot::{Changes, Objects, Snapshot};
 pub use source::Source;
 pub use validate::{FieldError, Invalid, validate};

@@ -15,7 +15,7 @@ mod ingress;
 mod ip;
 mod lease;
 mod meta;
-mod names;
+pub(crate) mod names;
 mod namespace;
 mod node;
 mod service;

@@ -114,7 +114,7 @@ pub(super) fn wildcard_dns1123_subdomain(value: &str) -> Vec<String> {
 /// As the API server's IsQualifiedName (apimachinery `pkg/util/validation`): a name of at
 /// most 63 characters (letters, digits, `-`, `_`, `.`, with a letter or digit at each end),
 /// optionally after a DNS-1123 subdomain prefix and `/`.
-pub(super) fn qualified_name(value: &str) -> Vec<String> {
+pub(crate) fn qualified_name(value: &str) -> Vec<String> {
     const NAME_FORM: &str = "must be letters, digits, '-', '_' or '.', with a letter or digit \
                              at each end (e.g. 'MyName', 'my.name', '123-abc')";
     let mut errors = Vec::new();
@@ -155,7 +155,7 @@ pub(super) fn qualified_name(value: &str) -> Vec<String> {
 
 /// As the API server's IsValidLabelValue (apimachinery `pkg/util/validation`): empty, or at
 /// most 63 characters of letters, digits, `-`, `_` and `.` with a letter or digit at each end.
-pub(super) fn label_value(value: &str) -> Vec<String> {
+pub(crate) fn label_value(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > MAX_LABEL_LENGTH {
         errors.push(too_long(MAX_LABEL_LENGTH));
