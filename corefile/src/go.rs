@@ -17,6 +17,13 @@ impl Duration {
         Duration(secs.saturating_mul(1_000_000_000))
     }
 
+    /// As a `core::time::Duration`, or `None` when negative.
+    pub fn to_std(self) -> Option<core::time::Duration> {
+        u64::try_from(self.0)
+            .ok()
+            .map(core::time::Duration::from_nanos)
+    }
+
     /// Parses Go's duration syntax (`300ms`, `1.5h`, `2h45m`), with Go's error text.
     pub fn parse(s: &str) -> Result<Duration, String> {
         let invalid = || format!("time: invalid duration \"{s}\"");

@@ -1,5 +1,6 @@
-//! Narrower reads than whole kinds: a source can keep only the Secrets of one `type`, and only
-//! the Node of one name (the node a binary runs on).
+//! Narrower reads than whole kinds: a source can keep only the Secrets of one `type`, only
+//! the Node of one name (the node a binary runs on), and only one ConfigMap (a binary's
+//! settings).
 
 use crate::{Kind, Snapshot};
 
@@ -14,6 +15,7 @@ use crate::{Kind, Snapshot};
 pub struct Filter {
     secret_type: Option<&'static str>,
     node_name: Option<&'static str>,
+    config_map: Option<(&'static str, &'static str)>,
 }
 
 impl Filter {
@@ -25,6 +27,7 @@ impl Filter {
         Filter {
             secret_type: Some(secret_type),
             node_name: None,
+            config_map: None,
         }
     }
 
@@ -39,12 +42,26 @@ impl Filter {
         }
     }
 
+    /// This filter, keeping besides only the ConfigMap `namespace/name` (the other kinds are
+    /// not narrowed further). Names known only at run time are leaked, as for
+    /// [`Filter::only_node`].
+    #[must_use]
+    pub const fn only_config_map(self, namespace: &'static str, name: &'static str) -> Filter {
+        Filter {
+            config_map: Some((namespace, name)),
+            ..self
+        }
+    }
+
     /// The field selector of a list or watch of `kind` (`type=kubernetes.io/tls` for Secrets,
     /// `metadata.name=NAME` for Nodes), if this filter narrows that kind.
     pub fn field_selector(&self, kind: Kind) -> Option<String> {
-        match (kind, self.secret_type, self.node_name) {
-            (Kind::Secret, Some(secret_type), _) => Some(format!("type={secret_type}")),
-            (Kind::Node, _, Some(name)) => Some(format!("metadata.name={name}")),
+        match (kind, self.secret_type, self.node_name, self.config_map) {
+            (Kind::Secret, Some(secret_type), _, _) => Some(format!("type={secret_type}")),
+            (Kind::Node, _, Some(name), _) => Some(format!("metadata.name={name}")),
+            (Kind::ConfigMap, _, _, Some((namespace, name))) => Some(format!(
+                "metadata.namespace={namespace},metadata.name={name}"
+            )),
             _ => None,
         }
     }
@@ -62,6 +79,11 @@ impl Filter {
         }
         if let Some(name) = self.node_name {
             snapshot.nodes.retain(|key, _| key.name == name);
+        }
+        if let Some((namespace, name)) = self.config_map {
+            snapshot
+                .config_maps
+                .retain(|key, _| key.namespace == namespace && key.name == name);
         }
     }
 }
@@ -115,6 +137,36 @@ mod tests {
             },
             ..Node::default()
         }
+    }
+
+    #[test]
+    fn only_config_map_narrows_config_maps_to_one() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let filter = Filter::default().only_config_map("ingress-nginx", "controller");
+        assert_eq!(
+            filter.field_selector(Kind::ConfigMap).as_deref(),
+            Some("metadata.namespace=ingress-nginx,metadata.name=controller")
+        );
+        assert_eq!(Filter::default().field_selector(Kind::ConfigMap), None);
+        let map = |namespace: &str, name: &str| ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(namespace.into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let mut snapshot = Snapshot::default();
+        snapshot.insert(map("ingress-nginx", "controller").into());
+        snapshot.insert(map("other", "controller").into());
+        snapshot.insert(map("ingress-nginx", "other").into());
+        filter.retain(&mut snapshot);
+        let kept: Vec<_> = snapshot
+            .config_maps
+            .keys()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(kept, ["ingress-nginx/controller"]);
     }
 
     #[test]

@@ -20,7 +20,8 @@ mod validate;
 
 #[cfg(feature = "kube-api")]
 pub use api::{
-    EVENT_API_CALLS, INVALID_OBJECT_EVENT_API_CALLS, LeaseClient, LeaseError, api_calls, api_client,
+    EVENT_API_CALLS, INVALID_OBJECT_EVENT_API_CALLS, LeaseClient, LeaseError, PEER_API_CALLS,
+    api_calls, api_client,
 };
 pub use api_call::ApiCall;
 pub use args::SourceArgs;

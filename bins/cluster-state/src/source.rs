@@ -134,6 +134,30 @@ impl Source {
         }
     }
 
+    /// How many other replicas of the pod `namespace/name` run and are ready (pods of its
+    /// namespace with all of its labels), or `None` where there are no pods (manifests).
+    ///
+    /// # Errors
+    ///
+    /// The API server's, when the pod cannot be read or the pods listed.
+    pub async fn running_peers(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<usize>, String> {
+        match &self.backend {
+            Backend::Manifests(_) => {
+                let _ = (namespace, name);
+                Ok(None)
+            }
+            #[cfg(feature = "kube-api")]
+            Backend::Api(source) => crate::api::running_peers(source.client(), namespace, name)
+                .await
+                .map(Some)
+                .map_err(|e| format!("cannot list the pods beside {namespace}/{name}: {e}")),
+        }
+    }
+
     /// Records `event` (`events.k8s.io/v1`) on the object it regards: a file
     /// `DIR/.status/events/NAMESPACE/NAME.yaml` beside the manifests, or on the API server a
     /// create, and for an event with a `series` (a repeat) a PATCH of its series (a create

@@ -23,8 +23,8 @@ for backend in web:18080 api:18081; do
     python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/$name" >/dev/null 2>&1 &
     pids+=($!)
 done
-cargo run -q -p ingress-controller -- run --manifests "$here/manifests" --prefix "$work/nginx" \
+cargo run -q -p ingress-controller -- --manifests "$here/manifests" --prefix "$work/nginx" \
     --listen-address 127.0.0.1 --http-port 8080 --https-port 8443 \
-    --metrics-address 127.0.0.1:10254 &
+    --healthz-host 127.0.0.1 --healthz-port 10254 &
 pids+=($!)
 wait "${pids[-1]}"

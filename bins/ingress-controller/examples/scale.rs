@@ -86,10 +86,7 @@ fn status(port: u16, host: &str) -> Option<u16> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let count: usize = std::env::args().nth(1).map_or(Ok(5000), |a| a.parse())?;
-    let selection = Selection {
-        controller: "k8s.io/ingress-nginx".into(),
-        namespace: None,
-    };
+    let selection = Selection::default();
     let dir = tempfile::tempdir()?;
     let options = render::Options {
         prefix: dir.path().to_owned(),

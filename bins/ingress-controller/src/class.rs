@@ -1,62 +1,109 @@
-//! Which Ingresses are ours: by `spec.ingressClassName`, the deprecated
-//! `kubernetes.io/ingress.class` annotation, or the default IngressClass; and by namespace.
+//! Which Ingresses are ours, as ingress-nginx decides it (`GetIngressClass` in
+//! `internal/ingress/controller/store/store.go`): by `spec.ingressClassName` naming an
+//! IngressClass of our controller, else by the deprecated `kubernetes.io/ingress.class`
+//! annotation equal to `--ingress-class`, else only with `--watch-ingress-without-class`; and
+//! by namespace (`--watch-namespace`, `--watch-namespace-selector`).
+//!
+//! Like ingress-nginx, no IngressClass marked default is consulted here: the API server's
+//! DefaultIngressClass admission plugin writes the default class into new Ingresses.
 
+use std::collections::BTreeSet;
+
+use cluster_state::LabelSelector;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
-/// The annotation that marks the default IngressClass.
-pub const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-default-class";
-/// The deprecated class annotation on Ingresses, still accepted as a fallback.
+/// The deprecated class annotation on Ingresses, still honoured.
 pub const LEGACY_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 
 /// What this controller serves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Selection {
-    /// The `spec.controller` value of our IngressClasses.
+    /// The `spec.controller` value of our IngressClasses (`--controller-class`).
     pub controller: String,
-    /// Only Ingresses in this namespace, when set.
+    /// The value of the legacy annotation we serve (`--ingress-class`).
+    pub annotation: String,
+    /// Whether Ingresses without any class are ours (`--watch-ingress-without-class`).
+    pub without_class: bool,
+    /// Whether the IngressClass named [`Selection::annotation`] is ours whatever its
+    /// controller (`--ingress-class-by-name`).
+    pub by_name: bool,
+    /// Only Ingresses in this namespace, when set (`--watch-namespace`).
     pub namespace: Option<String>,
+    /// Only Ingresses in the namespaces whose labels this selects, when set
+    /// (`--watch-namespace-selector`).
+    pub namespace_selector: Option<LabelSelector>,
+}
+
+/// ingress-nginx's defaults: controller `k8s.io/ingress-nginx`, annotation `nginx`, every
+/// namespace.
+impl Default for Selection {
+    fn default() -> Self {
+        Self {
+            controller: "k8s.io/ingress-nginx".into(),
+            annotation: "nginx".into(),
+            without_class: false,
+            by_name: false,
+            namespace: None,
+            namespace_selector: None,
+        }
+    }
 }
 
 impl Selection {
-    /// Whether `ingress` is served by this controller, given the cluster's `classes`.
-    pub fn selects(&self, ingress: &Ingress, classes: &[IngressClass]) -> bool {
-        if let Some(namespace) = &self.namespace
-            && ingress.metadata.namespace.as_deref().unwrap_or_default() != namespace
+    /// The names of the namespaces [`Selection::namespace_selector`] picks out of
+    /// `namespaces`, or `None` when there is no selector.
+    pub fn selected_namespaces<'a>(
+        &self,
+        namespaces: &'a [Namespace],
+    ) -> Option<BTreeSet<&'a str>> {
+        let selector = self.namespace_selector.as_ref()?;
+        Some(
+            namespaces
+                .iter()
+                .filter(|n| selector.matches(n.metadata.labels.as_ref()))
+                .filter_map(|n| n.metadata.name.as_deref())
+                .collect(),
+        )
+    }
+
+    /// Whether `ingress` is served by this controller, given the cluster's `classes` and the
+    /// namespaces the selector picked ([`Selection::selected_namespaces`]).
+    pub fn selects(
+        &self,
+        ingress: &Ingress,
+        classes: &[IngressClass],
+        namespaces: Option<&BTreeSet<&str>>,
+    ) -> bool {
+        let namespace = ingress.metadata.namespace.as_deref().unwrap_or_default();
+        if self.namespace.as_deref().is_some_and(|n| n != namespace)
+            || namespaces.is_some_and(|picked| !picked.contains(namespace))
         {
             return false;
         }
-        let ours = |class: &IngressClass| {
-            class
-                .spec
-                .as_ref()
-                .and_then(|s| s.controller.as_deref())
-                .is_some_and(|c| c == self.controller)
-        };
-        let named = |name: &str| {
-            classes
-                .iter()
-                .any(|c| c.metadata.name.as_deref() == Some(name) && ours(c))
-        };
         let spec_class = ingress
             .spec
             .as_ref()
             .and_then(|s| s.ingress_class_name.as_deref());
+        if let Some(name) = spec_class {
+            return classes.iter().any(|class| {
+                class.metadata.name.as_deref() == Some(name)
+                    && ((self.by_name && name == self.annotation)
+                        || class
+                            .spec
+                            .as_ref()
+                            .and_then(|s| s.controller.as_deref())
+                            .is_some_and(|c| c == self.controller))
+            });
+        }
         let legacy = ingress
             .metadata
             .annotations
             .as_ref()
-            .and_then(|a| a.get(LEGACY_CLASS_ANNOTATION))
-            .map(String::as_str);
-        match spec_class.or(legacy) {
-            Some(name) => named(name),
-            None => classes.iter().any(|c| {
-                ours(c)
-                    && c.metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION))
-                        .is_some_and(|v| v == "true")
-            }),
+            .and_then(|a| a.get(LEGACY_CLASS_ANNOTATION));
+        match legacy {
+            Some(value) => *value == self.annotation,
+            None => self.without_class,
         }
     }
 }
@@ -67,12 +114,10 @@ mod tests {
     use k8s_openapi::api::networking::v1::{IngressClassSpec, IngressSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    fn class(name: &str, controller: &str, default: bool) -> IngressClass {
+    fn class(name: &str, controller: &str) -> IngressClass {
         IngressClass {
             metadata: ObjectMeta {
                 name: Some(name.into()),
-                annotations: default
-                    .then(|| [(DEFAULT_CLASS_ANNOTATION.into(), "true".into())].into()),
                 ..ObjectMeta::default()
             },
             spec: Some(IngressClassSpec {
@@ -99,30 +144,77 @@ mod tests {
     }
 
     #[test]
-    fn class_name_annotation_default_and_namespace() {
-        let us = Selection {
-            controller: "k8s.io/ingress-nginx".into(),
-            namespace: None,
-        };
+    fn class_name_then_annotation_then_without_class() {
+        let us = Selection::default();
         let classes = [
-            class("nginx", "k8s.io/ingress-nginx", false),
-            class("other", "example.com/other", true),
+            class("nginx", "k8s.io/ingress-nginx"),
+            class("other", "example.com/other"),
         ];
-        assert!(us.selects(&ingress("a", Some("nginx"), None), &classes));
-        assert!(!us.selects(&ingress("a", Some("other"), None), &classes));
-        assert!(!us.selects(&ingress("a", Some("missing"), None), &classes));
-        assert!(us.selects(&ingress("a", None, Some("nginx")), &classes));
+        let selects = |s: &Selection, i: &Ingress| s.selects(i, &classes, None);
+        assert!(selects(&us, &ingress("a", Some("nginx"), None)));
+        assert!(!selects(&us, &ingress("a", Some("other"), None)));
+        assert!(!selects(&us, &ingress("a", Some("missing"), None)));
+        // The annotation is compared with --ingress-class, not with IngressClass names.
+        assert!(selects(&us, &ingress("a", None, Some("nginx"))));
+        assert!(!selects(&us, &ingress("a", None, Some("other"))));
+        let renamed = Selection {
+            annotation: "internal".into(),
+            ..Selection::default()
+        };
+        assert!(selects(&renamed, &ingress("a", None, Some("internal"))));
+        assert!(!selects(&renamed, &ingress("a", None, Some("nginx"))));
         // The spec field wins over the annotation.
-        assert!(!us.selects(&ingress("a", Some("other"), Some("nginx")), &classes));
-        // Class-less: only when the default class is ours.
-        assert!(!us.selects(&ingress("a", None, None), &classes));
-        let ours_default = [class("nginx", "k8s.io/ingress-nginx", true)];
-        assert!(us.selects(&ingress("a", None, None), &ours_default));
+        assert!(!selects(&us, &ingress("a", Some("other"), Some("nginx"))));
+        // Class-less: only with --watch-ingress-without-class.
+        assert!(!selects(&us, &ingress("a", None, None)));
+        let without = Selection {
+            without_class: true,
+            ..Selection::default()
+        };
+        assert!(selects(&without, &ingress("a", None, None)));
+        // --ingress-class-by-name: the class named --ingress-class, whatever its controller.
+        let by_name = Selection {
+            annotation: "other".into(),
+            by_name: true,
+            ..Selection::default()
+        };
+        assert!(selects(&by_name, &ingress("a", Some("other"), None)));
+        assert!(selects(&by_name, &ingress("a", Some("nginx"), None)));
+        assert!(!selects(&us, &ingress("a", Some("other"), None)));
+    }
+
+    #[test]
+    fn namespaces_by_name_and_by_selector() {
+        let classes = [class("nginx", "k8s.io/ingress-nginx")];
         let scoped = Selection {
             namespace: Some("b".into()),
-            ..us
+            ..Selection::default()
         };
-        assert!(!scoped.selects(&ingress("a", Some("nginx"), None), &classes));
-        assert!(scoped.selects(&ingress("b", Some("nginx"), None), &classes));
+        assert!(!scoped.selects(&ingress("a", Some("nginx"), None), &classes, None));
+        assert!(scoped.selects(&ingress("b", Some("nginx"), None), &classes, None));
+
+        let namespace = |name: &str, team: Option<&str>| Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: team.map(|t| [("team".to_owned(), t.to_owned())].into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        let namespaces = [
+            namespace("a", Some("web")),
+            namespace("b", Some("db")),
+            namespace("c", None),
+        ];
+        let selected = Selection {
+            namespace_selector: Some(LabelSelector::parse("team in (web)").unwrap()),
+            ..Selection::default()
+        };
+        assert_eq!(Selection::default().selected_namespaces(&namespaces), None);
+        let picked = selected.selected_namespaces(&namespaces).unwrap();
+        assert_eq!(picked.iter().copied().collect::<Vec<_>>(), ["a"]);
+        assert!(selected.selects(&ingress("a", Some("nginx"), None), &classes, Some(&picked)));
+        assert!(!selected.selects(&ingress("b", Some("nginx"), None), &classes, Some(&picked)));
+        assert!(!selected.selects(&ingress("c", Some("nginx"), None), &classes, Some(&picked)));
     }
 }

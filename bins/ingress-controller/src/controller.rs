@@ -41,8 +41,10 @@ pub struct Settings {
     pub poll: Duration,
     /// How long changes must settle before they are applied.
     pub debounce: Duration,
-    /// Where `/healthz` and `/metrics` listen.
-    pub metrics_address: SocketAddr,
+    /// Where `/healthz` and `/metrics` may listen: the first address that binds.
+    pub healthz_addresses: Vec<SocketAddr>,
+    /// What is read besides the usual kinds (Namespaces, the ConfigMap).
+    pub extra: crate::objects::Extra,
     /// Ingress status publication, if any.
     pub status: Option<StatusSettings>,
     /// This replica's name in the events it records (`reportingInstance`).
@@ -52,10 +54,14 @@ pub struct Settings {
 /// What Ingress status to publish, where, and who may.
 #[derive(Clone, Debug)]
 pub struct StatusSettings {
-    /// The addresses (IPs or host names) written to `status.loadBalancer.ingress`.
-    pub addresses: Vec<String>,
+    /// Where the addresses written to `status.loadBalancer.ingress` come from.
+    pub publish: crate::status::Publish,
     /// The election among replicas; without one this replica always writes.
     pub election: Option<Election>,
+    /// Whether the leader clears the status when it stops and no other replica runs.
+    pub clear_on_shutdown: bool,
+    /// How often the leader re-checks every served Ingress's status.
+    pub interval: Duration,
 }
 
 /// Why the controller could not run at all.
@@ -70,11 +76,11 @@ pub enum ControllerError {
     /// The election could not start.
     #[error(transparent)]
     Election(#[from] ElectionError),
-    /// The metrics address could not be bound.
+    /// The health and metrics address could not be bound.
     #[error("cannot listen on {address} for /healthz and /metrics: {source}")]
     Listen {
-        /// The address.
-        address: SocketAddr,
+        /// The (last) address tried.
+        address: String,
         /// The error.
         source: std::io::Error,
     },
@@ -95,6 +101,8 @@ struct Loop {
     /// The `status.loadBalancer` the source holds for each Ingress, as of the last objects
     /// and this replica's own writes since: status is written only where it differs.
     held: BTreeMap<String, Option<IngressLoadBalancerStatus>>,
+    /// The status to publish, as of the last objects (`None`: nothing to publish yet).
+    wanted: Option<IngressLoadBalancerStatus>,
     leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
     /// Whether this replica led when the lease's status last changed.
     was_leading: bool,
@@ -121,11 +129,10 @@ pub async fn run(
         source: std::sync::OnceLock::new(),
         control_socket: settings.options.control_socket(),
     });
-    let address = settings.metrics_address;
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|source| ControllerError::Listen { address, source })?;
-    info!(%address, "serving /healthz and /metrics");
+    let listener = bind(&settings.healthz_addresses).await?;
+    if let Ok(address) = listener.local_addr() {
+        info!(%address, "serving /healthz and /metrics");
+    }
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
     // Objects the source leaves out as invalid are also events from this replica.
@@ -133,7 +140,7 @@ pub async fn run(
         controller: reports::REPORTING_CONTROLLER,
         instance: settings.instance.clone(),
     };
-    let source = crate::objects::start(&settings.source, Some(reporter)).await?;
+    let source = crate::objects::start(&settings.source, &settings.extra, Some(reporter)).await?;
     let _ = shared.source.set(source.health());
     let mut snapshots = source.snapshots();
     snapshots.mark_changed();
@@ -154,6 +161,7 @@ pub async fn run(
         ingress_uids: BTreeMap::new(),
         served: Vec::new(),
         held: BTreeMap::new(),
+        wanted: None,
         leader,
         was_leading: false,
         source,
@@ -162,9 +170,18 @@ pub async fn run(
     let mut tick = tokio::time::interval(state.settings.poll);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut shutdown = std::pin::pin!(shutdown);
+    let status_interval = state
+        .settings
+        .status
+        .as_ref()
+        .map_or(Duration::from_secs(60), |s| s.interval);
+    let mut status_tick =
+        tokio::time::interval_at(Instant::now() + status_interval, status_interval);
+    status_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             () = &mut shutdown => break,
+            _ = status_tick.tick() => state.recheck_status().await,
             status = state.nginx.exited() => state.restart(status).await,
             () = leadership_changed(&mut state.leader) => state.lease_changed().await,
             changed = snapshots.changed() => {
@@ -198,10 +215,31 @@ pub async fn run(
         }
     }
     info!("shutting down: releasing the lease and stopping nginx");
+    state.clear_status_on_shutdown().await;
     let _ = stop_election.send(true);
     state.nginx.stop().await;
     server.abort();
     Ok(())
+}
+
+/// Binds the first of `addresses` that can be bound.
+async fn bind(addresses: &[SocketAddr]) -> Result<tokio::net::TcpListener, ControllerError> {
+    let mut last = ControllerError::Listen {
+        address: "no address".into(),
+        source: std::io::Error::other("no address to listen on"),
+    };
+    for address in addresses {
+        match tokio::net::TcpListener::bind(address).await {
+            Ok(listener) => return Ok(listener),
+            Err(source) => {
+                last = ControllerError::Listen {
+                    address: address.to_string(),
+                    source,
+                };
+            }
+        }
+    }
+    Err(last)
 }
 
 /// Resolves when the leadership status changes (never without an election).
@@ -242,21 +280,24 @@ impl Loop {
     }
 
     /// Writes, if this replica leads, the status of each served Ingress whose status in the
-    /// source differs from the one to publish. A failed write is retried at the next change.
+    /// source differs from the one to publish. A failed write is retried at the next change
+    /// or the next periodic re-check.
     async fn publish_status(&mut self) {
-        let Some(settings) = &self.settings.status else {
-            return;
-        };
-        if !self.leading() {
+        if self.settings.status.is_none() || !self.leading() {
             return;
         }
-        let status = crate::status::load_balancer(&settings.addresses);
-        for ingress in &self.served {
-            if self
-                .held
-                .get(ingress)
-                .is_some_and(|held| held.as_ref() == Some(&status))
-            {
+        let Some(status) = self.wanted.clone() else {
+            return;
+        };
+        let served = self.served.clone();
+        self.write_status(&served, &status).await;
+    }
+
+    /// Writes `status` to each of `ingresses` that does not hold it already.
+    async fn write_status(&mut self, ingresses: &[String], status: &IngressLoadBalancerStatus) {
+        for ingress in ingresses {
+            let held = self.held.get(ingress).cloned().flatten();
+            if crate::status::holds(held.as_ref(), status) {
                 continue;
             }
             let (namespace, name) = ingress.split_once('/').unwrap_or(("", ingress));
@@ -269,6 +310,65 @@ impl Loop {
                 Err(e) => warn!("cannot write the status of Ingress {ingress}: {e}"),
             }
         }
+    }
+
+    /// The periodic re-check (`--status-update-interval`): what the source holds now is
+    /// compared again with what is published, and what drifted is written.
+    async fn recheck_status(&mut self) {
+        if self.settings.status.is_none() || !self.leading() {
+            return;
+        }
+        let snapshot = self.source.current();
+        for (key, ingress) in &snapshot.ingresses {
+            let held = ingress
+                .status
+                .as_ref()
+                .and_then(|s| s.load_balancer.clone());
+            self.held.insert(key.to_string(), held);
+        }
+        self.publish_status().await;
+    }
+
+    /// `--update-status-on-shutdown`, as ingress-nginx: the leader clears the status of the
+    /// served Ingresses when it publishes at most one address and no other replica of its pod
+    /// runs (a rolling update leaves the status to the next leader). Where replicas cannot be
+    /// counted (manifests), only a controller without an election clears it.
+    async fn clear_status_on_shutdown(&mut self) {
+        let Some(settings) = &self.settings.status else {
+            return;
+        };
+        if !settings.clear_on_shutdown || !self.leading() {
+            return;
+        }
+        let addresses = self
+            .wanted
+            .as_ref()
+            .and_then(|s| s.ingress.as_ref())
+            .map_or(0, Vec::len);
+        if addresses > 1 {
+            info!("leaving the Ingress status to the next leader ({addresses} addresses)");
+            return;
+        }
+        let namespace = std::env::var("POD_NAMESPACE").unwrap_or_default();
+        let pod = crate::cli::status::identity();
+        let alone = match self.source.running_peers(&namespace, &pod).await {
+            Ok(Some(peers)) => peers == 0,
+            Ok(None) => settings.election.is_none(),
+            Err(e) => {
+                warn!("{e}; the Ingress status is left as it is");
+                false
+            }
+        };
+        if !alone {
+            info!("other replicas run: the Ingress status is left to them");
+            return;
+        }
+        info!("removing this controller's addresses from the status of the served Ingresses");
+        let empty = IngressLoadBalancerStatus {
+            ingress: Some(Vec::new()),
+        };
+        let served = self.served.clone();
+        self.write_status(&served, &empty).await;
     }
 
     /// Records the problems that appeared since the last report as events on their
@@ -302,6 +402,11 @@ impl Loop {
     async fn apply(&mut self, objects: &Objects) {
         let model = model::build(objects, &self.settings.selection);
         self.served.clone_from(&model.ingresses);
+        self.wanted = self
+            .settings
+            .status
+            .as_ref()
+            .and_then(|s| s.publish.status(&objects.services));
         self.held = objects
             .ingresses
             .iter()

@@ -6,8 +6,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Parser as _;
 use cluster_state::SourceArgs;
-use ingress_controller::cli::{Cli, Command, DbgWhat, RunArgs};
+use ingress_controller::cli::{Cli, Command, DbgWhat, RenderArgs, RunArgs};
 use ingress_controller::objects::Objects;
+use ingress_controller::status::Publish;
 use ingress_controller::{control, controller, model, render};
 
 fn main() -> ExitCode {
@@ -29,15 +30,21 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
-        Command::Render {
-            source,
-            selection,
-            nginx,
-            backends,
-        } => {
-            let objects = runtime()?.block_on(snapshot(&source))?;
-            let model = model::build(&objects, &selection.selection());
+    match cli.command() {
+        Command::Render(args) => {
+            let RenderArgs {
+                source,
+                selection,
+                nginx,
+                backends,
+            } = *args;
+            let selection = selection.selection();
+            let extra = ingress_controller::objects::Extra {
+                namespaces: selection.namespace_selector.is_some(),
+                config_map: None,
+            };
+            let objects = runtime()?.block_on(snapshot(&source, &extra))?;
+            let model = model::build(&objects, &selection);
             for problem in &model.problems {
                 eprintln!("warning: {problem}");
             }
@@ -51,27 +58,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run(args) => {
-            let RunArgs {
-                source,
-                selection,
-                nginx,
-                nginx_binary,
-                metrics_address,
-                poll_ms,
-                debounce_ms,
-                status,
-            } = *args;
-            let settings = controller::Settings {
-                status: status.settings(source.kubeconfig.as_deref()),
-                instance: status.identity(),
-                nginx: nginx_binary,
-                options: nginx.options(),
-                selection: selection.selection(),
-                source,
-                poll: Duration::from_millis(poll_ms.max(10)),
-                debounce: Duration::from_millis(debounce_ms),
-                metrics_address,
-            };
+            let settings = settings(*args)?;
             runtime()?.block_on(controller::run(settings, shutdown()))?;
             Ok(())
         }
@@ -79,9 +66,62 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// The controller's settings from its flags; what is accepted but not implemented is named.
+fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
+    for warning in args.unimplemented.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let healthz_addresses = args.healthz_addresses();
+    let RunArgs {
+        source,
+        selection,
+        nginx,
+        nginx_binary,
+        configmap,
+        default_ssl_certificate,
+        poll_ms,
+        debounce_ms,
+        status,
+        ..
+    } = args;
+    let api = source.manifests.is_none();
+    let status = status
+        .settings(source.kubeconfig.as_deref(), api)
+        .map_err(anyhow::Error::msg)?;
+    if let Some(status) = &status
+        && status.publish == Publish::Nothing
+    {
+        tracing::warn!(
+            "no status address: set --publish-service or --publish-status-address (publishing \
+             the addresses of the nodes the controller runs on is not implemented)"
+        );
+    }
+    let selection = selection.selection();
+    let extra = ingress_controller::objects::Extra {
+        namespaces: selection.namespace_selector.is_some(),
+        config_map: configmap.map(|c| (c.namespace, c.name)),
+    };
+    let _ = default_ssl_certificate;
+    Ok(controller::Settings {
+        status,
+        instance: ingress_controller::cli::status::identity(),
+        nginx: nginx_binary,
+        options: nginx.options(),
+        selection,
+        source,
+        poll: Duration::from_millis(poll_ms.max(10)),
+        debounce: Duration::from_millis(debounce_ms),
+        healthz_addresses,
+        extra,
+    })
+}
+
 /// The objects once the source has read everything (the first complete snapshot).
-async fn snapshot(source: &SourceArgs) -> anyhow::Result<Objects> {
-    let source = ingress_controller::objects::start(source, None).await?;
+async fn snapshot(
+    source: &SourceArgs,
+    extra: &ingress_controller::objects::Extra,
+) -> anyhow::Result<Objects> {
+    let source = ingress_controller::objects::start(source, extra, None).await?;
     let mut snapshots = source.snapshots();
     let snapshot = snapshots
         .wait_for(|s| s.revision > 0)

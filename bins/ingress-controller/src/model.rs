@@ -166,10 +166,11 @@ struct Builder<'a> {
 
 /// Builds the model for the Ingresses `selection` picks out of `objects`.
 pub fn build(objects: &Objects, selection: &Selection) -> Model {
+    let namespaces = selection.selected_namespaces(&objects.namespaces);
     let mut ingresses: Vec<&Ingress> = objects
         .ingresses
         .iter()
-        .filter(|i| selection.selects(i, &objects.ingress_classes))
+        .filter(|i| selection.selects(i, &objects.ingress_classes, namespaces.as_ref()))
         .collect();
     ingresses.sort_by(|a, b| {
         let age = |i: &Ingress| i.metadata.creation_timestamp.as_ref().map(|t| t.0);

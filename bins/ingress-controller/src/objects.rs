@@ -1,7 +1,7 @@
 //! The Kubernetes objects the controller reads, as one value.
 
 use cluster_state::{Filter, Kind, Object, Reporter, Source, SourceArgs, SourceError};
-use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -19,6 +19,10 @@ pub struct Objects {
     pub endpoint_slices: Vec<EndpointSlice>,
     /// Secrets of type `kubernetes.io/tls` that Ingresses reference.
     pub secrets: Vec<Secret>,
+    /// Namespaces, for `--watch-namespace-selector` (read only with it).
+    pub namespaces: Vec<Namespace>,
+    /// The `--configmap` of global settings (read only with it).
+    pub config_maps: Vec<ConfigMap>,
 }
 
 impl Objects {
@@ -33,6 +37,8 @@ impl Objects {
             services: values(&snapshot.services),
             endpoint_slices: values(&snapshot.endpoint_slices),
             secrets: values(&snapshot.secrets),
+            namespaces: values(&snapshot.namespaces),
+            config_maps: values(&snapshot.config_maps),
         }
     }
 
@@ -52,6 +58,8 @@ impl Objects {
                 Object::Service(o) => self.services.push(Service::clone(&o)),
                 Object::EndpointSlice(o) => self.endpoint_slices.push(EndpointSlice::clone(&o)),
                 Object::Secret(o) => self.secrets.push(Secret::clone(&o)),
+                Object::Namespace(o) => self.namespaces.push(Namespace::clone(&o)),
+                Object::ConfigMap(o) => self.config_maps.push(ConfigMap::clone(&o)),
                 _ => {}
             }
         }
@@ -59,7 +67,7 @@ impl Objects {
     }
 }
 
-/// The kinds the controller watches.
+/// The kinds the controller always watches.
 pub const KINDS: [Kind; 5] = [
     Kind::IngressClass,
     Kind::Ingress,
@@ -68,17 +76,41 @@ pub const KINDS: [Kind; 5] = [
     Kind::Secret,
 ];
 
-/// Starts the object source of `args` for what the controller reads: the [`KINDS`], and of the
-/// Secrets only those of type `kubernetes.io/tls` (the API source lists and watches them with
-/// the field selector `type=kubernetes.io/tls`). With a `reporter`, the objects it leaves out
-/// as invalid are also recorded as events.
+/// What the controller reads besides the [`KINDS`], as its flags ask.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extra {
+    /// Namespaces (`--watch-namespace-selector`).
+    pub namespaces: bool,
+    /// The ConfigMap of global settings (`--configmap`), `(namespace, name)`.
+    pub config_map: Option<(String, String)>,
+}
+
+/// Starts the object source of `args` for what the controller reads: the [`KINDS`] and the
+/// `extra` ones; of the Secrets only those of type `kubernetes.io/tls`, and of the
+/// ConfigMaps only the one named (the API source lists and watches them with field
+/// selectors). With a `reporter`, the objects it leaves out as invalid are also recorded as
+/// events.
 ///
 /// # Errors
 ///
 /// The source's, when it cannot start.
-pub async fn start(args: &SourceArgs, reporter: Option<Reporter>) -> Result<Source, SourceError> {
-    args.start_reporting(&KINDS, Filter::TLS_SECRETS, reporter)
-        .await
+pub async fn start(
+    args: &SourceArgs,
+    extra: &Extra,
+    reporter: Option<Reporter>,
+) -> Result<Source, SourceError> {
+    let mut kinds = KINDS.to_vec();
+    let mut filter = Filter::TLS_SECRETS;
+    if extra.namespaces {
+        kinds.push(Kind::Namespace);
+    }
+    if let Some((namespace, name)) = &extra.config_map {
+        kinds.push(Kind::ConfigMap);
+        // Leaked once per process, as cluster-state's Filter asks of names known at run time.
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+        filter = filter.only_config_map(leak(namespace), leak(name));
+    }
+    args.start_reporting(&kinds, filter, reporter).await
 }
 
 /// `namespace/name` of an object (just `name` when cluster-scoped).

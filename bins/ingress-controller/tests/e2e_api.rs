@@ -1,5 +1,5 @@
 //! Two replicas on cluster-state's fake API server (`--kubeconfig`), electing their leader on
-//! a Lease of that server (`--kubernetes-lease`, lease-driver's KubernetesStore): both serve
+//! a Lease of that server (`--election-id` in `POD_NAMESPACE`, lease-driver's KubernetesStore): both serve
 //! the Ingress read from the API; only the Lease's holder PATCHes its status and POSTs the
 //! event of its invalid annotation, each once however many renewals; Secrets are listed and watched with the field selector
 //! `type=kubernetes.io/tls`.
@@ -108,14 +108,13 @@ async fn two_replicas_on_the_api_elect_on_a_lease_and_only_the_leader_writes() {
     let api = FakeApi::start(script(backends.port("a"))).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = kubeconfig(dir.path(), &api);
-    let args = |id: &str| -> Vec<String> {
+    let args = || -> Vec<String> {
         [
             "--publish-status-address",
             "192.0.2.10",
+            // ingress-nginx's flag: the Lease's name, in the pod's namespace (POD_NAMESPACE).
             "--election-id",
-            id,
-            "--kubernetes-lease",
-            "ingress-nginx/ingress-controller-leader",
+            "ingress-controller-leader",
             // Long enough that a loaded machine never loses the lease by a slow renewal.
             "--lease-ms",
             "15000",
@@ -127,8 +126,8 @@ async fn two_replicas_on_the_api_elect_on_a_lease_and_only_the_leader_writes() {
         .map(str::to_owned)
         .to_vec()
     };
-    let one = Controller::start_api(&kubeconfig, &args("one")).await;
-    let two = Controller::start_api(&kubeconfig, &args("two")).await;
+    let one = Controller::start_api(&kubeconfig, "one", &args()).await;
+    let two = Controller::start_api(&kubeconfig, "two", &args()).await;
     assert_eq!(one.get("web.example.com", "/").await.backend(), "a");
     assert_eq!(two.get("web.example.com", "/").await.backend(), "a");
 

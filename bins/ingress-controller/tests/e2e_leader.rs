@@ -25,12 +25,10 @@ async fn two_replicas_one_status_writer_and_handover() {
         &[("Prefix", "/", "a")],
     ));
     let shared = tempfile::tempdir().unwrap();
-    let args = |id: &str| -> Vec<String> {
+    let args = || -> Vec<String> {
         [
             "--publish-status-address",
             "192.0.2.10",
-            "--election-id",
-            id,
             "--lease-ms",
             "2000",
             "--renew-ms",
@@ -46,9 +44,9 @@ async fn two_replicas_one_status_writer_and_handover() {
         ])
         .collect()
     };
-    let one = Controller::start_with(&m, &args("one")).await;
+    let one = Controller::start_as(&m, Some("one"), &args()).await;
     // Both replicas read the same manifests; cluster-state keeps status beside them.
-    let two = Controller::start_beside(&one, &args("two")).await;
+    let two = Controller::start_beside(&one, "two", &args()).await;
     let status = one.manifests_dir().join(".status/ingresses/lead/web.yaml");
     eventually("a status written", || async { status.exists() }).await;
     let text = std::fs::read_to_string(&status).unwrap();

@@ -83,10 +83,7 @@ fn options() -> render::Options {
 }
 
 fn selection() -> Selection {
-    Selection {
-        controller: "k8s.io/ingress-nginx".into(),
-        namespace: None,
-    }
+    Selection::default()
 }
 
 /// The structure of a configuration: names, argument counts and how each directive ends,

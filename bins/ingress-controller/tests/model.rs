@@ -45,13 +45,7 @@ fn build(ingresses: &str) -> Model {
     let mut objects = Objects::default();
     objects.add_yaml(CLASS_AND_SERVICES).unwrap();
     objects.add_yaml(ingresses).unwrap();
-    model::build(
-        &objects,
-        &Selection {
-            controller: "k8s.io/ingress-nginx".into(),
-            namespace: None,
-        },
-    )
+    model::build(&objects, &Selection::default())
 }
 
 fn locations(model: &Model, host: &Host) -> Vec<(LocationKey, String, Target)> {
@@ -81,13 +75,7 @@ fn build_unvalidated<const N: usize>(ingresses: [Ingress; N]) -> Model {
     let mut objects = Objects::default();
     objects.add_yaml(CLASS_AND_SERVICES).unwrap();
     objects.ingresses.extend(ingresses);
-    model::build(
-        &objects,
-        &Selection {
-            controller: "k8s.io/ingress-nginx".into(),
-            namespace: None,
-        },
-    )
+    model::build(&objects, &Selection::default())
 }
 
 fn ingress(name: &str, created: &str, annotations: &str, spec: &str) -> String {

@@ -243,10 +243,9 @@ impl From<PartialSyncArg> for PartialSync {
 ///
 /// Go's message for text that is not a duration, or one saying the duration is negative.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let nanoseconds = corefile::go::Duration::parse(text)?.0;
-    u64::try_from(nanoseconds)
-        .map(Duration::from_nanos)
-        .map_err(|_| format!("{text:?}: a duration here must not be negative"))
+    corefile::go::Duration::parse(text)?
+        .to_std()
+        .ok_or_else(|| format!("{text:?}: a duration here must not be negative"))
 }
 
 impl Args {

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use clap::Parser as _;
-use cluster_state::{ApiCall, EVENT_API_CALLS, INVALID_OBJECT_EVENT_API_CALLS, Kind, api_calls};
+use cluster_state::{
+    ApiCall, EVENT_API_CALLS, INVALID_OBJECT_EVENT_API_CALLS, Kind, PEER_API_CALLS, api_calls,
+};
 use deploy_check::{Manifest, deploy_dir, kustomization_resources, read_all};
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, RoleRef, Subject};
@@ -228,7 +230,10 @@ fn rbac_grants_exactly_the_calls_the_code_makes() {
         .into_iter()
         .chain(EVENT_API_CALLS);
     assert_eq!(ingress.cluster, named(ingress_calls));
-    assert_eq!(ingress.namespaced, named(KubernetesStore::API_CALLS));
+    assert_eq!(
+        ingress.namespaced,
+        named(KubernetesStore::API_CALLS.into_iter().chain(PEER_API_CALLS))
+    );
 
     let dns = grants_of("kube-system/dns-cache");
     assert!(

@@ -82,6 +82,11 @@ impl ApiSource {
     }
 
     /// PATCHes the `status` subresource of the Ingress `key` with `status.loadBalancer`.
+    /// The client the source reads with.
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
     pub(crate) async fn write_ingress_status(
         &self,
         key: &ObjectRef,

@@ -170,35 +170,50 @@ impl Controller {
 
     /// As [`Controller::start`], with extra command-line arguments.
     pub async fn start_with(manifests: &str, extra: &[String]) -> Self {
+        Self::start_as(manifests, None, extra).await
+    }
+
+    /// As [`Controller::start_with`], as the pod `pod` (its `POD_NAME`: the replica's
+    /// identity) when given.
+    pub async fn start_as(manifests: &str, pod: Option<&str>, extra: &[String]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("manifests")).unwrap();
         std::fs::write(dir.path().join("manifests/objects.yaml"), manifests).unwrap();
         let manifests_dir = dir.path().join("manifests");
-        Self::launch(dir, &manifests_dir, extra).await
+        Self::launch(dir, &manifests_dir, pod, extra).await
     }
 
-    /// Another replica on the same manifests directory as `other`.
-    pub async fn start_beside(other: &Controller, extra: &[String]) -> Self {
-        Self::launch(tempfile::tempdir().unwrap(), &other.manifests_dir(), extra).await
+    /// Another replica, the pod `pod`, on the same manifests directory as `other`.
+    pub async fn start_beside(other: &Controller, pod: &str, extra: &[String]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::launch(dir, &other.manifests_dir(), Some(pod), extra).await
     }
 
-    /// A controller reading the API server of `kubeconfig` (no manifests), with extra
-    /// command-line arguments.
-    pub async fn start_api(kubeconfig: &Path, extra: &[String]) -> Self {
+    /// A controller reading the API server of `kubeconfig` (no manifests), as the pod
+    /// `ingress-nginx/POD`, with extra command-line arguments.
+    pub async fn start_api(kubeconfig: &Path, pod: &str, extra: &[String]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let source = ["--kubeconfig".to_owned(), kubeconfig.display().to_string()];
-        Self::launch_on(dir, &source, PathBuf::new(), extra).await
+        let env = [("POD_NAME", pod), ("POD_NAMESPACE", "ingress-nginx")];
+        Self::launch_on(dir, &source, PathBuf::new(), &env, extra).await
     }
 
-    async fn launch(dir: tempfile::TempDir, manifests: &Path, extra: &[String]) -> Self {
+    async fn launch(
+        dir: tempfile::TempDir,
+        manifests: &Path,
+        pod: Option<&str>,
+        extra: &[String],
+    ) -> Self {
         let source = ["--manifests".to_owned(), manifests.display().to_string()];
-        Self::launch_on(dir, &source, manifests.to_owned(), extra).await
+        let env: Vec<(&str, &str)> = pod.map(|p| ("POD_NAME", p)).into_iter().collect();
+        Self::launch_on(dir, &source, manifests.to_owned(), &env, extra).await
     }
 
     async fn launch_on(
         dir: tempfile::TempDir,
         source: &[String],
         manifests: PathBuf,
+        env: &[(&str, &str)],
         extra: &[String],
     ) -> Self {
         let (http, https, metrics) = (free_port(), free_port(), free_port());
@@ -210,10 +225,12 @@ impl Controller {
             .args(["--listen-address", "127.0.0.1", "--workers", "2"])
             .args(["--http-port", &http.to_string()])
             .args(["--https-port", &https.to_string()])
-            .args(["--metrics-address", &format!("127.0.0.1:{metrics}")])
+            .args(["--healthz-host", "127.0.0.1"])
+            .args(["--healthz-port", &metrics.to_string()])
             .args(["--poll-ms", "50", "--debounce-ms", "100"])
             .args(extra)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .spawn()
             .unwrap();

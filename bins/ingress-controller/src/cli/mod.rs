@@ -1,0 +1,178 @@
+//! The command line. Running is the default, with ingress-nginx's flags, so that the args of
+//! ingress-nginx's own manifests work as they are (`/nginx-ingress-controller
+//! --publish-service=... --election-id=...`); `render` and `dbg` are subcommands, and `run`
+//! is kept as an explicit name for the default.
+//!
+//! - [`run`]: the flags of a running controller;
+//! - [`status`]: status publication and leader election;
+//! - [`unimplemented`]: ingress-nginx's flags that are accepted and named at start-up.
+
+pub mod run;
+pub mod status;
+pub mod unimplemented;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use cluster_state::SourceArgs;
+
+pub use run::{NginxArgs, RunArgs, SelectionArgs};
+pub use status::StatusArgs;
+
+/// Ingress objects to a real nginx, rendered through nginx-conf's builder. Without a
+/// subcommand it runs, as ingress-nginx's `/nginx-ingress-controller`.
+#[derive(Parser, Debug)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do (default: run).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The flags of the default action, running.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl Cli {
+    /// The command to carry out: the subcommand, or running with the top-level flags.
+    pub fn command(self) -> Command {
+        self.command
+            .unwrap_or_else(|| Command::Run(Box::new(self.run)))
+    }
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the nginx.conf that would be written for the objects, and the problems found;
+    /// runs nothing.
+    Render(Box<RenderArgs>),
+    /// Run nginx and keep it configured from the objects (the default).
+    Run(Box<RunArgs>),
+    /// Print what a running controller's nginx runs: its configuration, the balancer's
+    /// backends, and the certificate files (never their content).
+    Dbg {
+        /// nginx's prefix directory.
+        #[arg(long, default_value = "/var/lib/ingress-controller")]
+        prefix: PathBuf,
+        /// What to print.
+        #[arg(value_enum, default_value = "all")]
+        what: DbgWhat,
+    },
+}
+
+/// `render`'s options.
+#[derive(clap::Args, Debug)]
+pub struct RenderArgs {
+    /// Where the objects come from.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Which Ingresses are ours.
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Where and how nginx runs.
+    #[command(flatten)]
+    pub nginx: NginxArgs,
+    /// Print the backend table the balancer would receive instead of nginx.conf.
+    #[arg(long)]
+    pub backends: bool,
+}
+
+/// Parts of `dbg`'s report.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbgWhat {
+    /// Everything.
+    All,
+    /// The running nginx.conf.
+    Conf,
+    /// The balancer's backend table.
+    Backends,
+    /// The certificate files.
+    Certs,
+}
+
+/// A `NAMESPACE/NAME` flag value (`--publish-service`, `--configmap`,
+/// `--default-ssl-certificate`), as ingress-nginx's `ParseNameNS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamespacedName {
+    /// The namespace.
+    pub namespace: String,
+    /// The name.
+    pub name: String,
+}
+
+impl std::str::FromStr for NamespacedName {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.split_once('/') {
+            Some((namespace, name))
+                if !namespace.is_empty() && !name.is_empty() && !name.contains('/') =>
+            {
+                Ok(Self {
+                    namespace: namespace.to_owned(),
+                    name: name.to_owned(),
+                })
+            }
+            _ => Err(format!("invalid format (namespace/name) found in {text:?}")),
+        }
+    }
+}
+
+impl std::fmt::Display for NamespacedName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A Go duration flag value (`30s`, `1m30s`), as pflag's `Duration`.
+///
+/// # Errors
+///
+/// Go's message for text that is not a duration, or that the duration is negative.
+pub fn go_duration(text: &str) -> Result<std::time::Duration, String> {
+    corefile::go::Duration::parse(text)?
+        .to_std()
+        .ok_or_else(|| format!("{text:?}: a duration here must not be negative"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaced_names() {
+        let parsed: NamespacedName = "ingress-nginx/ingress-nginx-controller".parse().unwrap();
+        assert_eq!(parsed.namespace, "ingress-nginx");
+        assert_eq!(parsed.name, "ingress-nginx-controller");
+        assert_eq!(parsed.to_string(), "ingress-nginx/ingress-nginx-controller");
+        for bad in ["", "name", "/name", "ns/", "a/b/c"] {
+            assert!(bad.parse::<NamespacedName>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn running_is_the_default() {
+        let cli = Cli::try_parse_from(["ingress-controller", "--http-port=8080"]).unwrap();
+        match cli.command() {
+            Command::Run(args) => assert_eq!(args.nginx.http_port, 8080),
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from(["ingress-controller", "run", "--http-port=81"]).unwrap();
+        assert!(matches!(cli.command(), Command::Run(args) if args.nginx.http_port == 81));
+        let cli = Cli::try_parse_from(["ingress-controller", "dbg", "conf"]).unwrap();
+        assert!(matches!(
+            cli.command(),
+            Command::Dbg {
+                what: DbgWhat::Conf,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(go_duration("30s"), Ok(std::time::Duration::from_secs(30)));
+        assert!(go_duration("-1s").is_err());
+        assert!(go_duration("30").is_err());
+    }
+}
