@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use nginx_conf::{Block, Directive, EmitError, LuaBody};
 
-use crate::annotations::{Annotations, BackendProtocol, Cors};
+use crate::annotations::{Annotations, BackendProtocol, Cors, NextUpstream};
 use crate::hosts::Host;
 use crate::lua;
 use crate::model::{Certificate, Location, Model, Server, Target};
@@ -372,7 +372,7 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         let fallback = match &s.default_target {
             Target::Backend(name) => {
                 let mut block = vec![directive("set", ["$proxy_upstream_name", name])?];
-                block.extend(proxy(BackendProtocol::Http)?);
+                block.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
                 block
             }
             Target::NotFound => vec![directive("return", ["404"])?],
@@ -382,9 +382,25 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     Ok(directive("server", [""; 0])?.block(body))
 }
 
-fn proxy(protocol: BackendProtocol) -> Result<Vec<Directive>> {
+/// The end of a proxied location: the Lua access phase that picks the peer, when a failed
+/// request is passed to another endpoint (ingress-nginx's `proxy_next_upstream*` lines; the
+/// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
+fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
+    let module = match protocol {
+        BackendProtocol::Http | BackendProtocol::Https => "proxy",
+        BackendProtocol::Grpc => "grpc",
+    };
     Ok(vec![
         lua_block("access_by_lua_block", lua::ACCESS)?,
+        directive(&format!("{module}_next_upstream"), &next.conditions)?,
+        directive(
+            &format!("{module}_next_upstream_tries"),
+            [next.tries.to_string()],
+        )?,
+        directive(
+            &format!("{module}_next_upstream_timeout"),
+            [next.timeout.to_string()],
+        )?,
         match protocol {
             BackendProtocol::Http => directive("proxy_pass", ["http://ingress_balancer"])?,
             BackendProtocol::Https => directive("proxy_pass", ["https://ingress_balancer"])?,
@@ -496,7 +512,7 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
         )?);
     }
     match &location.target {
-        Target::Backend(_) => body.extend(proxy(a.backend_protocol)?),
+        Target::Backend(_) => body.extend(proxy(a.backend_protocol, &p.next_upstream)?),
         Target::NotFound => body.push(directive("return", ["404"])?),
     }
     Ok(header.block(body))
@@ -604,6 +620,70 @@ mod tests {
             text.lines().any(|l| l.trim() == line),
             "no `{line}` in:\n{text}"
         );
+    }
+
+    /// The conf of a model with one host whose `/` is proxied with `annotations`.
+    fn proxied(annotations: Annotations) -> String {
+        let location = Location {
+            key: LocationKey::Prefix("/".into()),
+            rule: crate::paths::PathRule {
+                kind: crate::paths::Kind::Prefix,
+                path: "/".into(),
+            },
+            ingress: "ns/web".into(),
+            target: Target::Backend("ns/web:80".into()),
+            ssl_redirect: false,
+            annotations: annotations.into(),
+        };
+        let model = Model {
+            servers: vec![Server {
+                host: Host::Exact("web.example.com".into()),
+                certificate: None,
+                default_target: Target::NotFound,
+                locations: vec![location],
+            }],
+            ..Model::default()
+        };
+        render(&model, &options()).unwrap()
+    }
+
+    fn lines(text: &str) -> Vec<&str> {
+        text.lines().map(str::trim).collect()
+    }
+
+    #[test]
+    fn a_failed_endpoint_passes_the_request_on_as_ingress_nginx_does() {
+        let text = proxied(Annotations::default());
+        let lines = lines(&text);
+        for line in [
+            "proxy_next_upstream error timeout;",
+            "proxy_next_upstream_tries 3;",
+            "proxy_next_upstream_timeout 0;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+        let text = proxied(Annotations {
+            backend_protocol: BackendProtocol::Grpc,
+            proxy: crate::annotations::Proxy {
+                next_upstream: NextUpstream {
+                    conditions: vec!["error", "http_503"],
+                    tries: 2,
+                    timeout: 5,
+                },
+                ..Default::default()
+            },
+            ..Annotations::default()
+        });
+        let lines = self::lines(&text);
+        for line in [
+            "grpc_next_upstream error http_503;",
+            "grpc_next_upstream_tries 2;",
+            "grpc_next_upstream_timeout 5;",
+            "grpc_pass grpc://ingress_balancer;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+        assert!(!lines.iter().any(|l| l.starts_with("proxy_next_upstream")));
     }
 
     #[test]
