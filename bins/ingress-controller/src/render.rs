@@ -238,7 +238,7 @@ const SSL_CIPHERS: &str = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SH
 ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:\
 ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";
 
-/// The request headers every proxied request carries, as ingress-nginx sets them without
+/// The request headers every proxied request carries (gRPC ones too), as ingress-nginx sets them without
 /// `use-forwarded-headers`: HTTP/1.1 to the upstream; `Upgrade` passed on and `Connection`
 /// from `$connection_upgrade` (`upgrade` when the client asked for one, else empty so the
 /// upstream connection stays in the keepalive pool), so WebSockets pass through; the client's
@@ -282,6 +282,12 @@ fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
         ("X-Scheme", "$scheme"),
     ] {
         out.push(directive("proxy_set_header", [name, value])?);
+        // grpc_pass reads only its own header directives (ingress-nginx writes each line with
+        // `grpc_set_header` in gRPC locations). HTTP/2 has no upgrade: nginx's gRPC module
+        // drops `Upgrade` and `Connection` itself.
+        if !matches!(name, "Upgrade" | "Connection") {
+            out.push(directive("grpc_set_header", [name, value])?);
+        }
     }
     Ok(out)
 }
@@ -735,6 +741,10 @@ mod tests {
             ("X-Scheme", "$scheme"),
         ] {
             has(&format!("proxy_set_header {name} {value};"));
+            has(&format!("grpc_set_header {name} {value};"));
         }
+        has("grpc_set_header Host $host;");
+        assert!(!text().contains("grpc_set_header Upgrade"));
+        assert!(!text().contains("grpc_set_header Connection"));
     }
 }
