@@ -119,7 +119,7 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     main.extend([
         directive("daemon", ["off"])?,
         directive("worker_processes", [&options.workers])?,
-        directive("pid", [path(&prefix.join("nginx.pid"))])?,
+        directive("pid", [path(&crate::nginx::pid_file(prefix))])?,
         // As ingress-nginx's image: errors on stderr at its `error-log-level` default.
         directive("error_log", ["stderr", "notice"])?,
         directive("worker_shutdown_timeout", ["10s"])?,
@@ -199,6 +199,9 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         directive("set", ["$proxy_upstream_name", "-"])?,
         directive("client_max_body_size", ["64m"])?,
         directive("client_body_buffer_size", ["64m"])?,
+        // Answered by nginx alone once a worker runs: the controller's start and `/healthz`
+        // ask it (as ingress-nginx's status server's `/healthz`).
+        directive("location", ["=", "/healthz"])?.block(vec![directive("return", ["200"])?]),
         directive("location", ["/"])?.block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
     ]));
     if model.servers.first().is_none_or(|s| s.host != Host::Any) {

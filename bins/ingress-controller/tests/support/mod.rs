@@ -146,6 +146,8 @@ pub const CLASS: &str = "---\napiVersion: networking.k8s.io/v1\nkind: IngressCla
 /// The controller binary running nginx; stopped (and nginx with it) on drop.
 pub struct Controller {
     child: Child,
+    /// Its command-line arguments, for [`Controller::restart`].
+    args: Vec<String>,
     pub dir: tempfile::TempDir,
     manifests: PathBuf,
     pub http: u16,
@@ -202,23 +204,27 @@ impl Controller {
         extra: &[String],
     ) -> Self {
         let (http, https, metrics) = (free_port(), free_port(), free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
-            .arg("run")
-            .args(source)
-            .arg("--prefix")
-            .arg(dir.path().join("nginx"))
-            .args(["--listen-address", "127.0.0.1", "--workers", "2"])
-            .args(["--http-port", &http.to_string()])
-            .args(["--https-port", &https.to_string()])
-            .args(["--metrics-address", &format!("127.0.0.1:{metrics}")])
-            .args(["--poll-ms", "50", "--debounce-ms", "100"])
-            .args(extra)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut args = vec!["run".to_owned()];
+        args.extend_from_slice(source);
+        args.extend([
+            "--prefix".to_owned(),
+            dir.path().join("nginx").display().to_string(),
+        ]);
+        for [flag, value] in [
+            ["--listen-address", "127.0.0.1"],
+            ["--workers", "2"],
+            ["--http-port", &http.to_string()],
+            ["--https-port", &https.to_string()],
+            ["--metrics-address", &format!("127.0.0.1:{metrics}")],
+            ["--poll-ms", "50"],
+            ["--debounce-ms", "100"],
+        ] {
+            args.extend([flag.to_owned(), value.to_owned()]);
+        }
+        args.extend_from_slice(extra);
         let controller = Self {
-            child,
+            child: spawn(&args),
+            args,
             dir,
             manifests,
             http,
@@ -282,6 +288,22 @@ impl Controller {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// After [`Controller::crash`]: a new controller process with the same command line (same
+    /// objects, prefix and ports), not waited for.
+    pub fn restart(&mut self) {
+        self.child = spawn(&self.args);
+    }
+}
+
+/// The controller binary with `args`.
+fn spawn(args: &[String]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 impl Drop for Controller {
