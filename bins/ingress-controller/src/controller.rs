@@ -106,6 +106,9 @@ struct Loop {
     leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
     /// Whether this replica led when the lease's status last changed.
     was_leading: bool,
+    /// A validated and installed configuration whose start failed: the restart on nginx's exit
+    /// starts it again.
+    unstarted: Option<String>,
     source: cluster_state::Source,
 }
 
@@ -164,6 +167,7 @@ pub async fn run(
         wanted: None,
         leader,
         was_leading: false,
+        unstarted: None,
         source,
     };
     let mut pending: Option<(Objects, Instant, Instant)> = None;
@@ -465,10 +469,12 @@ impl Loop {
             .settings
             .options
             .with_prefix(self.nginx.validation_prefix());
+        let mut installed = false;
         let result = async {
             let candidate = render::render(model, &private).map_err(NginxError::Render)?;
             self.nginx.validate(&candidate).await?;
             self.nginx.install(&config).await?;
+            installed = true;
             if start {
                 self.nginx
                     .start(&self.settings.options.control_socket())
@@ -495,6 +501,7 @@ impl Loop {
                     .config_hash
                     .set(i64::from_ne_bytes(hash.to_ne_bytes()));
                 self.reconciler.loaded(config);
+                self.unstarted = None;
                 // The files of the configuration nginx ran before are no longer read.
                 if let Err(e) = certs::prune(&self.settings.options, &model.certificates) {
                     warn!("cannot remove unused certificate files: {e}");
@@ -508,7 +515,12 @@ impl Loop {
             Err(e) => {
                 error!("{e}");
                 metrics.last_reload_successful.set(0);
-                self.reconciler.refused(config);
+                if start && installed {
+                    // nginx did not come up (a port in use, say): not the configuration's fault.
+                    self.unstarted = Some(config);
+                } else {
+                    self.reconciler.refused(config);
+                }
             }
         }
     }
@@ -530,7 +542,10 @@ impl Loop {
         self.nginx.reap().await;
         self.shared.healthy.store(false, Ordering::Relaxed);
         self.reconciler.restarted();
-        let Some(config) = self.reconciler.running().map(String::from) else {
+        let first = self.reconciler.running().is_none();
+        let Some(config) =
+            (self.reconciler.running().map(String::from)).or_else(|| self.unstarted.take())
+        else {
             return;
         };
         warn!("nginx exited ({status:?}); restarting it on the last good configuration");
@@ -542,11 +557,21 @@ impl Loop {
             .await
         {
             Ok(()) => {
+                info!("nginx runs again");
+                if first {
+                    // The configuration whose start had failed is loaded now.
+                    self.shared.metrics.last_reload_successful.set(1);
+                }
                 self.reconciler.loaded(config);
                 self.shared.healthy.store(true, Ordering::Relaxed);
                 self.send_table().await;
             }
-            Err(e) => error!("cannot restart nginx: {e}"),
+            Err(e) => {
+                error!("cannot restart nginx, retrying: {e}");
+                if first {
+                    self.unstarted = Some(config);
+                }
+            }
         }
     }
 }

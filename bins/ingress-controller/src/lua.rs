@@ -5,7 +5,12 @@
 //! - `access()` (every proxied location): picks the backend (canary by header, cookie, then
 //!   weight), answers 503 when it has no endpoints, and picks the peer (cookie affinity,
 //!   `upstream-hash-by`, else round robin).
-//! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer.
+//! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer; when nginx
+//!   passes a failed request on (`proxy_next_upstream`: a refused connection, a timeout…), to
+//!   the next peer of the backend this request has not tried. It asks nginx for one more try
+//!   only while such a peer remains, so `proxy_next_upstream_tries` and the number of peers
+//!   both bound the tries (ingress-nginx's balancer asks for one more try on every pick and
+//!   may retry the peer that just failed).
 //! - `control()` (the control socket): `POST /backends` stores a new table, `GET /backends`
 //!   returns it, `GET /metrics` returns request counts.
 //! - `log()`: counts requests per backend and status.
@@ -115,12 +120,47 @@ function M.access()
     peer = pick(name, b, nil)
   end
   ngx.ctx.ingress_peer = peer
+  ngx.ctx.ingress_backend = b
+end
+
+-- The first peer of `b` after `peer` (in the table's order, wrapping) not in `tried`.
+local function untried(b, tried, peer)
+  local n = #b.peers
+  local start = 0
+  for i, p in ipairs(b.peers) do
+    if p == peer then start = i end
+  end
+  for k = 1, n do
+    local p = b.peers[(start + k - 1) % n + 1]
+    if not tried[p] then return p end
+  end
+  return nil
 end
 
 function M.balance()
-  local peer = ngx.ctx.ingress_peer
-  if not peer then
+  local ctx = ngx.ctx
+  local peer = ctx.ingress_peer
+  local b = ctx.ingress_backend
+  if not peer or not b then
     return ngx.exit(502)
+  end
+  local tried = ctx.ingress_tried
+  if not tried then
+    tried = {}
+    ctx.ingress_tried = tried
+  end
+  if ngx_balancer.get_last_failure() then
+    -- nginx passes the request on: the last try failed. Another peer if one is left, else
+    -- the same one (nginx adds a try by itself when a kept-alive connection fails).
+    peer = untried(b, tried, peer) or peer
+    ctx.ingress_peer = peer
+  end
+  tried[peer] = true
+  if untried(b, tried, peer) then
+    local ok, err = ngx_balancer.set_more_tries(1)
+    if not ok then
+      ngx.log(ngx.ERR, "ingress balancer: cannot allow another try: ", err)
+    end
   end
   local host, port = string.match(peer, "^%[?([^%]]+)%]?:(%d+)$")
   local ok, err = ngx_balancer.set_current_peer(host, tonumber(port))

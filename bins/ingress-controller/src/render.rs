@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use nginx_conf::{Block, Directive, EmitError, LuaBody};
 
-use crate::annotations::{Annotations, BackendProtocol, Cors};
+use crate::annotations::{Annotations, BackendProtocol, Cors, NextUpstream};
 use crate::hosts::Host;
 use crate::lua;
 use crate::model::{Certificate, Location, Model, Server, Target};
@@ -119,7 +119,7 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     main.extend([
         directive("daemon", ["off"])?,
         directive("worker_processes", [&options.workers])?,
-        directive("pid", [path(&prefix.join("nginx.pid"))])?,
+        directive("pid", [path(&crate::nginx::pid_file(prefix))])?,
         // As ingress-nginx's image: errors on stderr at its `error-log-level` default.
         directive("error_log", ["stderr", "notice"])?,
         directive("worker_shutdown_timeout", ["10s"])?,
@@ -199,6 +199,9 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         directive("set", ["$proxy_upstream_name", "-"])?,
         directive("client_max_body_size", ["64m"])?,
         directive("client_body_buffer_size", ["64m"])?,
+        // Answered by nginx alone once a worker runs: the controller's start and `/healthz`
+        // ask it (as ingress-nginx's status server's `/healthz`).
+        directive("location", ["=", "/healthz"])?.block(vec![directive("return", ["200"])?]),
         directive("location", ["/"])?.block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
     ]));
     if model.servers.first().is_none_or(|s| s.host != Host::Any) {
@@ -238,7 +241,7 @@ const SSL_CIPHERS: &str = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SH
 ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:\
 ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";
 
-/// The request headers every proxied request carries, as ingress-nginx sets them without
+/// The request headers every proxied request carries (gRPC ones too), as ingress-nginx sets them without
 /// `use-forwarded-headers`: HTTP/1.1 to the upstream; `Upgrade` passed on and `Connection`
 /// from `$connection_upgrade` (`upgrade` when the client asked for one, else empty so the
 /// upstream connection stays in the keepalive pool), so WebSockets pass through; the client's
@@ -282,6 +285,12 @@ fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
         ("X-Scheme", "$scheme"),
     ] {
         out.push(directive("proxy_set_header", [name, value])?);
+        // grpc_pass reads only its own header directives (ingress-nginx writes each line with
+        // `grpc_set_header` in gRPC locations). HTTP/2 has no upgrade: nginx's gRPC module
+        // drops `Upgrade` and `Connection` itself.
+        if !matches!(name, "Upgrade" | "Connection") {
+            out.push(directive("grpc_set_header", [name, value])?);
+        }
     }
     Ok(out)
 }
@@ -372,7 +381,7 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         let fallback = match &s.default_target {
             Target::Backend(name) => {
                 let mut block = vec![directive("set", ["$proxy_upstream_name", name])?];
-                block.extend(proxy(BackendProtocol::Http)?);
+                block.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
                 block
             }
             Target::NotFound => vec![directive("return", ["404"])?],
@@ -382,9 +391,25 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     Ok(directive("server", [""; 0])?.block(body))
 }
 
-fn proxy(protocol: BackendProtocol) -> Result<Vec<Directive>> {
+/// The end of a proxied location: the Lua access phase that picks the peer, when a failed
+/// request is passed to another endpoint (ingress-nginx's `proxy_next_upstream*` lines; the
+/// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
+fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
+    let module = match protocol {
+        BackendProtocol::Http | BackendProtocol::Https => "proxy",
+        BackendProtocol::Grpc => "grpc",
+    };
     Ok(vec![
         lua_block("access_by_lua_block", lua::ACCESS)?,
+        directive(&format!("{module}_next_upstream"), &next.conditions)?,
+        directive(
+            &format!("{module}_next_upstream_tries"),
+            [next.tries.to_string()],
+        )?,
+        directive(
+            &format!("{module}_next_upstream_timeout"),
+            [next.timeout.to_string()],
+        )?,
         match protocol {
             BackendProtocol::Http => directive("proxy_pass", ["http://ingress_balancer"])?,
             BackendProtocol::Https => directive("proxy_pass", ["https://ingress_balancer"])?,
@@ -496,7 +521,7 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
         )?);
     }
     match &location.target {
-        Target::Backend(_) => body.extend(proxy(a.backend_protocol)?),
+        Target::Backend(_) => body.extend(proxy(a.backend_protocol, &p.next_upstream)?),
         Target::NotFound => body.push(directive("return", ["404"])?),
     }
     Ok(header.block(body))
@@ -606,6 +631,70 @@ mod tests {
         );
     }
 
+    /// The conf of a model with one host whose `/` is proxied with `annotations`.
+    fn proxied(annotations: Annotations) -> String {
+        let location = Location {
+            key: LocationKey::Prefix("/".into()),
+            rule: crate::paths::PathRule {
+                kind: crate::paths::Kind::Prefix,
+                path: "/".into(),
+            },
+            ingress: "ns/web".into(),
+            target: Target::Backend("ns/web:80".into()),
+            ssl_redirect: false,
+            annotations: annotations.into(),
+        };
+        let model = Model {
+            servers: vec![Server {
+                host: Host::Exact("web.example.com".into()),
+                certificate: None,
+                default_target: Target::NotFound,
+                locations: vec![location],
+            }],
+            ..Model::default()
+        };
+        render(&model, &options()).unwrap()
+    }
+
+    fn lines(text: &str) -> Vec<&str> {
+        text.lines().map(str::trim).collect()
+    }
+
+    #[test]
+    fn a_failed_endpoint_passes_the_request_on_as_ingress_nginx_does() {
+        let text = proxied(Annotations::default());
+        let lines = lines(&text);
+        for line in [
+            "proxy_next_upstream error timeout;",
+            "proxy_next_upstream_tries 3;",
+            "proxy_next_upstream_timeout 0;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+        let text = proxied(Annotations {
+            backend_protocol: BackendProtocol::Grpc,
+            proxy: crate::annotations::Proxy {
+                next_upstream: NextUpstream {
+                    conditions: vec!["error", "http_503"],
+                    tries: 2,
+                    timeout: 5,
+                },
+                ..Default::default()
+            },
+            ..Annotations::default()
+        });
+        let lines = self::lines(&text);
+        for line in [
+            "grpc_next_upstream error http_503;",
+            "grpc_next_upstream_tries 2;",
+            "grpc_next_upstream_timeout 5;",
+            "grpc_pass grpc://ingress_balancer;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+        assert!(!lines.iter().any(|l| l.starts_with("proxy_next_upstream")));
+    }
+
     #[test]
     fn websocket_upgrades_pass_through() {
         has("map $http_upgrade $connection_upgrade {");
@@ -655,6 +744,10 @@ mod tests {
             ("X-Scheme", "$scheme"),
         ] {
             has(&format!("proxy_set_header {name} {value};"));
+            has(&format!("grpc_set_header {name} {value};"));
         }
+        has("grpc_set_header Host $host;");
+        assert!(!text().contains("grpc_set_header Upgrade"));
+        assert!(!text().contains("grpc_set_header Connection"));
     }
 }

@@ -30,8 +30,9 @@ pub struct Shared {
     pub control_socket: std::path::PathBuf,
 }
 
-/// The router: `/healthz` (200 once nginx serves and while the object source keeps up, else
-/// 503) and `/metrics`.
+/// The router: `/healthz` (200 once nginx serves, while it answers on its control socket and
+/// the object source keeps up, else 503, as ingress-nginx's, which asks its nginx too) and
+/// `/metrics`.
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
@@ -44,6 +45,12 @@ async fn healthz(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "nginx is not serving\n".to_owned(),
+        );
+    }
+    if !crate::nginx::answers(&shared.control_socket).await {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "nginx does not answer on its control socket\n".to_owned(),
         );
     }
     match shared.source.get().and_then(|h| h.problem(Instant::now())) {

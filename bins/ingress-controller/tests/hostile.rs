@@ -265,6 +265,24 @@ const SLOTS: &[(&str, Slot, &str, &str)] = &[
         "x",
     ),
     (
+        "proxy-next-upstream",
+        |o, v| annotate(o, "proxy-next-upstream", v),
+        "error timeout http_502",
+        "x",
+    ),
+    (
+        "proxy-next-upstream-tries",
+        |o, v| annotate(o, "proxy-next-upstream-tries", v),
+        "2",
+        "x",
+    ),
+    (
+        "proxy-next-upstream-timeout",
+        |o, v| annotate(o, "proxy-next-upstream-timeout", v),
+        "10",
+        "x",
+    ),
+    (
         "allowlist",
         |o, v| annotate(o, "allowlist-source-range", v),
         "10.0.0.0/8",

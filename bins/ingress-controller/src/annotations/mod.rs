@@ -98,6 +98,30 @@ impl Default for Limits {
     }
 }
 
+/// When a request that failed on one endpoint is passed to another (`proxy-next-upstream`,
+/// `proxy-next-upstream-tries`, `proxy-next-upstream-timeout`). The Lua balancer gives each
+/// try an endpoint this request has not tried yet ([`crate::lua`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextUpstream {
+    /// The failures that pass the request on ([`values::NEXT_UPSTREAM`] tokens).
+    pub conditions: Vec<&'static str>,
+    /// Most tries in all, the first included (`0`: as many as there are endpoints).
+    pub tries: u32,
+    /// Most seconds spent passing the request on (`0`: no limit).
+    pub timeout: u32,
+}
+
+impl Default for NextUpstream {
+    /// ingress-nginx's defaults: `error timeout`, 3 tries, no time limit.
+    fn default() -> Self {
+        Self {
+            conditions: vec!["error", "timeout"],
+            tries: 3,
+            timeout: 0,
+        }
+    }
+}
+
 /// Proxy settings (`proxy-*`); `None` keeps nginx's default.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Proxy {
@@ -111,6 +135,8 @@ pub struct Proxy {
     pub body_size: Option<String>,
     /// `proxy-buffering`.
     pub buffering: Option<bool>,
+    /// `proxy-next-upstream*`.
+    pub next_upstream: NextUpstream,
 }
 
 /// The typed annotations of one Ingress.
@@ -173,6 +199,9 @@ const KNOWN: &[&str] = &[
     "proxy-read-timeout",
     "proxy-body-size",
     "proxy-buffering",
+    "proxy-next-upstream",
+    "proxy-next-upstream-tries",
+    "proxy-next-upstream-timeout",
     "whitelist-source-range",
     "allowlist-source-range",
     "denylist-source-range",
@@ -290,6 +319,7 @@ pub fn parse(annotations: &BTreeMap<String, String>) -> (Annotations, Vec<Annota
             "off" => Ok(false),
             _ => Err("expected on or off".into()),
         }),
+        next_upstream: next_upstream(&mut r),
     };
     let allowlist = r.get("allowlist-source-range", values::cidrs);
     let whitelist = r.get("whitelist-source-range", values::cidrs);
@@ -321,6 +351,23 @@ pub fn parse(annotations: &BTreeMap<String, String>) -> (Annotations, Vec<Annota
         upstream_hash_by: r.get("upstream-hash-by", values::hash_variable),
     };
     (annotations, r.errors)
+}
+
+fn next_upstream(r: &mut Reader<'_>) -> NextUpstream {
+    let default = NextUpstream::default();
+    NextUpstream {
+        conditions: r
+            .get("proxy-next-upstream", values::next_upstream)
+            .unwrap_or(default.conditions),
+        tries: r
+            .get("proxy-next-upstream-tries", |v| values::integer(v, 0, 100))
+            .unwrap_or(default.tries),
+        timeout: r
+            .get("proxy-next-upstream-timeout", |v| {
+                values::integer(v, 0, 86_400)
+            })
+            .unwrap_or(default.timeout),
+    }
 }
 
 fn cors(r: &mut Reader<'_>) -> Option<Cors> {
@@ -468,6 +515,44 @@ mod tests {
                 .iter()
                 .any(|e| e.reason.contains("snippet annotations are not supported"))
         );
+    }
+
+    #[test]
+    fn next_upstream_defaults_are_ingress_nginx_s_and_values_are_checked() {
+        let (a, errors) = parse(&annotations(&[]));
+        assert_eq!(errors, []);
+        assert_eq!(
+            a.proxy.next_upstream,
+            NextUpstream {
+                conditions: vec!["error", "timeout"],
+                tries: 3,
+                timeout: 0
+            }
+        );
+        let (a, errors) = parse(&annotations(&[
+            (
+                "proxy-next-upstream",
+                "error timeout http_503 non_idempotent",
+            ),
+            ("proxy-next-upstream-tries", "5"),
+            ("proxy-next-upstream-timeout", "10"),
+        ]));
+        assert_eq!(errors, []);
+        assert_eq!(
+            a.proxy.next_upstream,
+            NextUpstream {
+                conditions: vec!["error", "timeout", "http_503", "non_idempotent"],
+                tries: 5,
+                timeout: 10
+            }
+        );
+        let (a, errors) = parse(&annotations(&[
+            ("proxy-next-upstream", "error; proxy_pass http://evil"),
+            ("proxy-next-upstream-tries", "-1"),
+            ("proxy-next-upstream-timeout", "10s"),
+        ]));
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert_eq!(a.proxy.next_upstream, NextUpstream::default());
     }
 
     #[test]

@@ -188,6 +188,52 @@ pub fn origin(value: &str) -> Result<String, Reason> {
     }
 }
 
+/// The failures after which nginx passes a request to another endpoint
+/// (`proxy_next_upstream`, `grpc_next_upstream`): the tokens ingress-nginx's
+/// `proxy-next-upstream` annotation accepts, all of them nginx's own.
+pub const NEXT_UPSTREAM: [&str; 12] = [
+    "error",
+    "timeout",
+    "invalid_header",
+    "http_500",
+    "http_502",
+    "http_503",
+    "http_504",
+    "http_403",
+    "http_404",
+    "http_429",
+    "non_idempotent",
+    "off",
+];
+
+/// A space-separated list of [`NEXT_UPSTREAM`] tokens, each kept once, in the order given.
+/// `off` disables passing on whatever else the list names (nginx's reading), so a list with
+/// `off` is `off` alone.
+pub fn next_upstream(value: &str) -> Result<Vec<&'static str>, Reason> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for word in value.split_ascii_whitespace() {
+        let Some(token) = NEXT_UPSTREAM.iter().find(|t| **t == word) else {
+            return Err(format!(
+                "{word:?} is not one of {}",
+                NEXT_UPSTREAM.join(", ")
+            ));
+        };
+        if !out.contains(token) {
+            out.push(token);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "expected space-separated values among {}",
+            NEXT_UPSTREAM.join(", ")
+        ));
+    }
+    if out.contains(&"off") {
+        out = vec!["off"];
+    }
+    Ok(out)
+}
+
 /// The nginx variables `upstream-hash-by` may name: a fixed set, or one header, cookie or
 /// query argument.
 pub fn hash_variable(value: &str) -> Result<String, Reason> {
@@ -293,5 +339,24 @@ mod tests {
         assert!(hash_variable("$http_x_user").is_ok());
         assert!(hash_variable("$request_uri$host").is_err());
         assert!(hash_variable("${lua}").is_err());
+    }
+
+    #[test]
+    fn next_upstream_conditions_are_nginx_tokens() {
+        assert_eq!(
+            next_upstream("error timeout http_502"),
+            Ok(vec!["error", "timeout", "http_502"])
+        );
+        assert_eq!(next_upstream(" error  error "), Ok(vec!["error"]));
+        assert_eq!(next_upstream("error off"), Ok(vec!["off"]));
+        for bad in [
+            "",
+            "error;",
+            "http_501",
+            "error timeout; ssl_engine x",
+            "updating",
+        ] {
+            assert!(next_upstream(bad).is_err(), "{bad:?}");
+        }
     }
 }

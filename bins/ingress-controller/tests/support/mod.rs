@@ -146,6 +146,9 @@ pub const CLASS: &str = "---\napiVersion: networking.k8s.io/v1\nkind: IngressCla
 /// The controller binary running nginx; stopped (and nginx with it) on drop.
 pub struct Controller {
     child: Child,
+    /// Its command-line arguments and environment, for [`Controller::restart`].
+    args: Vec<String>,
+    env: Vec<(String, String)>,
     pub dir: tempfile::TempDir,
     manifests: PathBuf,
     pub http: u16,
@@ -217,25 +220,33 @@ impl Controller {
         extra: &[String],
     ) -> Self {
         let (http, https, metrics) = (free_port(), free_port(), free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
-            .arg("run")
-            .args(source)
-            .arg("--prefix")
-            .arg(dir.path().join("nginx"))
-            .args(["--listen-address", "127.0.0.1", "--workers", "2"])
-            .args(["--http-port", &http.to_string()])
-            .args(["--https-port", &https.to_string()])
-            .args(["--healthz-host", "127.0.0.1"])
-            .args(["--healthz-port", &metrics.to_string()])
-            .args(["--poll-ms", "50", "--debounce-ms", "100"])
-            .args(extra)
-            .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let mut args = vec!["run".to_owned()];
+        args.extend_from_slice(source);
+        args.extend([
+            "--prefix".to_owned(),
+            dir.path().join("nginx").display().to_string(),
+        ]);
+        for [flag, value] in [
+            ["--listen-address", "127.0.0.1"],
+            ["--workers", "2"],
+            ["--http-port", &http.to_string()],
+            ["--https-port", &https.to_string()],
+            ["--healthz-host", "127.0.0.1"],
+            ["--healthz-port", &metrics.to_string()],
+            ["--poll-ms", "50"],
+            ["--debounce-ms", "100"],
+        ] {
+            args.extend([flag.to_owned(), value.to_owned()]);
+        }
+        args.extend_from_slice(extra);
         let controller = Self {
-            child,
+            child: spawn(&args, &env),
+            args,
+            env,
             dir,
             manifests,
             http,
@@ -299,6 +310,23 @@ impl Controller {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// After [`Controller::crash`]: a new controller process with the same command line (same
+    /// objects, prefix and ports), not waited for.
+    pub fn restart(&mut self) {
+        self.child = spawn(&self.args, &self.env);
+    }
+}
+
+/// The controller binary with `args` and the environment variables `env`.
+fn spawn(args: &[String], env: &[(String, String)]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ingress-controller"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 impl Drop for Controller {
