@@ -93,6 +93,8 @@ struct Loop {
     shared: Arc<Shared>,
     table: String,
     problems: Vec<Problem>,
+    /// What the ConfigMap's reading refused or ignored, as last logged.
+    global_notes: crate::configmap::Notes,
     /// What was reported of the problems as events, and the UIDs of the Ingresses they regard.
     reporter: Reporter,
     ingress_uids: BTreeMap<ObjectRef, Option<String>>,
@@ -160,6 +162,7 @@ pub async fn run(
         shared,
         table: String::new(),
         problems: Vec::new(),
+        global_notes: crate::configmap::Notes::default(),
         reporter: Reporter::default(),
         ingress_uids: BTreeMap::new(),
         served: Vec::new(),
@@ -420,6 +423,12 @@ impl Loop {
             })
             .collect();
         self.publish_status().await;
+        if model.global_notes != self.global_notes {
+            for line in model.global_notes.lines() {
+                warn!("{line}");
+            }
+            self.global_notes.clone_from(&model.global_notes);
+        }
         if model.problems != self.problems {
             for problem in &model.problems {
                 warn!("{problem}");

@@ -1,7 +1,7 @@
 //! Ingress objects to a real nginx. See the README for usage; the modules split as:
 //!
 //! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`regex_path`], [`class`],
-//!   [`endpoints`], [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`],
+//!   [`endpoints`], [`configmap`] (global settings), [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`],
 //!   [`tls_check`] (a TLS Secret checked before nginx sees it);
 //! - the command line: [`cli`];
 //! - objects: [`objects`] (from cluster-state's snapshots or YAML text);
@@ -15,6 +15,7 @@ pub mod backends;
 pub mod certs;
 pub mod class;
 pub mod cli;
+pub mod configmap;
 pub mod control;
 pub mod controller;
 pub mod election;

@@ -36,17 +36,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 source,
                 selection,
                 nginx,
+                configmap,
                 backends,
             } = *args;
             let selection = selection.selection();
-            let extra = ingress_controller::objects::Extra {
-                namespaces: selection.namespace_selector.is_some(),
-                config_map: None,
-            };
+            let extra = ingress_controller::objects::Extra::of(&selection, configmap);
             let objects = runtime()?.block_on(snapshot(&source, &extra))?;
             let model = model::build(&objects, &selection);
             for problem in &model.problems {
                 eprintln!("warning: {problem}");
+            }
+            for line in model.global_notes.lines() {
+                eprintln!("warning: {line}");
             }
             if backends {
                 print!("{}", ingress_controller::backends::table(&model));
@@ -97,10 +98,7 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         );
     }
     let selection = selection.selection();
-    let extra = ingress_controller::objects::Extra {
-        namespaces: selection.namespace_selector.is_some(),
-        config_map: configmap.map(|c| (c.namespace, c.name)),
-    };
+    let extra = ingress_controller::objects::Extra::of(&selection, configmap);
     let _ = default_ssl_certificate;
     Ok(controller::Settings {
         status,

@@ -34,6 +34,10 @@ pub struct Model {
     pub ingresses: Vec<String>,
     /// What was refused and why, per object.
     pub problems: Vec<Problem>,
+    /// The global settings (the `--configmap`, else ingress-nginx's defaults).
+    pub global: crate::configmap::Global,
+    /// What reading the ConfigMap refused or ignored.
+    pub global_notes: crate::configmap::Notes,
 }
 
 /// One nginx `server`.
@@ -188,6 +192,11 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
         servers: BTreeMap::new(),
         model: Model::default(),
     };
+    if let Some(data) = objects.config_map.as_ref().and_then(|c| c.data.as_ref()) {
+        let (global, notes) = crate::configmap::Global::parse(data);
+        builder.model.global = global;
+        builder.model.global_notes = notes;
+    }
     ingresses.retain(|ingress| {
         let meta = &ingress.metadata;
         let valid = [&meta.namespace, &meta.name]
@@ -572,6 +581,7 @@ impl Builder<'_> {
     }
 
     fn finish(mut self) -> Model {
+        let ssl_redirect = self.model.global.ssl_redirect;
         for (host, mut draft) in std::mem::take(&mut self.servers) {
             shield_auto_redirects(&mut draft);
             let has_tls = draft.certificate.is_some();
@@ -581,7 +591,7 @@ impl Builder<'_> {
                 .map(|mut location| {
                     let a = &location.annotations;
                     location.ssl_redirect =
-                        a.force_ssl_redirect || (has_tls && a.ssl_redirect.unwrap_or(true));
+                        a.force_ssl_redirect || (has_tls && a.ssl_redirect.unwrap_or(ssl_redirect));
                     location
                 })
                 .collect();

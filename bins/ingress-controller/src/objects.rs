@@ -21,8 +21,8 @@ pub struct Objects {
     pub secrets: Vec<Secret>,
     /// Namespaces, for `--watch-namespace-selector` (read only with it).
     pub namespaces: Vec<Namespace>,
-    /// The `--configmap` of global settings (read only with it).
-    pub config_maps: Vec<ConfigMap>,
+    /// The ConfigMap of global settings (`--configmap`; read only with it).
+    pub config_map: Option<ConfigMap>,
 }
 
 impl Objects {
@@ -38,7 +38,12 @@ impl Objects {
             endpoint_slices: values(&snapshot.endpoint_slices),
             secrets: values(&snapshot.secrets),
             namespaces: values(&snapshot.namespaces),
-            config_maps: values(&snapshot.config_maps),
+            // The source keeps the one ConfigMap named (Filter::only_config_map).
+            config_map: snapshot
+                .config_maps
+                .values()
+                .next()
+                .map(|c| ConfigMap::clone(c)),
         }
     }
 
@@ -59,7 +64,7 @@ impl Objects {
                 Object::EndpointSlice(o) => self.endpoint_slices.push(EndpointSlice::clone(&o)),
                 Object::Secret(o) => self.secrets.push(Secret::clone(&o)),
                 Object::Namespace(o) => self.namespaces.push(Namespace::clone(&o)),
-                Object::ConfigMap(o) => self.config_maps.push(ConfigMap::clone(&o)),
+                Object::ConfigMap(o) => self.config_map = Some(ConfigMap::clone(&o)),
                 _ => {}
             }
         }
@@ -83,6 +88,19 @@ pub struct Extra {
     pub namespaces: bool,
     /// The ConfigMap of global settings (`--configmap`), `(namespace, name)`.
     pub config_map: Option<(String, String)>,
+}
+
+impl Extra {
+    /// What `selection` and the `--configmap` flag need read.
+    pub fn of(
+        selection: &crate::class::Selection,
+        configmap: Option<crate::cli::NamespacedName>,
+    ) -> Self {
+        Self {
+            namespaces: selection.namespace_selector.is_some(),
+            config_map: configmap.map(|c| (c.namespace, c.name)),
+        }
+    }
 }
 
 /// Starts the object source of `args` for what the controller reads: the [`KINDS`] and the

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use nginx_conf::{Block, Directive, EmitError, LuaBody};
 
 use crate::annotations::{Annotations, BackendProtocol, Cors, NextUpstream};
+use crate::configmap::Global;
 use crate::hosts::Host;
 use crate::lua;
 use crate::model::{Certificate, Location, Model, Server, Target};
@@ -118,12 +119,22 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     }
     main.extend([
         directive("daemon", ["off"])?,
-        directive("worker_processes", [&options.workers])?,
+        directive(
+            "worker_processes",
+            [model
+                .global
+                .worker_processes
+                .as_ref()
+                .unwrap_or(&options.workers)],
+        )?,
         directive("pid", [path(&crate::nginx::pid_file(prefix))])?,
         // As ingress-nginx's image: errors on stderr at its `error-log-level` default.
         directive("error_log", ["stderr", "notice"])?,
         directive("worker_shutdown_timeout", ["10s"])?,
-        directive("events", [""; 0])?.block(vec![directive("worker_connections", ["4096"])?]),
+        directive("events", [""; 0])?.block(vec![directive(
+            "worker_connections",
+            [model.global.max_worker_connections.to_string()],
+        )?]),
         directive("http", [""; 0])?.block(http(model, options)?),
     ]);
     Ok(Block::new(main))
@@ -159,7 +170,13 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
-        directive("log_format", ["upstreaminfo", LOG_FORMAT_UPSTREAM])?,
+        directive(
+            "log_format",
+            [
+                "upstreaminfo".to_owned(),
+                model.global.log_format.to_string(),
+            ],
+        )?,
         directive("access_log", ["/dev/stdout", "upstreaminfo"])?,
         directive("server_tokens", ["off"])?,
         directive("server_names_hash_max_size", ["65536"])?,
@@ -175,19 +192,27 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     ] {
         http.push(directive(name, [path(&prefix.join("tmp").join(dir))])?);
     }
-    http.extend(tls_defaults()?);
-    http.extend(proxy_headers(options)?);
+    http.extend(tls(&model.global)?);
+    http.extend(timeouts(&model.global)?);
+    http.extend(real_ip(&model.global)?);
+    http.extend(proxy_headers(options, &model.global)?);
     http.extend([
         directive("lua_shared_dict", ["ingress", "16m"])?,
         lua_block("init_by_lua_block", lua::MODULE)?,
         lua_block("log_by_lua_block", lua::LOG)?,
     ]);
     http.extend(limit_zones(&context)?);
-    http.push(directive("upstream", ["ingress_balancer"])?.block(vec![
-        directive("server", ["0.0.0.1"])?,
-        lua_block("balancer_by_lua_block", lua::BALANCE)?,
-        directive("keepalive", ["64"])?,
-    ]));
+    http.push(
+        directive("upstream", ["ingress_balancer"])?.block(
+            [
+                directive("server", ["0.0.0.1"])?,
+                lua_block("balancer_by_lua_block", lua::BALANCE)?,
+            ]
+            .into_iter()
+            .chain(upstream_keepalive(&model.global)?)
+            .collect::<Vec<_>>(),
+        ),
+    );
     http.push(directive("server", [""; 0])?.block(vec![
         directive(
             "listen",
@@ -219,27 +244,106 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     Ok(http)
 }
 
-/// ingress-nginx's default `log-format-upstream`, the `upstreaminfo` access log format that log
-/// parsers and dashboards expect.
-const LOG_FORMAT_UPSTREAM: &str = "$remote_addr - $remote_user [$time_local] \"$request\" \
-$status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $request_length $request_time \
-[$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr \
-$upstream_response_length $upstream_response_time $upstream_status $req_id";
-
-/// ingress-nginx's TLS defaults (its ConfigMap's `ssl-protocols` and `ssl-ciphers`): TLS 1.2 and
-/// 1.3 only, its ECDHE/AEAD cipher list for TLS 1.2, preferred over the client's order.
-fn tls_defaults() -> Result<Vec<Directive>> {
+/// TLS as the ConfigMap says (`ssl-protocols`, `ssl-ciphers`; ingress-nginx's defaults: TLS
+/// 1.2 and 1.3 only, its ECDHE/AEAD list for TLS 1.2, preferred over the client's order), and
+/// `hsts`: the `Strict-Transport-Security` value for TLS requests (`$https` is `on`).
+fn tls(global: &Global) -> Result<Vec<Directive>> {
     Ok(vec![
-        directive("ssl_protocols", ["TLSv1.2", "TLSv1.3"])?,
-        directive("ssl_ciphers", [SSL_CIPHERS])?,
+        directive("ssl_protocols", &global.ssl_protocols)?,
+        directive("ssl_ciphers", [&global.ssl_ciphers])?,
         directive("ssl_prefer_server_ciphers", ["on"])?,
+        directive("map", ["$https", "$hsts_header"])?.block(vec![
+            directive("default", [""])?,
+            directive("on", [global.hsts.as_deref().unwrap_or_default()])?,
+        ]),
+        hsts_header()?,
     ])
 }
 
-/// ingress-nginx's default `ssl-ciphers`.
-const SSL_CIPHERS: &str = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:\
-ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:\
-ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";
+/// `add_header Strict-Transport-Security $hsts_header always;` (an empty value adds nothing).
+/// At `http` level, and again in every location with `add_header`s of its own, which would
+/// otherwise hide it (nginx inherits `add_header` only into levels that have none).
+fn hsts_header() -> Result<Directive> {
+    directive(
+        "add_header",
+        ["Strict-Transport-Security", "$hsts_header", "always"],
+    )
+}
+
+/// The ConfigMap's defaults of what annotations may override per location: body size,
+/// timeouts (for `proxy_pass` and `grpc_pass`), buffers, and client keepalive.
+fn timeouts(global: &Global) -> Result<Vec<Directive>> {
+    let seconds = |n: u32| format!("{n}s");
+    let mut out = vec![
+        directive("client_max_body_size", [&global.body_size])?,
+        directive("proxy_buffer_size", [&global.buffer_size])?,
+        directive(
+            "proxy_buffers",
+            [
+                global.buffers_number.to_string(),
+                global.buffer_size.clone(),
+            ],
+        )?,
+        directive("keepalive_timeout", [seconds(global.keep_alive)])?,
+        directive(
+            "keepalive_requests",
+            [global.keep_alive_requests.to_string()],
+        )?,
+    ];
+    for prefix in ["proxy", "grpc"] {
+        out.push(directive(
+            &format!("{prefix}_connect_timeout"),
+            [seconds(global.connect_timeout)],
+        )?);
+        out.push(directive(
+            &format!("{prefix}_send_timeout"),
+            [seconds(global.send_timeout)],
+        )?);
+        out.push(directive(
+            &format!("{prefix}_read_timeout"),
+            [seconds(global.read_timeout)],
+        )?);
+    }
+    Ok(out)
+}
+
+/// `enable-real-ip` or `use-forwarded-headers`: the client address from
+/// `forwarded-for-header`, trusted from `proxy-real-ip-cidr` (ingress-nginx's nginx.tmpl).
+fn real_ip(global: &Global) -> Result<Vec<Directive>> {
+    if !(global.enable_real_ip || global.use_forwarded_headers) {
+        return Ok(Vec::new());
+    }
+    let mut out = vec![
+        directive("real_ip_header", [&global.forwarded_for_header])?,
+        directive("real_ip_recursive", ["on"])?,
+    ];
+    for cidr in &global.real_ip_cidrs {
+        out.push(directive("set_real_ip_from", [cidr])?);
+    }
+    Ok(out)
+}
+
+/// The `ingress_balancer` upstream's keepalive (`upstream-keepalive-*`; off at 0 connections).
+fn upstream_keepalive(global: &Global) -> Result<Vec<Directive>> {
+    if global.upstream_keepalive_connections == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(vec![
+        directive(
+            "keepalive",
+            [global.upstream_keepalive_connections.to_string()],
+        )?,
+        directive("keepalive_time", [&global.upstream_keepalive_time])?,
+        directive(
+            "keepalive_timeout",
+            [format!("{}s", global.upstream_keepalive_timeout)],
+        )?,
+        directive(
+            "keepalive_requests",
+            [global.upstream_keepalive_requests.to_string()],
+        )?,
+    ])
+}
 
 /// The request headers every proxied request carries (gRPC ones too), as ingress-nginx sets them without
 /// `use-forwarded-headers`: HTTP/1.1 to the upstream; `Upgrade` passed on and `Connection`
@@ -247,15 +351,26 @@ ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384"
 /// upstream connection stays in the keepalive pool), so WebSockets pass through; the client's
 /// `X-Request-ID` or a generated one; the client's address, scheme, host and port (the HTTPS
 /// port as 443, whatever port nginx listens on).
-fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
+fn proxy_headers(options: &Options, global: &Global) -> Result<Vec<Directive>> {
     let map = |from: &str, to: &str, default: &str, empty: &str| -> Result<Directive> {
         Ok(directive("map", [from, to])?.block(vec![
             directive("default", [default])?,
             directive("", [empty])?,
         ]))
     };
+    // Without upstream keepalive, ingress-nginx closes the upstream connection.
+    let no_upgrade = if global.upstream_keepalive_connections == 0 {
+        "close"
+    } else {
+        ""
+    };
     let mut out = vec![
-        map("$http_upgrade", "$connection_upgrade", "upgrade", "")?,
+        map(
+            "$http_upgrade",
+            "$connection_upgrade",
+            "upgrade",
+            no_upgrade,
+        )?,
         // The access log's canary field; no location names an alternative upstream.
         directive("map", ["", "$proxy_alternative_upstream_name"])?
             .block(vec![directive("default", [""])?]),
@@ -265,24 +380,75 @@ fn proxy_headers(options: &Options) -> Result<Vec<Directive>> {
             "$http_x_request_id",
             "$request_id",
         )?,
-        directive("map", ["$server_port", "$pass_port"])?.block(vec![
+        // The request's host as the client wrote it (ingress-nginx's $best_http_host).
+        map("$http_host", "$this_host", "$http_host", "$host")?,
+    ];
+    if global.use_forwarded_headers {
+        // The client's X-Forwarded-* win (ingress-nginx's lua_ingress rewrite phase; the first
+        // host of a list).
+        out.extend([
+            map(
+                "$http_x_forwarded_proto",
+                "$pass_access_scheme",
+                "$http_x_forwarded_proto",
+                "$scheme",
+            )?,
+            map(
+                "$http_x_forwarded_port",
+                "$pass_server_port",
+                "$http_x_forwarded_port",
+                "$server_port",
+            )?,
+            directive("map", ["$http_x_forwarded_host", "$best_http_host"])?.block(vec![
+                directive("default", ["$this_host"])?,
+                directive(
+                    "~^\\s*(?<first_forwarded_host>[^,\\s]+)",
+                    ["$first_forwarded_host"],
+                )?,
+            ]),
+        ]);
+    } else {
+        out.extend([
+            map("$scheme", "$pass_access_scheme", "$scheme", "$scheme")?,
+            map(
+                "$server_port",
+                "$pass_server_port",
+                "$server_port",
+                "$server_port",
+            )?,
+            map("$this_host", "$best_http_host", "$this_host", "$this_host")?,
+        ]);
+    }
+    let forwarded_for = if global.use_forwarded_headers && global.compute_full_forwarded_for {
+        out.push(map(
+            "$http_x_forwarded_for",
+            "$full_x_forwarded_for",
+            "$http_x_forwarded_for, $realip_remote_addr",
+            "$realip_remote_addr",
+        )?);
+        "$full_x_forwarded_for"
+    } else {
+        "$remote_addr"
+    };
+    out.extend([
+        directive("map", ["$pass_server_port", "$pass_port"])?.block(vec![
             directive(&options.https_port.to_string(), ["443"])?,
-            directive("default", ["$server_port"])?,
+            directive("default", ["$pass_server_port"])?,
         ]),
         directive("proxy_http_version", ["1.1"])?,
-    ];
+    ]);
     for (name, value) in [
-        ("Host", "$host"),
+        ("Host", "$best_http_host"),
         ("Upgrade", "$http_upgrade"),
         ("Connection", "$connection_upgrade"),
         ("X-Request-ID", "$req_id"),
         ("X-Real-IP", "$remote_addr"),
-        ("X-Forwarded-For", "$remote_addr"),
-        ("X-Forwarded-Host", "$host"),
+        ("X-Forwarded-For", forwarded_for),
+        ("X-Forwarded-Host", "$best_http_host"),
         ("X-Forwarded-Port", "$pass_port"),
-        ("X-Forwarded-Proto", "$scheme"),
-        ("X-Forwarded-Scheme", "$scheme"),
-        ("X-Scheme", "$scheme"),
+        ("X-Forwarded-Proto", "$pass_access_scheme"),
+        ("X-Forwarded-Scheme", "$pass_access_scheme"),
+        ("X-Scheme", "$pass_access_scheme"),
     ] {
         out.push(directive("proxy_set_header", [name, value])?);
         // grpc_pass reads only its own header directives (ingress-nginx writes each line with
@@ -340,10 +506,12 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
                 "listen",
                 [http_listen.as_str(), "default_server"],
             )?);
-            body.push(directive(
-                "listen",
-                [https_listen.as_str(), "ssl", "http2", "default_server"],
-            )?);
+            let mut listen = vec![https_listen.as_str(), "ssl"];
+            if context.model.global.http2 {
+                listen.push("http2");
+            }
+            listen.push("default_server");
+            body.push(directive("listen", listen)?);
             body.push(directive("server_name", ["_"])?);
             body.push(directive("ssl_reject_handshake", ["on"])?);
         }
@@ -363,10 +531,11 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)));
     if let Some((secret, certificate)) = certificate {
         let file = path(&options.certificate_path(secret, certificate));
-        body.push(directive(
-            "listen",
-            [https_listen.as_str(), "ssl", "http2"],
-        )?);
+        let mut listen = vec![https_listen.as_str(), "ssl"];
+        if context.model.global.http2 {
+            listen.push("http2");
+        }
+        body.push(directive("listen", listen)?);
         body.push(directive("ssl_certificate", [&file])?);
         body.push(directive("ssl_certificate_key", [&file])?);
     }
@@ -479,6 +648,7 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
     }
     if let Some(cors) = &a.cors {
         body.extend(cors_directives(cors)?);
+        body.push(hsts_header()?);
     }
     if let Some(target) = &a.rewrite_target {
         let pattern = match &location.key {
@@ -708,7 +878,7 @@ mod tests {
     #[test]
     fn tls_1_2_and_1_3_with_ingress_nginx_ciphers_and_http2() {
         has("ssl_protocols TLSv1.2 TLSv1.3;");
-        has(&format!("ssl_ciphers {SSL_CIPHERS};"));
+        has(&format!("ssl_ciphers {};", crate::configmap::SSL_CIPHERS));
         has("ssl_prefer_server_ciphers on;");
         has("listen 0.0.0.0:8443 ssl http2 default_server;");
         has("listen 0.0.0.0:8443 ssl http2;");
@@ -720,7 +890,7 @@ mod tests {
         has("access_log /dev/stdout upstreaminfo;");
         has(&format!(
             "log_format upstreaminfo \"{}\";",
-            LOG_FORMAT_UPSTREAM.replace('"', "\\\"")
+            crate::configmap::LOG_FORMAT_UPSTREAM.replace('"', "\\\"")
         ));
         has("set $proxy_upstream_name -;");
         assert!(!text().contains("logs/error.log"));
@@ -731,22 +901,22 @@ mod tests {
         has("map $http_x_request_id $req_id {");
         has("default $http_x_request_id;");
         has("\"\" $request_id;");
-        has("map $server_port $pass_port {");
+        has("map $pass_server_port $pass_port {");
         has("8443 443;");
         for (name, value) in [
             ("X-Request-ID", "$req_id"),
             ("X-Real-IP", "$remote_addr"),
             ("X-Forwarded-For", "$remote_addr"),
-            ("X-Forwarded-Host", "$host"),
+            ("X-Forwarded-Host", "$best_http_host"),
             ("X-Forwarded-Port", "$pass_port"),
-            ("X-Forwarded-Proto", "$scheme"),
-            ("X-Forwarded-Scheme", "$scheme"),
-            ("X-Scheme", "$scheme"),
+            ("X-Forwarded-Proto", "$pass_access_scheme"),
+            ("X-Forwarded-Scheme", "$pass_access_scheme"),
+            ("X-Scheme", "$pass_access_scheme"),
         ] {
             has(&format!("proxy_set_header {name} {value};"));
             has(&format!("grpc_set_header {name} {value};"));
         }
-        has("grpc_set_header Host $host;");
+        has("grpc_set_header Host $best_http_host;");
         assert!(!text().contains("grpc_set_header Upgrade"));
         assert!(!text().contains("grpc_set_header Connection"));
     }

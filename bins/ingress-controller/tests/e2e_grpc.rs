@@ -198,12 +198,14 @@ async fn a_unary_grpc_call_passes_through_over_http2() {
     };
     assert_eq!(header("content-type"), "application/grpc");
     assert_eq!(header("te"), "trailers");
-    // nginx's gRPC module sends the host as a `host` header (HTTP/2 allows either).
-    assert_eq!(header("host"), HOST, "{headers:?}");
+    // nginx's gRPC module sends the host as a `host` header (HTTP/2 allows either): the
+    // client's own, port included (ingress-nginx's `$best_http_host`).
+    let authority = format!("{HOST}:{https}");
+    assert_eq!(header("host"), authority, "{headers:?}");
     assert_eq!(header("x-forwarded-for"), "127.0.0.1");
     assert_eq!(header("x-real-ip"), "127.0.0.1");
     assert_eq!(header("x-forwarded-proto"), "https");
-    assert_eq!(header("x-forwarded-host"), HOST);
+    assert_eq!(header("x-forwarded-host"), authority);
     assert_eq!(header("x-forwarded-port"), "443");
     assert_eq!(header("x-request-id").len(), 32, "{headers:?}");
     assert!(headers.get("connection").is_none());

@@ -72,6 +72,9 @@ pub struct RenderArgs {
     /// Where and how nginx runs.
     #[command(flatten)]
     pub nginx: NginxArgs,
+    /// The ConfigMap (`NAMESPACE/NAME`) of global settings.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub configmap: Option<NamespacedName>,
     /// Print the backend table the balancer would receive instead of nginx.conf.
     #[arg(long)]
     pub backends: bool,
