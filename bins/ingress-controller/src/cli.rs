@@ -79,6 +79,9 @@ pub struct RunArgs {
     /// Ingress status publication and leader election.
     #[command(flatten)]
     pub status: StatusArgs,
+    /// The validating admission webhook.
+    #[command(flatten)]
+    pub webhook: crate::webhook::args::WebhookArgs,
 }
 
 /// Parts of `dbg`'s report.
