@@ -487,3 +487,43 @@ fn published_payloads_are_refused_with_a_message() {
         assert!(message.contains(annotation), "{annotation}: {message}");
     }
 }
+
+#[test]
+fn its_secret_other_classes_and_its_stored_version_do_not_refuse() {
+    // The Secret does not exist yet (cert-manager writes it after the Ingress): allowed; the
+    // problem stays an event.
+    let missing = Fields {
+        secret: "not-yet".into(),
+        ..Fields::default()
+    };
+    assert!(outcome(&review_body(&missing)).is_ok());
+    // An Ingress of another class is not reviewed, whatever it holds.
+    let mut body: Value = serde_json::from_slice(&review_body(&Fields {
+        annotations: vec![(
+            "nginx.ingress.kubernetes.io/server-snippet".into(),
+            "load_module /tmp/x.so;".into(),
+        )],
+        ..Fields::default()
+    }))
+    .unwrap();
+    body["request"]["object"]["spec"]["ingressClassName"] = "other".into();
+    let request = review::parse(&serde_json::to_vec(&body).unwrap()).unwrap();
+    let Subject::Ingress(ingress) = request.subject() else {
+        panic!("not an Ingress");
+    };
+    assert!(matches!(
+        prepare(&objects(), &selection(), &options(), *ingress),
+        Prepared::Skipped
+    ));
+    // The candidate replaces its stored version: an update of an Ingress keeps its paths.
+    let mut stored = objects();
+    let request = review::parse(&review_body(&Fields::default())).unwrap();
+    let Subject::Ingress(ingress) = request.subject() else {
+        panic!("not an Ingress");
+    };
+    stored.ingresses.push(*ingress.clone());
+    assert!(matches!(
+        prepare(&stored, &selection(), &options(), *ingress),
+        Prepared::Model(_)
+    ));
+}

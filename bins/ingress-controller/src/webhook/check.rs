@@ -8,11 +8,12 @@
 //! its TLS Secret (missing, or refused on its own): cert-manager creates the Secret after the
 //! Ingress, and ingress-nginx does not refuse on it either; that problem stays an event.
 //!
-//! Nothing of the request becomes a file path: the private prefix is
-//! `PREFIX/webhook/check-PID-N`, created fresh and removed afterwards; what nginx reads there is
+//! Nothing of the request becomes a file path: the check's directory is
+//! `PREFIX/webhook/check-PID-N` (nginx's private prefix `validate/` in it, as
+//! [`crate::nginx`] lays it out), created fresh and removed afterwards; what nginx reads there is
 //! the rendered text (every value one quoted argument, see [`render`]) and the certificates of
-//! the Secrets the cluster already holds, written as [`certs`] writes them. One `nginx -t` runs
-//! at a time, within [`CHECK_TIMEOUT`] (it is killed when the time runs out).
+//! the Secrets the cluster already holds, written as [`certs`] writes them. One check runs at a
+//! time, within [`CHECK_TIMEOUT`] (`nginx -t` is killed when the time runs out).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,7 +100,7 @@ pub struct Checker {
     options: render::Options,
     selection: Selection,
     objects: watch::Receiver<Arc<Objects>>,
-    /// One `nginx -t` at a time.
+    /// One check (and so one `nginx -t`) at a time.
     turn: Semaphore,
     /// The number of the next private prefix.
     next: AtomicU64,
@@ -126,13 +127,7 @@ impl Checker {
 
     /// The verdict on `candidate`.
     pub async fn check(&self, candidate: Ingress) -> Verdict {
-        let objects = Arc::clone(&self.objects.borrow());
-        let model = match prepare(&objects, &self.selection, &self.options, candidate) {
-            Prepared::Skipped => return Verdict::Allowed,
-            Prepared::Refused(message) => return Verdict::Refused(message),
-            Prepared::Model(model) => model,
-        };
-        match tokio::time::timeout(CHECK_TIMEOUT, self.validate(&model)).await {
+        match tokio::time::timeout(CHECK_TIMEOUT, self.check_in_turn(candidate)).await {
             Ok(verdict) => verdict,
             Err(_) => Verdict::Failed(format!(
                 "the configuration was not checked within {} s",
@@ -141,11 +136,27 @@ impl Checker {
         }
     }
 
-    /// `nginx -t` on `model` in a fresh private prefix, when its turn comes.
-    async fn validate(&self, model: &Model) -> Verdict {
+    /// One check at a time: the model of a large cluster is built on a blocking thread (the
+    /// controller's loop shares the runtime), then `nginx -t` runs.
+    async fn check_in_turn(&self, candidate: Ingress) -> Verdict {
         let Ok(_turn) = self.turn.acquire().await else {
             return Verdict::Failed("the checker is closed".into());
         };
+        let objects = Arc::clone(&self.objects.borrow());
+        let (selection, options) = (self.selection.clone(), self.options.clone());
+        let prepared =
+            tokio::task::spawn_blocking(move || prepare(&objects, &selection, &options, candidate))
+                .await;
+        match prepared {
+            Ok(Prepared::Skipped) => Verdict::Allowed,
+            Ok(Prepared::Refused(message)) => Verdict::Refused(message),
+            Ok(Prepared::Model(model)) => self.validate(&model).await,
+            Err(e) => Verdict::Failed(format!("the check stopped: {e}")),
+        }
+    }
+
+    /// `nginx -t` on `model` in a fresh private prefix.
+    async fn validate(&self, model: &Model) -> Verdict {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let dir = self
             .options
