@@ -6,6 +6,11 @@
 //! queue), [`HANDSHAKE_TIMEOUT`] for the TLS handshake, [`HEADER_TIMEOUT`] for a request head,
 //! [`BODY_TIMEOUT`] and [`MAX_BODY`] for the body. A body that is not an AdmissionReview is a
 //! 400 with the decoder's message; a review is answered 200 whatever its verdict.
+//!
+//! Decoded, a body of 3 MiB can take tens of times that in memory (a JSON value per array
+//! element): bodies are decoded and checked [`DECODING`] at a time; the others wait as bytes,
+//! as long as a check may take (then a 503: without the decoded `uid` there is no review to
+//! answer).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +26,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tracing::{info, warn};
 
-use super::check::Checker;
+use super::check::{CHECK_TIMEOUT, Checker};
 use super::review::{self, Subject, Verdict};
 use super::tls::Identity;
 
@@ -35,10 +40,24 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest body read: the API server's own limit for a request's object is 3 MiB.
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
+/// Bodies decoded (and held decoded) at once: one being checked, one waiting its turn.
+pub const DECODING: usize = 2;
+
+/// What the request handler shares.
+struct Reviewer {
+    checker: Arc<Checker>,
+    decoding: Semaphore,
+}
 
 /// Serves reviews on `listener` until the task is aborted.
 pub async fn serve(listener: TcpListener, identity: Arc<Identity>, checker: Arc<Checker>) {
-    let router = Router::new().fallback(review).with_state(checker);
+    let reviewer = Reviewer {
+        checker,
+        decoding: Semaphore::new(DECODING),
+    };
+    let router = Router::new()
+        .fallback(review)
+        .with_state(Arc::new(reviewer));
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
@@ -79,7 +98,7 @@ async fn connection(
 }
 
 /// One request: an AdmissionReview in, its answer out.
-async fn review(State(checker): State<Arc<Checker>>, method: Method, body: Body) -> Response {
+async fn review(State(reviewer): State<Arc<Reviewer>>, method: Method, body: Body) -> Response {
     if method != Method::POST {
         return (StatusCode::METHOD_NOT_ALLOWED, "POST an AdmissionReview\n").into_response();
     }
@@ -94,12 +113,17 @@ async fn review(State(checker): State<Arc<Checker>>, method: Method, body: Body)
             return (StatusCode::REQUEST_TIMEOUT, "the body came too slowly\n").into_response();
         }
     };
+    let Ok(Ok(_turn)) = tokio::time::timeout(CHECK_TIMEOUT, reviewer.decoding.acquire()).await
+    else {
+        let message = "too many reviews at once; this one was not checked in time\n";
+        return (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+    };
     let request = match review::parse(&bytes) {
         Ok(request) => request,
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
     let verdict = match request.subject() {
-        Subject::Ingress(ingress) => checker.check(*ingress).await,
+        Subject::Ingress(ingress) => reviewer.checker.check(*ingress).await,
         Subject::Decided(verdict) => verdict,
     };
     let namespace = request.namespace.as_deref().unwrap_or_default();
