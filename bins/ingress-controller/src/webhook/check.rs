@@ -108,13 +108,15 @@ pub struct Checker {
 
 impl Checker {
     /// A checker running `nginx` with the controller's `options` and `selection`, on the
-    /// objects `objects` holds (the controller sends each set it applies).
+    /// objects `objects` holds (the controller sends each set it applies). Check directories
+    /// a killed controller left behind are removed.
     pub fn new(
         nginx: PathBuf,
         options: render::Options,
         selection: Selection,
         objects: watch::Receiver<Arc<Objects>>,
     ) -> Self {
+        let _ = std::fs::remove_dir_all(scratch_root(&options));
         Self {
             nginx,
             options,
@@ -158,11 +160,7 @@ impl Checker {
     /// `nginx -t` on `model` in a fresh private prefix.
     async fn validate(&self, model: &Model) -> Verdict {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let dir = self
-            .options
-            .prefix
-            .join("webhook")
-            .join(format!("check-{}-{n}", std::process::id()));
+        let dir = scratch_root(&self.options).join(format!("check-{}-{n}", std::process::id()));
         let scratch = match Scratch::create(dir) {
             Ok(scratch) => scratch,
             Err(e) => return Verdict::Failed(format!("cannot prepare nginx -t: {e}")),
@@ -170,12 +168,38 @@ impl Checker {
         match validate_in(&self.nginx, &self.options, model, &scratch.0).await {
             Ok(()) => Verdict::Allowed,
             Err(NginxError::Invalid(output)) => Verdict::Refused(format!(
-                "nginx -t refuses the configuration with this Ingress: {output}"
+                "nginx -t refuses the configuration with this Ingress: {}",
+                nginx_message(&output)
             )),
             Err(NginxError::Render(e)) => Verdict::Refused(e.to_string()),
             Err(e) => Verdict::Failed(format!("cannot run nginx -t: {e}")),
         }
     }
+}
+
+/// `PREFIX/webhook`, where the checks' directories are made.
+fn scratch_root(options: &render::Options) -> PathBuf {
+    options.prefix.join("webhook")
+}
+
+/// nginx's error output as a reader of the refusal wants it: each `DATE TIME [level] PID#TID:
+/// message` line as `[level] message`, without the closing "configuration file … test
+/// failed" line (a path of the check's directory, gone by then).
+fn nginx_message(output: &str) -> String {
+    let tidy = |line: &str| -> Option<String> {
+        let (_, rest) = line.split_once(" [")?;
+        let (level, rest) = rest.split_once("] ")?;
+        let (ids, message) = rest.split_once(": ")?;
+        ids.bytes()
+            .all(|b| b.is_ascii_digit() || b == b'#')
+            .then(|| format!("[{level}] {message}"))
+    };
+    output
+        .lines()
+        .filter(|line| !(line.starts_with("nginx: configuration file") && line.ends_with("failed")))
+        .map(|line| tidy(line).unwrap_or_else(|| line.to_owned()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Writes `model`'s certificates and configuration into the empty directory `dir` and runs
@@ -218,5 +242,25 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nginx_messages_lose_their_stamps_and_the_closing_line() {
+        let output = "2026/12/05 03:15:51 [emerg] 31526#31526: could not build server_names_hash, \
+                      you should increase server_names_hash_bucket_size: 256\n\
+                      nginx: configuration file /p/webhook/check-1-2/validate/nginx.conf test failed";
+        assert_eq!(
+            nginx_message(output),
+            "[emerg] could not build server_names_hash, you should increase \
+             server_names_hash_bucket_size: 256"
+        );
+        // Lines of another shape are kept as they are.
+        assert_eq!(nginx_message("nginx: [alert] x"), "nginx: [alert] x");
+        assert_eq!(nginx_message("a [b] c: d"), "a [b] c: d");
     }
 }
