@@ -49,6 +49,8 @@ pub struct Settings {
     pub status: Option<StatusSettings>,
     /// This replica's name in the events it records (`reportingInstance`).
     pub instance: String,
+    /// The validating admission webhook, if any.
+    pub webhook: Option<crate::webhook::Config>,
 }
 
 /// What Ingress status to publish, where, and who may.
@@ -76,6 +78,9 @@ pub enum ControllerError {
     /// The election could not start.
     #[error(transparent)]
     Election(#[from] ElectionError),
+    /// The admission webhook could not start.
+    #[error(transparent)]
+    Webhook(#[from] crate::webhook::WebhookError),
     /// The health and metrics address could not be bound.
     #[error("cannot listen on {address} for /healthz and /metrics: {source}")]
     Listen {
@@ -140,6 +145,9 @@ pub async fn run(
     }
     let server =
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
+    // The webhook reviews against the objects of the last sync.
+    let (applied, objects) = tokio::sync::watch::channel(Arc::default());
+    let webhook = crate::webhook::spawn(&settings, objects).await?;
     // Objects the source leaves out as invalid are also events from this replica.
     let reporter = cluster_state::Reporter {
         controller: reports::REPORTING_CONTROLLER,
@@ -211,6 +219,7 @@ pub async fn run(
                 });
                 if settled && let Some((objects, _, _)) = pending.take() {
                     state.apply(&objects).await;
+                    applied.send_replace(Arc::new(objects));
                 } else if state.reconciler.running().is_some()
                     && state.reconciler.table_pending(&state.table)
                     && state.nginx.is_running()
@@ -226,6 +235,9 @@ pub async fn run(
     let _ = stop_election.send(true);
     state.nginx.stop().await;
     server.abort();
+    if let Some(webhook) = webhook {
+        webhook.abort();
+    }
     Ok(())
 }
 

@@ -8,7 +8,8 @@
 //! - I/O: [`nginx`] (the child
 //!   process), [`control`] (its control socket), [`certs`] (key material on disk),
 //!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`election`] and [`status`] (the
-//!   leader writes Ingress status), [`controller`] (the loop).
+//!   leader writes Ingress status), [`controller`] (the loop), [`webhook`] (the validating
+//!   admission webhook).
 
 pub mod annotations;
 pub mod backends;
@@ -34,3 +35,4 @@ pub mod reports;
 pub mod serve;
 pub mod status;
 pub mod tls_check;
+pub mod webhook;

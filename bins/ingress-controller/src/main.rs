@@ -83,6 +83,7 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         poll_ms,
         debounce_ms,
         status,
+        webhook,
         ..
     } = args;
     let api = source.manifests.is_none();
@@ -111,6 +112,7 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         debounce: Duration::from_millis(debounce_ms),
         healthz_addresses,
         extra,
+        webhook: webhook.config(),
     })
 }
 

@@ -50,6 +50,9 @@ pub struct RunArgs {
     /// Ingress status publication and leader election.
     #[command(flatten)]
     pub status: StatusArgs,
+    /// The validating admission webhook.
+    #[command(flatten)]
+    pub webhook: crate::webhook::args::WebhookArgs,
     /// ingress-nginx's flags that are accepted but not implemented.
     #[command(flatten)]
     pub unimplemented: Unimplemented,
