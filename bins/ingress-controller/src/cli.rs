@@ -79,6 +79,9 @@ pub struct RunArgs {
     /// Ingress status publication and leader election.
     #[command(flatten)]
     pub status: StatusArgs,
+    /// ingress-nginx's metrics flags.
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
 }
 
 /// Parts of `dbg`'s report.

@@ -47,6 +47,8 @@ pub struct Settings {
     pub status: Option<StatusSettings>,
     /// This replica's name in the events it records (`reportingInstance`).
     pub instance: String,
+    /// ingress-nginx's metrics flags.
+    pub metrics: metrics::MetricsArgs,
 }
 
 /// What Ingress status to publish, where, and who may.
@@ -112,14 +114,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ControllerError> {
     let nginx = Nginx::new(settings.nginx.clone(), settings.options.prefix.clone())?;
-    let metrics = metrics::Metrics::default();
-    let registry = metrics.register();
+    let metrics = metrics::Metrics::new(settings.metrics.clone());
+    let registry = metrics.register(&metrics::Exporter::from_env(&settings.selection.controller));
     let shared = Arc::new(Shared {
         metrics,
         registry,
         healthy: false.into(),
         source: std::sync::OnceLock::new(),
-        control_socket: settings.options.control_socket(),
+        nginx: settings.options.clone(),
     });
     let address = settings.metrics_address;
     let listener = tokio::net::TcpListener::bind(address)
@@ -234,6 +236,15 @@ impl Loop {
         let leading = self.leading();
         let started = leading && !self.was_leading;
         self.was_leading = leading;
+        if let Some(election) = self
+            .settings
+            .status
+            .as_ref()
+            .and_then(|s| s.election.as_ref())
+        {
+            let name = metrics::controller::lease_name(&election.store);
+            self.shared.metrics.controller.leading(&name, leading);
+        }
         if started {
             self.held.clear();
             self.publish_status().await;
@@ -373,22 +384,17 @@ impl Loop {
             }
         }
         .await;
-        let outcome = if result.is_ok() { "success" } else { "failure" };
-        metrics
-            .reloads
-            .get_or_create(&metrics::ReloadLabels { result: outcome })
-            .inc();
+        let hash = config_hash(&config);
+        metrics.controller.loaded(result.is_ok(), hash);
         match result {
             Ok(()) => {
-                let hash = config_hash(&config);
                 info!(
                     hash = format_args!("{hash:016x}"),
                     start, "nginx runs the new configuration"
                 );
-                metrics.last_reload_successful.set(1);
                 metrics
-                    .config_hash
-                    .set(i64::from_ne_bytes(hash.to_ne_bytes()));
+                    .controller
+                    .certificates(model, &self.settings.selection.controller);
                 self.reconciler.loaded(config);
                 // The files of the configuration nginx ran before are no longer read.
                 if let Err(e) = certs::prune(&self.settings.options, &model.certificates) {
@@ -402,7 +408,6 @@ impl Loop {
             }
             Err(e) => {
                 error!("{e}");
-                metrics.last_reload_successful.set(0);
                 self.reconciler.refused(config);
             }
         }

@@ -60,6 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 poll_ms,
                 debounce_ms,
                 status,
+                metrics,
             } = *args;
             let settings = controller::Settings {
                 status: status.settings(source.kubeconfig.as_deref()),
@@ -71,6 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 poll: Duration::from_millis(poll_ms.max(10)),
                 debounce: Duration::from_millis(debounce_ms),
                 metrics_address,
+                metrics,
             };
             runtime()?.block_on(controller::run(settings, shutdown()))?;
             Ok(())

@@ -26,8 +26,8 @@ pub struct Shared {
     /// Whether the object source keeps up, once it runs (a stuck manifest watcher turns
     /// `/healthz` red too).
     pub source: OnceLock<SourceHealth>,
-    /// nginx's control socket, for request counts.
-    pub control_socket: std::path::PathBuf,
+    /// Where nginx runs (its control socket and pid file, read at scrape time).
+    pub nginx: crate::render::Options,
 }
 
 /// The router: `/healthz` (200 once nginx serves and while the object source keeps up, else
@@ -53,9 +53,7 @@ async fn healthz(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
 }
 
 async fn metrics(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    if let Ok(counts) = crate::control::request_counts(&shared.control_socket).await {
-        shared.metrics.set_requests(counts);
-    }
+    shared.metrics.scrape(&shared.nginx).await;
     let mut text = String::new();
     match prometheus_client::encoding::text::encode(&mut text, &shared.registry) {
         Ok(()) => (
