@@ -313,6 +313,7 @@ impl Loop {
     async fn apply(&mut self, objects: &Objects) {
         let model = model::build(objects, &self.settings.selection);
         self.served.clone_from(&model.ingresses);
+        self.shared.metrics.requests.serve(&model.ingresses);
         self.held = objects
             .ingresses
             .iter()

@@ -11,7 +11,7 @@
 //! - `log()`: adds the request to its series (labels: the server's host, the location's
 //!   Ingress, Service and path, the method, the status, the canary backend) in a table of the
 //!   worker; `flush()`, every second and when the worker exits, adds those counts to the
-//!   shared dict, where `GET /metrics` reads every worker's. Every label comes from the
+//!   shared dict `ingress_metrics`, where `GET /metrics` reads every worker's. Every label comes from the
 //!   configuration except the method (known methods, else `OTHER`) and the status (three
 //!   digits), so no client can create more than a bounded number of series.
 //!
@@ -21,6 +21,9 @@
 pub const MODULE: &str = r#"
 local M = {}
 local shared = ngx.shared.ingress
+-- Request metrics live in their own dict: when it fills, nginx evicts old series there,
+-- never the backend table.
+local counts = ngx.shared.ingress_metrics
 local ngx_balancer = require("ngx.balancer")
 local backends = {}
 local version = -1
@@ -163,8 +166,9 @@ function M.control()
   elseif uri == "/backends" and method == "GET" then
     ngx.print(shared:get("backends") or "")
   elseif uri == "/metrics" and method == "GET" then
-    for _, k in ipairs(shared:get_keys(0)) do
-      if string.sub(k, 1, 2) == "m\t" then ngx.say(string.sub(k, 3), "\t", shared:get(k)) end
+    for _, k in ipairs(counts:get_keys(0)) do
+      local v = counts:get(k)
+      if v then ngx.say(k, "\t", v) end
     end
   else
     ngx.status = 404
@@ -210,14 +214,14 @@ end
 local function flush()
   for key, s in pairs(series) do
     if s.n ~= 0 then
-      shared:incr("m\t" .. key .. "\tn", s.n, 0)
+      counts:incr(key .. "\tn", s.n, 0)
       s.n = 0
     end
     for _, h in ipairs(HISTOGRAMS) do
       local t = s[h[1]]
       for i = 0, #h[2] + 1 do
         if t[i] ~= 0 then
-          shared:incr("m\t" .. key .. "\t" .. h[1] .. i, t[i], 0)
+          counts:incr(key .. "\t" .. h[1] .. i, t[i], 0)
           t[i] = 0
         end
       end

@@ -183,6 +183,7 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     http.extend(proxy_headers(options)?);
     http.extend([
         directive("lua_shared_dict", ["ingress", "16m"])?,
+        directive("lua_shared_dict", ["ingress_metrics", "16m"])?,
         lua_block("init_by_lua_block", lua::MODULE)?,
         lua_block("init_worker_by_lua_block", lua::INIT_WORKER)?,
         // A literal `$` where `set` would read a variable (ingress-nginx's `literal_dollar`).

@@ -188,3 +188,80 @@ impl Metrics {
         self.process.set(ProcessScrape { status, processes });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        metrics: MetricsArgs,
+    }
+
+    fn args(line: &[&str]) -> MetricsArgs {
+        Cli::try_parse_from(std::iter::once("x").chain(line.iter().copied()))
+            .unwrap()
+            .metrics
+    }
+
+    #[test]
+    fn flags_as_ingress_nginx_spells_them() {
+        let default = args(&[]);
+        assert!(default.enable_metrics && default.metrics_per_host);
+        assert!(!args(&["--enable-metrics=false"]).enable_metrics);
+        assert!(args(&["--enable-metrics"]).enable_metrics);
+        assert!(args(&["--enable-metrics=true"]).enable_metrics);
+        assert!(!args(&["--metrics-per-host=false"]).metrics_per_host);
+        assert!(!args(&["--metrics-per-host", "false"]).metrics_per_host);
+    }
+
+    fn encoded(enable_metrics: bool) -> String {
+        let metrics = Metrics::new(MetricsArgs {
+            enable_metrics,
+            metrics_per_host: true,
+        });
+        let exporter = Exporter {
+            namespace: "ingress-nginx".into(),
+            class: "k8s.io/ingress-nginx".into(),
+            pod: "controller-0".into(),
+        };
+        let registry = metrics.register(&exporter);
+        metrics.controller.loaded(true, 7);
+        metrics.controller.leading("ingress-nginx-leader", true);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        text
+    }
+
+    #[test]
+    fn controller_families_with_the_constant_labels() {
+        let text = encoded(true);
+        let labels = "controller_namespace=\"ingress-nginx\",\
+                      controller_class=\"k8s.io/ingress-nginx\",controller_pod=\"controller-0\"";
+        for line in [
+            format!("nginx_ingress_controller_success{{{labels}}} 1"),
+            format!("nginx_ingress_controller_errors{{{labels}}} 0"),
+            format!("nginx_ingress_controller_config_last_reload_successful{{{labels}}} 1"),
+            format!("nginx_ingress_controller_config_hash{{{labels}}} 7.0"),
+            format!(
+                "nginx_ingress_controller_leader_election_status{{{labels},\
+                 name=\"ingress-nginx-leader\"}} 1"
+            ),
+            "ingress_controller_backend_updates_total 0".to_owned(),
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn disabled_leaves_only_the_own_counters() {
+        let text = encoded(false);
+        assert!(!text.contains("nginx_ingress_controller"), "{text}");
+        assert!(
+            text.contains("ingress_controller_nginx_restarts_total 0"),
+            "{text}"
+        );
+    }
+}

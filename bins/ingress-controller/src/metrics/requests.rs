@@ -12,9 +12,10 @@
 //! Names, types, label names and default buckets are ingress-nginx's
 //! (`internal/ingress/metric/collectors/socket.go`, `pkg/flags/flags.go`). As there,
 //! `--metrics-per-host` labels series with the host, and then leaves out requests to no host
-//! of the configuration (the catch-all server); without it there is no `host` label.
+//! of the configuration (the catch-all server); without it there is no `host` label. Series of
+//! an Ingress no longer served are left out too (ingress-nginx deletes them on the next sync).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use prometheus_client::collector::Collector;
@@ -270,13 +271,30 @@ fn set_slot(series: &mut Series, slot: &str, value: f64) -> bool {
 pub struct RequestCollector {
     /// The series of the last scrape.
     pub last: Arc<Mutex<Requests>>,
+    /// The Ingresses served (`namespace/name`), once a model was built.
+    pub served: Arc<Mutex<Option<BTreeSet<String>>>>,
 }
 
 impl RequestCollector {
-    /// Replaces the series.
-    pub fn set(&self, requests: Requests) {
+    /// Replaces the series, leaving out those of Ingresses no longer served.
+    pub fn set(&self, mut requests: Requests) {
+        if let Ok(served) = self.served.lock()
+            && let Some(served) = served.as_ref()
+        {
+            requests.retain(|labels, _| {
+                labels.ingress.is_empty()
+                    || served.contains(&format!("{}/{}", labels.namespace, labels.ingress))
+            });
+        }
         if let Ok(mut last) = self.last.lock() {
             *last = requests;
+        }
+    }
+
+    /// Records the Ingresses served now.
+    pub fn serve(&self, ingresses: &[String]) {
+        if let Ok(mut served) = self.served.lock() {
+            *served = Some(ingresses.iter().cloned().collect());
         }
     }
 }
@@ -446,6 +464,21 @@ mod tests {
         }
         // Histograms nothing was observed in are left out.
         assert!(!text.contains("request_duration_seconds"), "{text}");
+    }
+
+    #[test]
+    fn series_of_ingresses_no_longer_served_are_left_out() {
+        let collector = RequestCollector::default();
+        let mut text = dump("a.example.com", &[("n", "1")]);
+        text.push_str(&dump("a.example.com", &[("n", "1")]).replace("\tweb\t", "\tgone\t"));
+        text.push_str(&dump("a.example.com", &[("n", "1")]).replace("\tweb\t", "\t\t"));
+        collector.set(parse(&text, true));
+        assert_eq!(collector.last.lock().unwrap().len(), 3);
+        collector.serve(&["e2e/web".to_owned()]);
+        collector.set(parse(&text, true));
+        let last = collector.last.lock().unwrap();
+        let ingresses: Vec<&str> = last.keys().map(|l| l.ingress.as_str()).collect();
+        assert_eq!(ingresses, ["", "web"]);
     }
 
     /// The Lua names buckets by index: its bounds must be these.
