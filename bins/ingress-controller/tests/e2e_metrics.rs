@@ -285,3 +285,74 @@ async fn random_hosts_and_methods_create_no_series() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canary_backend_and_regex_path_labels() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["web", "canary", "regex"]).await;
+    let a = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| format!("nginx.ingress.kubernetes.io/{k}: '{v}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut m = String::from(CLASS);
+    m.push_str(&backends.manifests("e2e"));
+    m.push_str(&ingress(
+        "e2e",
+        "web",
+        HOST,
+        "",
+        None,
+        &[("Prefix", "/", "web")],
+    ));
+    m.push_str(&ingress(
+        "e2e",
+        "web-canary",
+        HOST,
+        &a(&[("canary", "true"), ("canary-weight", "100")]),
+        None,
+        &[("Prefix", "/", "canary")],
+    ));
+    // A regex path with `$`: written as `${literal_dollar}` in `set $location_path`.
+    m.push_str(&ingress(
+        "e2e",
+        "rx",
+        "rx.example.com",
+        &a(&[("use-regex", "true")]),
+        None,
+        &[("ImplementationSpecific", "/re/[a-z]+$", "regex")],
+    ));
+    let c = Controller::start(&m).await;
+    assert_eq!(c.get(HOST, "/").await.backend(), "canary");
+    assert_eq!(c.get("rx.example.com", "/re/abc").await.backend(), "regex");
+    eventually("both requests counted", || async {
+        let samples = scrape(&c).await;
+        let canary = find(
+            &samples,
+            "nginx_ingress_controller_requests",
+            &[
+                ("ingress", "web"),
+                ("service", "web"),
+                ("canary", "e2e/canary:80"),
+                ("status", "200"),
+            ],
+        );
+        let regex = find(
+            &samples,
+            "nginx_ingress_controller_requests",
+            &[
+                ("ingress", "rx"),
+                ("service", "regex"),
+                ("path", "/re/[a-z]+$"),
+                ("canary", ""),
+                ("host", "rx.example.com"),
+            ],
+        );
+        canary.len() == 1 && regex.len() == 1
+    })
+    .await;
+}
