@@ -181,6 +181,19 @@ async fn requests_histograms_certificates_and_processes() {
     let not_after = not_after as f64;
     assert_eq!(expiry.len(), 1, "{samples:?}");
     assert_eq!(expiry[0].value, not_after);
+    let info = find(
+        &samples,
+        "nginx_ingress_controller_ssl_certificate_info",
+        &[
+            ("host", HOST),
+            ("secret_name", "tls"),
+            ("issuer_common_name", "tls.example.com"),
+            ("public_key_algorithm", "RSA"),
+            ("identifier", &expiry[0].labels["identifier"]),
+        ],
+    );
+    assert_eq!(info.len(), 1, "{samples:?}");
+    assert_eq!(info[0].value, 1.0);
 
     // Configuration loads and nginx's processes (master and 2 workers) and connections.
     let one = |name: &str| {

@@ -55,6 +55,30 @@ pub struct CertificateLabels {
     pub identifier: String,
 }
 
+/// Labels of `ssl_certificate_info`: those of `ssl_expire_time_seconds` and the
+/// certificate's issuer, serial number and key type.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CertificateInfoLabels {
+    /// The Secret's namespace.
+    pub namespace: String,
+    /// The controller's class.
+    pub class: String,
+    /// The host served with the certificate.
+    pub host: String,
+    /// The Secret's name.
+    pub secret_name: String,
+    /// As in [`CertificateLabels`].
+    pub identifier: String,
+    /// The issuer's first organization, or empty.
+    pub issuer_organization: String,
+    /// The issuer's common name, or empty.
+    pub issuer_common_name: String,
+    /// The serial number, in decimal.
+    pub serial_number: String,
+    /// `RSA`, `ECDSA`, `Ed25519` or `DSA` (Go's names), else `0`.
+    pub public_key_algorithm: String,
+}
+
 /// Labels of `leader_election_status`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct LeaderLabels {
@@ -77,6 +101,8 @@ pub struct ControllerMetrics {
     pub errors: PlainCounter,
     /// When each served certificate expires.
     pub ssl_expire_time: Family<CertificateLabels, Gauge>,
+    /// 1 for each served certificate, labelled with what identifies it.
+    pub ssl_certificate_info: Family<CertificateInfoLabels, Gauge>,
     /// 1 while this replica leads, else 0.
     pub leader_election_status: Family<LeaderLabels, Gauge>,
 }
@@ -124,6 +150,11 @@ impl ControllerMetrics {
             "When the certificate served for a host expires, in seconds since 1970",
             self.ssl_expire_time.clone(),
         );
+        bare.register(
+            "ssl_certificate_info",
+            "1 for each certificate served, labelled with its issuer, serial number and key type",
+            self.ssl_certificate_info.clone(),
+        );
     }
 
     /// Counts a configuration load: its hash and time when `accepted`, else a failure.
@@ -144,10 +175,11 @@ impl ControllerMetrics {
         }
     }
 
-    /// Replaces the certificate expiries with those of `model`'s servers that have a host
-    /// and a certificate.
+    /// Replaces the certificate families with the certificates of `model`'s servers that
+    /// have a host (as ingress-nginx: not the catch-all server).
     pub fn certificates(&self, model: &Model, class: &str) {
         self.ssl_expire_time.clear();
+        self.ssl_certificate_info.clear();
         for server in &model.servers {
             let host = match &server.host {
                 Host::Any => continue,
@@ -160,18 +192,33 @@ impl ControllerMetrics {
             let Some(certificate) = model.certificates.get(secret) else {
                 continue;
             };
-            let Some(not_after) = crate::tls_check::not_after(&certificate.cert) else {
+            let Some(facts) = facts(&certificate.cert) else {
                 continue;
             };
             let (namespace, secret_name) = secret.split_once('/').unwrap_or(("", secret));
-            let labels = CertificateLabels {
+            let identifier = format!("{}-{}", facts.issuer_serial, facts.serial);
+            if let Some(not_after) = crate::tls_check::not_after(&certificate.cert) {
+                let labels = CertificateLabels {
+                    namespace: namespace.to_owned(),
+                    class: class.to_owned(),
+                    host: host.clone(),
+                    secret_name: secret_name.to_owned(),
+                    identifier: identifier.clone(),
+                };
+                self.ssl_expire_time.get_or_create(&labels).set(not_after);
+            }
+            let labels = CertificateInfoLabels {
                 namespace: namespace.to_owned(),
                 class: class.to_owned(),
                 host,
                 secret_name: secret_name.to_owned(),
-                identifier: identifier(&certificate.cert).unwrap_or_default(),
+                identifier,
+                issuer_organization: facts.issuer_organization,
+                issuer_common_name: facts.issuer_common_name,
+                serial_number: facts.serial,
+                public_key_algorithm: facts.key_algorithm.to_owned(),
             };
-            self.ssl_expire_time.get_or_create(&labels).set(not_after);
+            self.ssl_certificate_info.get_or_create(&labels).set(1);
         }
     }
 
@@ -195,21 +242,53 @@ pub fn lease_name(store: &LeaseStore) -> String {
     }
 }
 
-/// ingress-nginx's certificate identifier: the issuer's `serialNumber` attribute (usually
-/// empty), `-`, and the certificate's serial number in decimal.
-fn identifier(cert: &[u8]) -> Option<String> {
+/// What the certificate families say of an end-entity certificate.
+#[derive(Debug, PartialEq, Eq)]
+struct Facts {
+    /// The issuer's `serialNumber` attribute (usually empty).
+    issuer_serial: String,
+    issuer_organization: String,
+    issuer_common_name: String,
+    /// The serial number in decimal.
+    serial: String,
+    key_algorithm: &'static str,
+}
+
+/// The facts of the first certificate of the PEM text `cert`.
+fn facts(cert: &[u8]) -> Option<Facts> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject as _;
+    use x509_parser::oid_registry as oid;
     let der = CertificateDer::pem_slice_iter(cert).next()?.ok()?;
     let (_, parsed) = x509_parser::parse_x509_certificate(&der).ok()?;
-    let issuer_serial = parsed
-        .issuer()
-        .iter_by_oid(&x509_parser::oid_registry::OID_X509_SERIALNUMBER)
-        .next()
-        .and_then(|a| a.as_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    Some(format!("{issuer_serial}-{}", parsed.serial))
+    let issuer = parsed.issuer();
+    let first = |attribute: &x509_parser::oid_registry::Oid<'_>| {
+        issuer
+            .iter_by_oid(attribute)
+            .next()
+            .and_then(|a| a.as_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let algorithm = &parsed.public_key().algorithm.algorithm;
+    let key_algorithm = if *algorithm == oid::OID_PKCS1_RSAENCRYPTION {
+        "RSA"
+    } else if *algorithm == oid::OID_KEY_TYPE_EC_PUBLIC_KEY {
+        "ECDSA"
+    } else if *algorithm == oid::OID_SIG_ED25519 {
+        "Ed25519"
+    } else if *algorithm == oid::OID_KEY_TYPE_DSA {
+        "DSA"
+    } else {
+        "0"
+    };
+    Some(Facts {
+        issuer_serial: first(&oid::OID_X509_SERIALNUMBER),
+        issuer_organization: first(&oid::OID_X509_ORGANIZATION_NAME),
+        issuer_common_name: first(&oid::OID_X509_COMMON_NAME),
+        serial: parsed.serial.to_string(),
+        key_algorithm,
+    })
 }
 
 #[cfg(test)]
@@ -217,14 +296,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn identifier_is_issuer_serial_dash_decimal_serial() {
+    fn certificate_facts() {
         let cert = include_bytes!("../../tests/fixtures/tls.crt");
-        let id = identifier(cert).unwrap();
-        let (issuer, serial) = id.split_once('-').unwrap();
-        assert_eq!(issuer, "");
-        assert!(
-            !serial.is_empty() && serial.bytes().all(|b| b.is_ascii_digit()),
-            "{id}"
+        // `openssl x509 -noout -issuer -serial`: CN = tls.example.com, serial
+        // 283AEA75A1C44AAE8305E00D0270DD4B88D9BCC0 (hexadecimal), an RSA key.
+        assert_eq!(
+            facts(cert),
+            Some(Facts {
+                issuer_serial: String::new(),
+                issuer_organization: String::new(),
+                issuer_common_name: "tls.example.com".into(),
+                serial: "229673498357438230989255230403126512916838857920".into(),
+                key_algorithm: "RSA",
+            })
         );
+        assert_eq!(facts(b"junk"), None);
     }
 }
