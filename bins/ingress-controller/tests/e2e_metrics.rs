@@ -206,7 +206,8 @@ async fn requests_histograms_certificates_and_processes() {
     assert!(one("config_last_reload_successful_timestamp_seconds") > 1.6e9);
     assert!(one("success") >= 1.0);
     assert_eq!(one("errors"), 0.0);
-    assert_eq!(one("nginx_process_num_procs"), 3.0);
+    // Master and 2 workers (more for a moment should a reload's old workers still exit).
+    assert!(one("nginx_process_num_procs") >= 3.0);
     assert!(one("nginx_process_resident_memory_bytes") > 0.0);
     assert!(one("nginx_process_requests_total") >= 5.0);
     assert!(
