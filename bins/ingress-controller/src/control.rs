@@ -140,25 +140,6 @@ pub async fn backends(socket: &Path) -> Result<String, ControlError> {
     request(socket, "GET", "/backends", "", 200).await
 }
 
-/// Request counts from nginx: `(backend, status, count)`.
-///
-/// # Errors
-///
-/// As [`request`].
-pub async fn request_counts(socket: &Path) -> Result<Vec<(String, String, u64)>, ControlError> {
-    let text = request(socket, "GET", "/metrics", "", 200).await?;
-    Ok(text
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split(' ');
-            let backend = words.next()?;
-            let status = words.next()?;
-            let count = words.next()?.parse().ok()?;
-            Some((backend.to_owned(), status.to_owned(), count))
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

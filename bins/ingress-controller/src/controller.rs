@@ -51,6 +51,8 @@ pub struct Settings {
     pub instance: String,
     /// The validating admission webhook, if any.
     pub webhook: Option<crate::webhook::Config>,
+    /// ingress-nginx's metrics flags.
+    pub metrics: metrics::MetricsArgs,
 }
 
 /// What Ingress status to publish, where, and who may.
@@ -130,14 +132,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ControllerError> {
     let nginx = Nginx::new(settings.nginx.clone(), settings.options.prefix.clone())?;
-    let metrics = metrics::Metrics::default();
-    let registry = metrics.register();
+    let metrics = metrics::Metrics::new(settings.metrics.clone());
+    let registry = metrics.register(&metrics::Exporter::from_env(&settings.selection.controller));
     let shared = Arc::new(Shared {
         metrics,
         registry,
         healthy: false.into(),
         source: std::sync::OnceLock::new(),
-        control_socket: settings.options.control_socket(),
+        nginx: settings.options.clone(),
     });
     let listener = bind(&settings.healthz_addresses).await?;
     if let Ok(address) = listener.local_addr() {
@@ -291,6 +293,15 @@ impl Loop {
         let leading = self.leading();
         let started = leading && !self.was_leading;
         self.was_leading = leading;
+        if let Some(election) = self
+            .settings
+            .status
+            .as_ref()
+            .and_then(|s| s.election.as_ref())
+        {
+            let name = metrics::controller::lease_name(&election.store);
+            self.shared.metrics.controller.leading(&name, leading);
+        }
         if started {
             self.held.clear();
             self.publish_status().await;
@@ -426,6 +437,7 @@ impl Loop {
             .status
             .as_ref()
             .and_then(|s| s.publish.status(&objects.services));
+        self.shared.metrics.requests.serve(&model.ingresses);
         self.held = objects
             .ingresses
             .iter()
@@ -505,22 +517,17 @@ impl Loop {
             }
         }
         .await;
-        let outcome = if result.is_ok() { "success" } else { "failure" };
-        metrics
-            .reloads
-            .get_or_create(&metrics::ReloadLabels { result: outcome })
-            .inc();
+        let hash = config_hash(&config);
+        metrics.controller.loaded(result.is_ok(), hash);
         match result {
             Ok(()) => {
-                let hash = config_hash(&config);
                 info!(
                     hash = format_args!("{hash:016x}"),
                     start, "nginx runs the new configuration"
                 );
-                metrics.last_reload_successful.set(1);
                 metrics
-                    .config_hash
-                    .set(i64::from_ne_bytes(hash.to_ne_bytes()));
+                    .controller
+                    .certificates(model, &self.settings.selection.controller);
                 self.reconciler.loaded(config);
                 self.unstarted = None;
                 // The files of the configuration nginx ran before are no longer read.
@@ -535,7 +542,6 @@ impl Loop {
             }
             Err(e) => {
                 error!("{e}");
-                metrics.last_reload_successful.set(0);
                 if start && installed {
                     // nginx did not come up (a port in use, say): not the configuration's fault.
                     self.unstarted = Some(config);
@@ -581,7 +587,10 @@ impl Loop {
                 info!("nginx runs again");
                 if first {
                     // The configuration whose start had failed is loaded now.
-                    self.shared.metrics.last_reload_successful.set(1);
+                    self.shared
+                        .metrics
+                        .controller
+                        .loaded(true, config_hash(&config));
                 }
                 self.reconciler.loaded(config);
                 self.shared.healthy.store(true, Ordering::Relaxed);

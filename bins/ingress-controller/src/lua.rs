@@ -12,8 +12,13 @@
 //!   both bound the tries (ingress-nginx's balancer asks for one more try on every pick and
 //!   may retry the peer that just failed).
 //! - `control()` (the control socket): `POST /backends` stores a new table, `GET /backends`
-//!   returns it, `GET /metrics` returns request counts.
-//! - `log()`: counts requests per backend and status.
+//!   returns it, `GET /metrics` returns the request metrics ([`crate::metrics::requests`]).
+//! - `log()`: adds the request to its series (labels: the server's host, the location's
+//!   Ingress, Service and path, the method, the status, the canary backend) in a table of the
+//!   worker; `flush()`, every second and when the worker exits, adds those counts to the
+//!   shared dict `ingress_metrics`, where `GET /metrics` reads every worker's. Every label comes from the
+//!   configuration except the method (known methods, else `OTHER`) and the status (three
+//!   digits), so no client can create more than a bounded number of series.
 //!
 //! Workers notice a new table on their next request (a version number in the shared dict).
 
@@ -21,10 +26,14 @@
 pub const MODULE: &str = r#"
 local M = {}
 local shared = ngx.shared.ingress
+-- Request metrics live in their own dict: when it fills, nginx evicts old series there,
+-- never the backend table.
+local counts = ngx.shared.ingress_metrics
 local ngx_balancer = require("ngx.balancer")
 local backends = {}
 local version = -1
 local counters = {}
+local series = {}
 
 local function parse(body)
   local out = {}
@@ -197,8 +206,9 @@ function M.control()
   elseif uri == "/backends" and method == "GET" then
     ngx.print(shared:get("backends") or "")
   elseif uri == "/metrics" and method == "GET" then
-    for _, k in ipairs(shared:get_keys(0)) do
-      if string.sub(k, 1, 4) == "req " then ngx.say(string.sub(k, 5), " ", shared:get(k)) end
+    for _, k in ipairs(counts:get_keys(0)) do
+      local v = counts:get(k)
+      if v then ngx.say(k, "\t", v) end
     end
   else
     ngx.status = 404
@@ -206,10 +216,94 @@ function M.control()
   end
 end
 
+-- Histogram upper bounds (+Inf is one more bucket), ingress-nginx's defaults; the controller
+-- names buckets by index with the same lists (crate::metrics::requests).
+local TIME = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 }
+local LENGTH = { 10, 20, 30, 40, 50, 60, 70, 80, 90, 100 }
+local SIZE = { 10, 100, 1000, 10000, 100000, 1000000, 10000000 }
+-- One letter per histogram: request time, upstream response, connect and header times,
+-- request length, bytes sent (twice: response_size and bytes_sent buckets).
+local HISTOGRAMS = {
+  { "d", TIME }, { "u", TIME }, { "c", TIME }, { "h", TIME },
+  { "q", LENGTH }, { "r", LENGTH }, { "b", SIZE },
+}
+local METHODS = {
+  GET = true, HEAD = true, POST = true, PUT = true, DELETE = true,
+  CONNECT = true, OPTIONS = true, TRACE = true, PATCH = true,
+}
+
+local function new_series()
+  local s = { n = 0 }
+  for _, h in ipairs(HISTOGRAMS) do
+    local t = { [0] = 0 }
+    for i = 1, #h[2] + 1 do t[i] = 0 end
+    s[h[1]] = t
+  end
+  return s
+end
+
+-- Slot 0 is the sum, slot i the count of bucket i (not cumulative).
+local function observe(t, bounds, v)
+  if not v then return end
+  t[0] = t[0] + v
+  local i = 1
+  while i <= #bounds and v > bounds[i] do i = i + 1 end
+  t[i] = t[i] + 1
+end
+
+local function flush()
+  for key, s in pairs(series) do
+    if s.n ~= 0 then
+      counts:incr(key .. "\tn", s.n, 0)
+      s.n = 0
+    end
+    for _, h in ipairs(HISTOGRAMS) do
+      local t = s[h[1]]
+      for i = 0, #h[2] + 1 do
+        if t[i] ~= 0 then
+          counts:incr(key .. "\t" .. h[1] .. i, t[i], 0)
+          t[i] = 0
+        end
+      end
+    end
+  end
+end
+
+function M.init_worker()
+  local ok, err = ngx.timer.every(1, flush)
+  if not ok then ngx.log(ngx.ERR, "ingress metrics: no flush timer: ", err) end
+end
+
 function M.log()
-  local name = ngx.var.proxy_upstream_name
-  if name == nil or name == "" then name = "-" end
-  shared:incr("req " .. name .. " " .. ngx.status, 1, 0)
+  local var = ngx.var
+  -- The controller's own requests on the control socket are no traffic.
+  if var.remote_addr == "unix:" then return end
+  local upstream = var.proxy_upstream_name or "-"
+  local namespace = var.namespace or ""
+  local service = var.service_name or ""
+  local canary = ""
+  if service ~= "" and upstream ~= namespace .. "/" .. service .. ":" .. (var.service_port or "") then
+    canary = upstream
+  end
+  local method = var.request_method
+  if not METHODS[method] then method = "OTHER" end
+  local key = (var.ingress_host or "") .. "\t" .. namespace .. "\t" .. (var.ingress_name or "")
+    .. "\t" .. service .. "\t" .. (var.location_path or "") .. "\t" .. method .. "\t"
+    .. ngx.status .. "\t" .. canary
+  local s = series[key]
+  if not s then
+    s = new_series()
+    series[key] = s
+  end
+  s.n = s.n + 1
+  observe(s.d, TIME, tonumber(var.request_time))
+  observe(s.u, TIME, tonumber(var.upstream_response_time))
+  observe(s.c, TIME, tonumber(var.upstream_connect_time))
+  observe(s.h, TIME, tonumber(var.upstream_header_time))
+  observe(s.q, LENGTH, tonumber(var.request_length))
+  local sent = tonumber(var.bytes_sent)
+  observe(s.r, LENGTH, sent)
+  observe(s.b, SIZE, sent)
 end
 
 package.loaded["ingress"] = M
@@ -221,5 +315,7 @@ pub const ACCESS: &str = " require(\"ingress\").access() ";
 pub const BALANCE: &str = " require(\"ingress\").balance() ";
 /// The body of `content_by_lua_block` on the control socket.
 pub const CONTROL: &str = " require(\"ingress\").control() ";
+/// The body of `init_worker_by_lua_block` at the `http` level (starts the metrics flush).
+pub const INIT_WORKER: &str = " require(\"ingress\").init_worker() ";
 /// The body of `log_by_lua_block` at the `http` level.
 pub const LOG: &str = " require(\"ingress\").log() ";

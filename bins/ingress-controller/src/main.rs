@@ -84,6 +84,7 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         debounce_ms,
         status,
         webhook,
+        metrics,
         ..
     } = args;
     let api = source.manifests.is_none();
@@ -113,6 +114,7 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         healthz_addresses,
         extra,
         webhook: webhook.config(),
+        metrics,
     })
 }
 

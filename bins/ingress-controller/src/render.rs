@@ -110,7 +110,6 @@ pub fn render(model: &Model, options: &Options) -> Result<String> {
 ///
 /// [`RenderError`] when a value cannot be written safely.
 pub fn tree(model: &Model, options: &Options) -> Result<Block> {
-    let prefix = &options.prefix;
     let mut main = Vec::new();
     if let Some(dir) = &options.modules_dir {
         for module in ["ndk_http_module.so", "ngx_http_lua_module.so"] {
@@ -127,7 +126,7 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
                 .as_ref()
                 .unwrap_or(&options.workers)],
         )?,
-        directive("pid", [path(&crate::nginx::pid_file(prefix))])?,
+        directive("pid", [path(&crate::nginx::pid_file(&options.prefix))])?,
         // As ingress-nginx's image: errors on stderr at its `error-log-level` default.
         directive("error_log", ["stderr", "notice"])?,
         directive("worker_shutdown_timeout", ["10s"])?,
@@ -198,7 +197,11 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     http.extend(proxy_headers(options, &model.global)?);
     http.extend([
         directive("lua_shared_dict", ["ingress", "16m"])?,
+        directive("lua_shared_dict", ["ingress_metrics", "16m"])?,
         lua_block("init_by_lua_block", lua::MODULE)?,
+        lua_block("init_worker_by_lua_block", lua::INIT_WORKER)?,
+        // A literal `$` where `set` would read a variable (ingress-nginx's `literal_dollar`).
+        directive("geo", ["$literal_dollar"])?.block(vec![directive("default", ["$"])?]),
         lua_block("log_by_lua_block", lua::LOG)?,
     ]);
     http.extend(limit_zones(&context)?);
@@ -214,21 +217,25 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         ),
     );
     http.push(directive("server", [""; 0])?.block(vec![
-        directive(
-            "listen",
-            [format!("unix:{}", path(&options.control_socket()))],
-        )?,
-        // The controller's own backend updates are no traffic: not in the access log, and
-        // named "-" where the log phase reads the upstream's name.
-        directive("access_log", ["off"])?,
-        directive("set", ["$proxy_upstream_name", "-"])?,
-        directive("client_max_body_size", ["64m"])?,
-        directive("client_body_buffer_size", ["64m"])?,
-        // Answered by nginx alone once a worker runs: the controller's start and `/healthz`
-        // ask it (as ingress-nginx's status server's `/healthz`).
-        directive("location", ["=", "/healthz"])?.block(vec![directive("return", ["200"])?]),
-        directive("location", ["/"])?.block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
-    ]));
+            directive(
+                "listen",
+                [format!("unix:{}", path(&options.control_socket()))],
+            )?,
+            // The controller's own backend updates are no traffic: not in the access log, and
+            // named "-" where the log phase reads the upstream's name.
+            directive("access_log", ["off"])?,
+            directive("set", ["$proxy_upstream_name", "-"])?,
+            directive("client_max_body_size", ["64m"])?,
+            directive("client_body_buffer_size", ["64m"])?,
+            // Answered by nginx alone once a worker runs: the controller's start and `/healthz`
+            // ask it (as ingress-nginx's status server's `/healthz`).
+            directive("location", ["=", "/healthz"])?.block(vec![directive("return", ["200"])?]),
+            directive("location", ["/"])?
+                .block(vec![lua_block("content_by_lua_block", lua::CONTROL)?]),
+            // nginx's connection and request counts, for the `nginx_process_*` metrics.
+            directive("location", ["=", "/nginx_status"])?
+                .block(vec![directive("stub_status", [""; 0])?]),
+        ]));
     if model.servers.first().is_none_or(|s| s.host != Host::Any) {
         let catch_all = Server {
             host: Host::Any,
@@ -518,11 +525,17 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         Host::Exact(name) => {
             body.push(directive("listen", [&http_listen])?);
             body.push(directive("server_name", [name])?);
+            // The `host` label of the request metrics: a host of the configuration only.
+            body.push(directive("set", ["$ingress_host", name])?);
         }
         Host::Wildcard(suffix) => {
             body.push(directive("listen", [&http_listen])?);
             let pattern = format!("~^[^.]+\\.{}$", suffix.replace('.', "\\."));
             body.push(directive("server_name", [pattern])?);
+            body.push(directive(
+                "set",
+                ["$ingress_host".to_owned(), format!("*.{suffix}")],
+            )?);
         }
     }
     let certificate = s
@@ -609,6 +622,7 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
     if let Target::Backend(name) = &location.target {
         body.push(directive("set", ["$proxy_upstream_name", name])?);
     }
+    body.extend(metric_labels(location)?);
     let (rps_zone, conn_zone) = context.zones(&location.ingress);
     if let Some(rate) = a.limits.rps {
         let burst = rate.saturating_mul(a.limits.burst_multiplier);
@@ -695,6 +709,34 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
         Target::NotFound => body.push(directive("return", ["404"])?),
     }
     Ok(header.block(body))
+}
+
+/// The variables the log phase labels request metrics with, named as ingress-nginx's: the
+/// location's Ingress, its Service and port (from the backend name `namespace/service:port`)
+/// and the Ingress path.
+fn metric_labels(location: &Location) -> Result<Vec<Directive>> {
+    let (namespace, ingress) = location.ingress.split_once('/').unwrap_or(("", ""));
+    let (service, port) = match &location.target {
+        Target::Backend(name) => name
+            .split_once('/')
+            .and_then(|(_, rest)| rest.rsplit_once(':'))
+            .unwrap_or(("", "")),
+        Target::NotFound => ("", ""),
+    };
+    [
+        ("$namespace", namespace),
+        ("$ingress_name", ingress),
+        ("$service_name", service),
+        ("$service_port", port),
+        // `set` reads `$` as a variable: a regex path's `$` is written as `${literal_dollar}`.
+        (
+            "$location_path",
+            &location.rule.path.replace('$', "${literal_dollar}"),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, value)| directive("set", [name, value]))
+    .collect()
 }
 
 /// A literal path as a PCRE (the path's characters are allow-listed; only these are special).
@@ -919,5 +961,60 @@ mod tests {
         has("grpc_set_header Host $best_http_host;");
         assert!(!text().contains("grpc_set_header Upgrade"));
         assert!(!text().contains("grpc_set_header Connection"));
+    }
+
+    #[test]
+    fn request_metrics_labels_stub_status_and_flush_timer() {
+        use crate::paths::{Kind, PathRule};
+        let location = Location {
+            key: LocationKey::Regex("/a$host".into()),
+            rule: PathRule {
+                kind: Kind::Regex,
+                path: "/a$host".into(),
+            },
+            ingress: "ns/web".into(),
+            target: Target::Backend("ns/svc:http".into()),
+            ssl_redirect: false,
+            annotations: std::sync::Arc::default(),
+        };
+        let model = Model {
+            servers: vec![
+                Server {
+                    host: Host::Exact("web.example.com".into()),
+                    certificate: None,
+                    default_target: Target::NotFound,
+                    locations: vec![location],
+                },
+                Server {
+                    host: Host::Wildcard("example.org".into()),
+                    certificate: None,
+                    default_target: Target::NotFound,
+                    locations: Vec::new(),
+                },
+            ],
+            ..Model::default()
+        };
+        let text = render(&model, &options()).unwrap();
+        for line in [
+            "set $ingress_host web.example.com;",
+            "set $ingress_host *.example.org;",
+            "set $namespace ns;",
+            "set $ingress_name web;",
+            "set $service_name svc;",
+            "set $service_port http;",
+            // A `$` of the path is no variable.
+            "set $location_path \"/a${literal_dollar}host\";",
+            "geo $literal_dollar {",
+            "default \"$\";",
+            "location = /nginx_status {",
+            "stub_status;",
+        ] {
+            assert!(
+                text.lines()
+                    .any(|l| l.trim() == line || l.trim() == line.replace('$', "\\$")),
+                "no `{line}` in:\n{text}"
+            );
+        }
+        assert!(text.contains("init_worker_by_lua_block"));
     }
 }

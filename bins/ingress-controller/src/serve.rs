@@ -26,8 +26,8 @@ pub struct Shared {
     /// Whether the object source keeps up, once it runs (a stuck manifest watcher turns
     /// `/healthz` red too).
     pub source: OnceLock<SourceHealth>,
-    /// nginx's control socket, for request counts.
-    pub control_socket: std::path::PathBuf,
+    /// Where nginx runs (its control socket and pid file, read at scrape time).
+    pub nginx: crate::render::Options,
 }
 
 /// The router: `/healthz` (200 once nginx serves, while it answers on its control socket and
@@ -47,7 +47,7 @@ async fn healthz(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
             "nginx is not serving\n".to_owned(),
         );
     }
-    if !crate::nginx::answers(&shared.control_socket).await {
+    if !crate::nginx::answers(&shared.nginx.control_socket()).await {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "nginx does not answer on its control socket\n".to_owned(),
@@ -60,9 +60,7 @@ async fn healthz(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
 }
 
 async fn metrics(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    if let Ok(counts) = crate::control::request_counts(&shared.control_socket).await {
-        shared.metrics.set_requests(counts);
-    }
+    shared.metrics.scrape(&shared.nginx).await;
     let mut text = String::new();
     match prometheus_client::encoding::text::encode(&mut text, &shared.registry) {
         Ok(()) => (

@@ -126,7 +126,7 @@ async fn a_replaced_certificate_is_served_without_a_restart() {
         0.0
     );
     assert_eq!(
-        c.metric("ingress_controller_config_last_reload_successful")
+        c.metric("nginx_ingress_controller_config_last_reload_successful")
             .await,
         1.0
     );
@@ -190,7 +190,7 @@ async fn a_junk_secret_is_refused_alone_and_other_changes_apply() {
     })
     .await;
     assert_eq!(
-        c.metric("ingress_controller_config_last_reload_successful")
+        c.metric("nginx_ingress_controller_config_last_reload_successful")
             .await,
         1.0
     );

@@ -7,6 +7,7 @@ mod support;
 use support::{Backends, CLASS, Controller, eventually, ingress, service};
 
 const WRITES: &str = "ingress_controller_status_writes_total";
+const LEADING: &str = "nginx_ingress_controller_leader_election_status";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_one_status_writer_and_handover() {
@@ -57,6 +58,8 @@ async fn two_replicas_one_status_writer_and_handover() {
     let (w1, w2) = (one.metric(WRITES).await, two.metric(WRITES).await);
     assert!((w1 > 0.0) != (w2 > 0.0), "writes: one {w1}, two {w2}");
     let (mut leader, follower) = if w1 > 0.0 { (one, two) } else { (two, one) };
+    assert_eq!(leader.metric(LEADING).await, 1.0);
+    assert_eq!(follower.metric(LEADING).await, 0.0);
     // Renewals (every 200 ms here) write nothing more: the status already holds.
     let written = leader.metric(WRITES).await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
@@ -69,5 +72,6 @@ async fn two_replicas_one_status_writer_and_handover() {
         follower.metric(WRITES).await > 0.0 && status.exists()
     })
     .await;
+    assert_eq!(follower.metric(LEADING).await, 1.0);
     drop(leader);
 }

@@ -12,8 +12,6 @@ use std::time::Instant;
 
 use support::{Backends, CLASS, Controller, eventually, ingress, service};
 
-const RELOADS: &str = "ingress_controller_reloads_total";
-
 fn objects(backends: &Backends, pool: &[&str], extra: &str, timeout: &str) -> String {
     let ports: Vec<u16> = pool.iter().map(|n| backends.port(n)).collect();
     let mut m = String::from(CLASS);
@@ -37,7 +35,7 @@ async fn changes_under_load_drop_nothing_and_endpoints_do_not_reload() {
     }
     let mut backends = Backends::start(&["a", "b"]).await;
     let c = Controller::start(&objects(&backends, &["a"], "", "30")).await;
-    let reloads = || c.metric(RELOADS);
+    let reloads = || c.loads();
     let started = reloads().await;
 
     // The load: 4 clients, one request at a time each, until told to stop.
@@ -157,7 +155,7 @@ async fn refused_configuration_keeps_the_last_good_one_and_dead_nginx_restarts()
     std::fs::write(&tmp, &broken).unwrap();
     std::fs::rename(&tmp, c.manifests_dir().join("objects.yaml")).unwrap();
     eventually("the refusal counted", || async {
-        c.metric("ingress_controller_config_last_reload_successful")
+        c.metric("nginx_ingress_controller_config_last_reload_successful")
             .await
             == 0.0
     })

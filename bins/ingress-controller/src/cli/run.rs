@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// The validating admission webhook.
     #[command(flatten)]
     pub webhook: crate::webhook::args::WebhookArgs,
+    /// ingress-nginx's metrics flags.
+    #[command(flatten)]
+    pub metrics: crate::metrics::MetricsArgs,
     /// ingress-nginx's flags that are accepted but not implemented.
     #[command(flatten)]
     pub unimplemented: Unimplemented,

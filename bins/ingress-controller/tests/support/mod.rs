@@ -267,17 +267,23 @@ impl Controller {
         let before = self
             .metric("ingress_controller_backend_updates_total")
             .await
-            + self.metric("ingress_controller_reloads_total").await;
+            + self.loads().await;
         let tmp = self.dir.path().join("objects.yaml.tmp");
         std::fs::write(&tmp, manifests).unwrap();
         std::fs::rename(&tmp, self.manifests_dir().join("objects.yaml")).unwrap();
         eventually("the update applied", || async {
             self.metric("ingress_controller_backend_updates_total")
                 .await
-                + self.metric("ingress_controller_reloads_total").await
+                + self.loads().await
                 > before
         })
         .await;
+    }
+
+    /// Configurations nginx was given: loaded (ingress-nginx's `success`) or not (`errors`).
+    pub async fn loads(&self) -> f64 {
+        self.metric("nginx_ingress_controller_success").await
+            + self.metric("nginx_ingress_controller_errors").await
     }
 
     /// The sum of a metric's samples (all label values).
