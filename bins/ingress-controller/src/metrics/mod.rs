@@ -30,22 +30,23 @@ use self::requests::RequestCollector;
 /// ingress-nginx's metrics flags.
 #[derive(Args, Clone, Debug)]
 pub struct MetricsArgs {
-    /// Export ingress-nginx's `nginx_ingress_controller_*` families (`--enable-metrics=false`
-    /// leaves only the `ingress_controller_*` counters).
-    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
-          action = clap::ArgAction::Set)]
+    /// Export ingress-nginx's `nginx_ingress_controller_*` families. Off by default, as in
+    /// ingress-nginx since v1.13 (its manifests and chart pass `--enable-metrics=true`);
+    /// without it only the `ingress_controller_*` counters are exported.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
     pub enable_metrics: bool,
     /// Label request metrics with the host; requests to no host of the configuration are then
     /// left out of them, as ingress-nginx does.
-    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
-          action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
     pub metrics_per_host: bool,
 }
 
 impl Default for MetricsArgs {
     fn default() -> Self {
         MetricsArgs {
-            enable_metrics: true,
+            enable_metrics: false,
             metrics_per_host: true,
         }
     }
@@ -208,12 +209,13 @@ mod tests {
     #[test]
     fn flags_as_ingress_nginx_spells_them() {
         let default = args(&[]);
-        assert!(default.enable_metrics && default.metrics_per_host);
+        assert!(!default.enable_metrics && default.metrics_per_host);
         assert!(!args(&["--enable-metrics=false"]).enable_metrics);
         assert!(args(&["--enable-metrics"]).enable_metrics);
         assert!(args(&["--enable-metrics=true"]).enable_metrics);
         assert!(!args(&["--metrics-per-host=false"]).metrics_per_host);
-        assert!(!args(&["--metrics-per-host", "false"]).metrics_per_host);
+        // pflag's booleans take their value after `=` only.
+        assert!(Cli::try_parse_from(["x", "--metrics-per-host", "false"]).is_err());
     }
 
     fn encoded(enable_metrics: bool) -> String {

@@ -242,6 +242,8 @@ impl Controller {
         ] {
             args.extend([flag.to_owned(), value.to_owned()]);
         }
+        // ingress-nginx's families, which the tests read (off by default, as there).
+        args.push("--enable-metrics=true".to_owned());
         args.extend_from_slice(extra);
         let controller = Self {
             child: spawn(&args, &env),
