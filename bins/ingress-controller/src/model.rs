@@ -163,6 +163,8 @@ struct Draft {
 
 struct Builder<'a> {
     index: Index<'a>,
+    /// The time certificates are checked against.
+    now: Option<i64>,
     secrets: BTreeMap<String, &'a Secret>,
     servers: BTreeMap<Host, Draft>,
     model: Model,
@@ -184,6 +186,7 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
     });
     let mut builder = Builder {
         index: Index::new(&objects.services, &objects.endpoint_slices),
+        now: objects.now,
         secrets: objects
             .secrets
             .iter()
@@ -510,7 +513,7 @@ impl Builder<'_> {
             cert: field("tls.crt")?,
             key: field("tls.key")?,
         };
-        crate::tls_check::check(&certificate.cert, &certificate.key).map_err(|e| {
+        crate::tls_check::check(&certificate.cert, &certificate.key, self.now).map_err(|e| {
             format!("TLS Secret {secret_key} refused: {e}; the host is served over HTTP only")
         })?;
         self.model

@@ -23,10 +23,13 @@ pub struct Objects {
     pub namespaces: Vec<Namespace>,
     /// The ConfigMap of global settings (`--configmap`; read only with it).
     pub config_map: Option<ConfigMap>,
+    /// When these objects were read, in seconds since the Unix epoch: certificates expired
+    /// by then are refused (`None`: not checked).
+    pub now: Option<i64>,
 }
 
 impl Objects {
-    /// The objects of a cluster-state snapshot.
+    /// The objects of a cluster-state snapshot, read now (the clock is read here).
     pub fn from_snapshot(snapshot: &cluster_state::Snapshot) -> Self {
         fn values<T: Clone>(map: &cluster_state::Objects<T>) -> Vec<T> {
             map.values().map(|object| T::clone(object)).collect()
@@ -44,6 +47,10 @@ impl Objects {
                 .values()
                 .next()
                 .map(|c| ConfigMap::clone(c)),
+            now: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .and_then(|d| i64::try_from(d.as_secs()).ok()),
         }
     }
 

@@ -124,31 +124,23 @@ async fn refused_configuration_keeps_the_last_good_one_and_dead_nginx_restarts()
     }
     let backends = Backends::start(&["a"]).await;
     let good = objects(&backends, &["a"], "", "30");
-    let c = Controller::start(&good).await;
+    let settings = ["--configmap".to_owned(), "load/settings".to_owned()];
+    let c = Controller::start_with(&good, &settings).await;
     assert_eq!(c.get("load.example.com", "/").await.backend(), "a");
 
-    // A certificate signed with SHA-1: it parses and its key matches, so the controller
-    // passes it, but nginx's OpenSSL (security level 2) will not load it, so `nginx -t`
-    // refuses the whole configuration.
+    // A cipher list OpenSSL does not know: the controller checks only its spelling (as
+    // ingress-nginx, which passes `ssl-ciphers` to nginx as it is), so `nginx -t` refuses the
+    // whole configuration, and with it this change's new Ingress.
     let broken = format!(
-        "{good}{}{}",
-        support::tls_secret(
+        "{good}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: load}}\n\
+         data: {{ssl-ciphers: NO-SUCH-CIPHER}}\n{}",
+        ingress(
             "load",
-            "bad",
-            &support::fixture("sha1-signed.crt"),
-            &support::fixture("sha1-signed.key")
-        ),
-        support::with_tls(
-            &ingress(
-                "load",
-                "tls",
-                "tls.example.com",
-                "",
-                None,
-                &[("Prefix", "/", "pool")]
-            ),
+            "tls",
             "tls.example.com",
-            "bad"
+            "",
+            None,
+            &[("Prefix", "/", "pool")]
         )
     );
     let tmp = c.dir.path().join("objects.yaml.tmp");

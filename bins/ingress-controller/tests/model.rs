@@ -408,3 +408,37 @@ fn a_refused_tls_secret_is_a_problem_of_each_ingress_using_it_only() {
     assert_eq!(certificate("b.example.com").as_deref(), Some("ns/cert"));
     assert!(!model.certificates.contains_key("ns/junk"));
 }
+
+/// A TLS Secret whose certificate has expired by the time of the objects is refused on its own
+/// (before nginx sees it), as a problem of the Ingress using it; its hosts keep no TLS.
+#[test]
+fn an_expired_certificate_is_a_problem_of_its_ingress() {
+    let spec = r"  tls: [{hosts: [h.example.com], secretName: cert}]
+  rules:
+  - host: h.example.com
+    http: {paths: [{path: /p, pathType: Prefix, backend: {service: {name: a, port: {number: 80}}}}]}";
+    let mut objects = Objects::default();
+    objects.add_yaml(CLASS_AND_SERVICES).unwrap();
+    objects
+        .add_yaml(&ingress("i", "2026-01-01T00:00:00Z", "", spec))
+        .unwrap();
+    // tests/fixtures/tls.crt is valid until 2126-11-06T08:41:46Z.
+    objects.now = Some(4_949_628_106);
+    let valid = model::build(&objects, &Selection::default());
+    assert!(valid.problems.is_empty(), "{:?}", valid.problems);
+    objects.now = Some(4_949_628_107);
+    let expired = model::build(&objects, &Selection::default());
+    let messages: Vec<&str> = expired
+        .problems
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("ns/cert refused") && m.contains("expired on")),
+        "{messages:?}"
+    );
+    assert!(expired.certificates.is_empty());
+    assert!(expired.servers.iter().all(|s| s.certificate.is_none()));
+}
