@@ -95,6 +95,7 @@ async fn main() -> anyhow::Result<()> {
         https_port: free_port()?,
         workers: "2".into(),
         modules_dir: Some("/usr/lib/nginx/modules".into()),
+        fallback_certificate: None,
     };
 
     let objects = cluster(count, "").map_err(anyhow::Error::msg)?;

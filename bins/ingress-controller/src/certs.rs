@@ -81,6 +81,34 @@ pub fn prune(
     Ok(())
 }
 
+/// The subject of the generated default certificate, as ingress-nginx names its own.
+pub const FAKE_CERTIFICATE_NAME: &str = "Kubernetes Ingress Controller Fake Certificate";
+
+/// Generates a self-signed certificate and key (ECDSA P-256; CN and organization as
+/// ingress-nginx's fake certificate, SAN `ingress.local`) and writes them to
+/// `PREFIX/default-certificate.pem`, mode 0600, outside `certs/` (which [`prune`] owns). It is
+/// the default server's certificate when `--default-ssl-certificate` names none.
+///
+/// # Errors
+///
+/// The generator's or the I/O error.
+pub fn write_fake(prefix: &Path) -> Result<PathBuf, std::io::Error> {
+    let key = rcgen::KeyPair::generate().map_err(std::io::Error::other)?;
+    let mut params = rcgen::CertificateParams::new(vec!["ingress.local".to_owned()])
+        .map_err(std::io::Error::other)?;
+    let mut name = rcgen::DistinguishedName::new();
+    name.push(rcgen::DnType::OrganizationName, "Acme Co");
+    name.push(rcgen::DnType::CommonName, FAKE_CERTIFICATE_NAME);
+    params.distinguished_name = name;
+    let cert = params.self_signed(&key).map_err(std::io::Error::other)?;
+    let mut pem = cert.pem().into_bytes();
+    pem.extend_from_slice(key.serialize_pem().as_bytes());
+    std::fs::create_dir_all(prefix)?;
+    let path = prefix.join("default-certificate.pem");
+    write_private(&path, &pem)?;
+    Ok(path)
+}
+
 /// Writes `data` to `path` with mode 0600 through a temporary file renamed into place.
 fn write_private(path: &Path, data: &[u8]) -> Result<(), std::io::Error> {
     let tmp = path.with_extension("tmp");
@@ -99,6 +127,17 @@ fn write_private(path: &Path, data: &[u8]) -> Result<(), std::io::Error> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_fake_certificate_is_a_valid_pair_0600() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_fake(dir.path()).unwrap();
+        let pem = std::fs::read(&path).unwrap();
+        assert_eq!(crate::tls_check::check(&pem, &pem, Some(0)), Ok(()));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(!path.starts_with(dir.path().join("certs")));
+    }
+
     fn certificate(cert: &str) -> Certificate {
         Certificate {
             cert: cert.as_bytes().to_vec(),
@@ -116,6 +155,7 @@ mod tests {
             https_port: 2,
             workers: "1".into(),
             modules_dir: None,
+            fallback_certificate: None,
         };
         let mut certificates = BTreeMap::new();
         let first = certificate("-----BEGIN CERTIFICATE-----");

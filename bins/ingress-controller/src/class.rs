@@ -33,6 +33,9 @@ pub struct Selection {
     /// Only Ingresses in the namespaces whose labels this selects, when set
     /// (`--watch-namespace-selector`).
     pub namespace_selector: Option<LabelSelector>,
+    /// The TLS Secret (`namespace/name`) of the default server and of TLS hosts without a
+    /// usable Secret of their own (`--default-ssl-certificate`).
+    pub default_certificate: Option<String>,
 }
 
 /// ingress-nginx's defaults: controller `k8s.io/ingress-nginx`, annotation `nginx`, every
@@ -46,6 +49,7 @@ impl Default for Selection {
             by_name: false,
             namespace: None,
             namespace_selector: None,
+            default_certificate: None,
         }
     }
 }

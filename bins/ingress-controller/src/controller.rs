@@ -102,6 +102,8 @@ struct Loop {
     problems: Vec<Problem>,
     /// What the ConfigMap's reading refused or ignored, as last logged.
     global_notes: crate::configmap::Notes,
+    /// The default certificate, as last logged.
+    default_certificate: model::DefaultCertificate,
     /// What was reported of the problems as events, and the UIDs of the Ingresses they regard.
     reporter: Reporter,
     ingress_uids: BTreeMap<ObjectRef, Option<String>>,
@@ -128,10 +130,19 @@ struct Loop {
 /// [`ControllerError`] when the controller cannot start; later failures are logged, counted
 /// and retried.
 pub async fn run(
-    settings: Settings,
+    mut settings: Settings,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ControllerError> {
     let nginx = Nginx::new(settings.nginx.clone(), settings.options.prefix.clone())?;
+    // The default server's certificate when no --default-ssl-certificate loads (ingress-nginx
+    // generates its "Fake Certificate" at start too).
+    let fallback = certs::write_fake(&settings.options.prefix).map_err(|source| {
+        ControllerError::Nginx(NginxError::Io {
+            what: "cannot write the generated default certificate".into(),
+            source,
+        })
+    })?;
+    settings.options.fallback_certificate = Some(fallback);
     let metrics = metrics::Metrics::new(settings.metrics.clone());
     let registry = metrics.register(&metrics::Exporter::from_env(&settings.selection.controller));
     let shared = Arc::new(Shared {
@@ -173,6 +184,7 @@ pub async fn run(
         table: String::new(),
         problems: Vec::new(),
         global_notes: crate::configmap::Notes::default(),
+        default_certificate: model::DefaultCertificate::Generated,
         reporter: Reporter::default(),
         ingress_uids: BTreeMap::new(),
         served: Vec::new(),
@@ -447,6 +459,13 @@ impl Loop {
             })
             .collect();
         self.publish_status().await;
+        if model.default_certificate != self.default_certificate {
+            if let model::DefaultCertificate::Refused(why) = &model.default_certificate {
+                warn!("--default-ssl-certificate: {why}; the generated certificate serves");
+            }
+            self.default_certificate
+                .clone_from(&model.default_certificate);
+        }
         if model.global_notes != self.global_notes {
             for line in model.global_notes.lines() {
                 warn!("{line}");

@@ -79,7 +79,6 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         nginx,
         nginx_binary,
         configmap,
-        default_ssl_certificate,
         poll_ms,
         debounce_ms,
         status,
@@ -101,7 +100,6 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
     }
     let selection = selection.selection();
     let extra = ingress_controller::objects::Extra::of(&selection, configmap);
-    let _ = default_ssl_certificate;
     Ok(controller::Settings {
         status,
         instance: ingress_controller::cli::status::identity(),

@@ -38,6 +38,21 @@ pub struct Model {
     pub global: crate::configmap::Global,
     /// What reading the ConfigMap refused or ignored.
     pub global_notes: crate::configmap::Notes,
+    /// The default server's certificate (`--default-ssl-certificate`): the Secret, when it
+    /// loads; `Err` with why when it is missing or refused (the generated one serves then).
+    pub default_certificate: DefaultCertificate,
+}
+
+/// The default server's certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DefaultCertificate {
+    /// None named: the generated one (or none at all in `render`).
+    #[default]
+    Generated,
+    /// The named Secret (`namespace/name`), loaded into [`Model::certificates`].
+    Secret(String),
+    /// The named Secret is missing or refused (why); the generated one serves instead.
+    Refused(String),
 }
 
 /// One nginx `server`.
@@ -47,6 +62,9 @@ pub struct Server {
     pub host: Host,
     /// The Secret (`namespace/name`) whose certificate it presents, if any.
     pub certificate: Option<String>,
+    /// Whether it is under an Ingress's `tls` without a usable Secret (none named, missing or
+    /// refused): it presents the default certificate then, as ingress-nginx.
+    pub default_tls: bool,
     /// Where requests matching no location go.
     pub default_target: Target,
     /// The locations, ordered by key.
@@ -157,6 +175,7 @@ impl Reason {
 /// A server under construction.
 struct Draft {
     certificate: Option<String>,
+    default_tls: bool,
     default_target: Option<Target>,
     locations: BTreeMap<LocationKey, Location>,
 }
@@ -195,6 +214,7 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
         servers: BTreeMap::new(),
         model: Model::default(),
     };
+    builder.default_certificate(selection.default_certificate.as_deref());
     if let Some(data) = objects.config_map.as_ref().and_then(|c| c.data.as_ref()) {
         let (global, notes) = crate::configmap::Global::parse(data);
         builder.model.global = global;
@@ -414,6 +434,7 @@ impl Builder<'_> {
     fn server(&mut self, host: Host) -> &mut Draft {
         self.servers.entry(host).or_insert_with(|| Draft {
             certificate: None,
+            default_tls: false,
             default_target: None,
             locations: BTreeMap::new(),
         })
@@ -444,22 +465,25 @@ impl Builder<'_> {
     fn add_tls(&mut self, ingress: &Ingress) {
         let namespace = ingress.metadata.namespace.clone().unwrap_or_default();
         for tls in ingress.spec.iter().flat_map(|s| s.tls.iter().flatten()) {
-            let Some(secret_name) = tls.secret_name.as_deref() else {
-                self.problem(ingress, "a tls entry has no secretName".into());
-                continue;
+            // Without a usable Secret the hosts present the default certificate (ingress-nginx:
+            // an entry without secretName is how an Ingress asks for it).
+            let secret_key = match tls.secret_name.as_deref() {
+                None | Some("") => None,
+                Some(name) if !crate::hosts::is_dns_name(name) => {
+                    self.problem(ingress, format!("secretName {name:?} is not a valid name"));
+                    None
+                }
+                Some(name) => {
+                    let key = format!("{namespace}/{name}");
+                    match self.certificate(&key) {
+                        Ok(()) => Some(key),
+                        Err(message) => {
+                            self.problem(ingress, message);
+                            None
+                        }
+                    }
+                }
             };
-            if !crate::hosts::is_dns_name(secret_name) {
-                self.problem(
-                    ingress,
-                    format!("secretName {secret_name:?} is not a valid name"),
-                );
-                continue;
-            }
-            let secret_key = format!("{namespace}/{secret_name}");
-            if let Err(message) = self.certificate(&secret_key) {
-                self.problem(ingress, message);
-                continue;
-            }
             for host in tls.hosts.iter().flatten() {
                 let host = match Host::parse(Some(host)) {
                     Ok(host) => host,
@@ -469,10 +493,13 @@ impl Builder<'_> {
                     }
                 };
                 match self.servers.get_mut(&host) {
-                    Some(draft) if draft.certificate.is_none() => {
-                        draft.certificate = Some(secret_key.clone());
-                    }
-                    Some(_) => {}
+                    Some(draft) => match &secret_key {
+                        Some(key) if draft.certificate.is_none() => {
+                            draft.certificate = Some(key.clone());
+                        }
+                        Some(_) => {}
+                        None => draft.default_tls = true,
+                    },
                     None => self.problem(
                         ingress,
                         format!("TLS host {:?} has no rule; ignored", host.spelling()),
@@ -482,13 +509,24 @@ impl Builder<'_> {
         }
     }
 
+    /// `--default-ssl-certificate`: the Secret, loaded as any other, or why not.
+    fn default_certificate(&mut self, secret_key: Option<&str>) {
+        let Some(key) = secret_key else {
+            return;
+        };
+        self.model.default_certificate = match self.certificate(key) {
+            Ok(()) => DefaultCertificate::Secret(key.to_owned()),
+            Err(message) => DefaultCertificate::Refused(message),
+        };
+    }
+
     /// Loads the certificate of Secret `secret_key` into the model once.
     fn certificate(&mut self, secret_key: &str) -> Result<(), String> {
         if self.model.certificates.contains_key(secret_key) {
             return Ok(());
         }
         let secret = self.secrets.get(secret_key).ok_or_else(|| {
-            format!("TLS Secret {secret_key} not found; the host is served over HTTP only")
+            format!("TLS Secret {secret_key} not found; its hosts present the default certificate")
         })?;
         // `stringData` is how manifests often carry PEM text; the API server folds it into
         // `data`, which wins.
@@ -514,7 +552,9 @@ impl Builder<'_> {
             key: field("tls.key")?,
         };
         crate::tls_check::check(&certificate.cert, &certificate.key, self.now).map_err(|e| {
-            format!("TLS Secret {secret_key} refused: {e}; the host is served over HTTP only")
+            format!(
+                "TLS Secret {secret_key} refused: {e}; its hosts present the default certificate"
+            )
         })?;
         self.model
             .certificates
@@ -600,6 +640,7 @@ impl Builder<'_> {
                 .collect();
             self.model.servers.push(Server {
                 host,
+                default_tls: draft.default_tls && draft.certificate.is_none(),
                 certificate: draft.certificate,
                 default_target: draft.default_target.unwrap_or(Target::NotFound),
                 locations,

@@ -9,7 +9,7 @@ use crate::annotations::{Annotations, BackendProtocol, Cors, NextUpstream};
 use crate::configmap::Global;
 use crate::hosts::Host;
 use crate::lua;
-use crate::model::{Certificate, Location, Model, Server, Target};
+use crate::model::{Certificate, DefaultCertificate, Location, Model, Server, Target};
 use crate::paths::LocationKey;
 
 /// Where and how nginx runs.
@@ -28,6 +28,9 @@ pub struct Options {
     /// Directory of `ndk_http_module.so` and `ngx_http_lua_module.so`, or `None` when the Lua
     /// module is built in.
     pub modules_dir: Option<PathBuf>,
+    /// The generated default certificate (PEM: chain then key), presented when no
+    /// `--default-ssl-certificate` loads ([`crate::certs::write_fake`]).
+    pub fallback_certificate: Option<PathBuf>,
 }
 
 impl Options {
@@ -240,6 +243,7 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         let catch_all = Server {
             host: Host::Any,
             certificate: None,
+            default_tls: false,
             default_target: Target::NotFound,
             locations: Vec::new(),
         };
@@ -520,7 +524,15 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             listen.push("default_server");
             body.push(directive("listen", listen)?);
             body.push(directive("server_name", ["_"])?);
-            body.push(directive("ssl_reject_handshake", ["on"])?);
+            // Unknown names get the default certificate, as ingress-nginx's; without one
+            // (`render` without a generated certificate) the handshake is refused.
+            match default_certificate(context) {
+                Some(file) => {
+                    body.push(directive("ssl_certificate", [&file])?);
+                    body.push(directive("ssl_certificate_key", [&file])?);
+                }
+                None => body.push(directive("ssl_reject_handshake", ["on"])?),
+            }
         }
         Host::Exact(name) => {
             body.push(directive("listen", [&http_listen])?);
@@ -538,12 +550,17 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             )?);
         }
     }
-    let certificate = s
+    let own = s
         .certificate
         .as_ref()
-        .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)));
-    if let Some((secret, certificate)) = certificate {
-        let file = path(&options.certificate_path(secret, certificate));
+        .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)))
+        .map(|(secret, certificate)| path(&options.certificate_path(secret, certificate)));
+    let file = match own {
+        Some(file) => Some(file),
+        None if s.default_tls && s.host != Host::Any => default_certificate(context),
+        None => None,
+    };
+    if let Some(file) = file {
         let mut listen = vec![https_listen.as_str(), "ssl"];
         if context.model.global.http2 {
             listen.push("http2");
@@ -576,6 +593,20 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
 /// The end of a proxied location: the Lua access phase that picks the peer, when a failed
 /// request is passed to another endpoint (ingress-nginx's `proxy_next_upstream*` lines; the
 /// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
+/// The file of the default certificate: the `--default-ssl-certificate` Secret's when it
+/// loaded, else the generated one ([`Options::fallback_certificate`]).
+fn default_certificate(context: &Context<'_>) -> Option<String> {
+    match &context.model.default_certificate {
+        DefaultCertificate::Secret(secret) => {
+            let certificate = context.model.certificates.get(secret)?;
+            Some(path(&context.options.certificate_path(secret, certificate)))
+        }
+        DefaultCertificate::Generated | DefaultCertificate::Refused(_) => {
+            context.options.fallback_certificate.as_deref().map(path)
+        }
+    }
+}
+
 fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
     let module = match protocol {
         BackendProtocol::Http | BackendProtocol::Https => "proxy",
@@ -810,6 +841,7 @@ mod tests {
             https_port: 8443,
             workers: "1".into(),
             modules_dir: None,
+            fallback_certificate: None,
         }
     }
 
@@ -819,6 +851,7 @@ mod tests {
             servers: vec![Server {
                 host: Host::Exact("web.example.com".into()),
                 certificate: Some("ns/web".into()),
+                default_tls: false,
                 default_target: Target::NotFound,
                 locations: Vec::new(),
             }],
@@ -860,6 +893,7 @@ mod tests {
             servers: vec![Server {
                 host: Host::Exact("web.example.com".into()),
                 certificate: None,
+                default_tls: false,
                 default_target: Target::NotFound,
                 locations: vec![location],
             }],
@@ -982,12 +1016,14 @@ mod tests {
                 Server {
                     host: Host::Exact("web.example.com".into()),
                     certificate: None,
+                    default_tls: false,
                     default_target: Target::NotFound,
                     locations: vec![location],
                 },
                 Server {
                     host: Host::Wildcard("example.org".into()),
                     certificate: None,
+                    default_tls: false,
                     default_target: Target::NotFound,
                     locations: Vec::new(),
                 },

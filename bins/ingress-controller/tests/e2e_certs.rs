@@ -1,7 +1,8 @@
 //! Certificates end to end: a Secret whose certificate is replaced is served by the running
-//! nginx within seconds, seen by `openssl s_client`, without a restart; a Secret that is no
-//! certificate is refused on its own (an event on its Ingress) while another Ingress's change
-//! still applies.
+//! nginx within seconds, seen by `openssl s_client`, without a restart and without a failed
+//! request; a Secret that is no certificate is refused on its own (an event on its Ingress,
+//! its host presents the default certificate) while another Ingress's change still applies;
+//! the default certificate is the generated "Fake Certificate", or `--default-ssl-certificate`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -10,6 +11,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use support::{Backends, CLASS, Controller, eventually, ingress, service, tls_secret, with_tls};
+
+/// The common name of the generated default certificate.
+const FAKE: &str = "Kubernetes Ingress Controller Fake Certificate";
 
 /// A self-signed certificate for `host` with organisation `org`, and its key, as PEM texts.
 fn certificate(dir: &Path, host: &str, org: &str) -> (String, String) {
@@ -112,12 +116,40 @@ async fn a_replaced_certificate_is_served_without_a_restart() {
     );
     let pid = std::fs::read_to_string(c.prefix().join("nginx.pid")).unwrap();
 
+    // HTTPS requests all along the rotation: none may fail.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let client = {
+        let stop = std::sync::Arc::clone(&stop);
+        let https = c.https;
+        std::thread::spawn(move || {
+            let (mut ok, mut failed) = (0, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let out = Command::new("curl")
+                    .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}"])
+                    .args(["--resolve", &format!("{host}:{https}:127.0.0.1")])
+                    .arg(format!("https://{host}:{https}/"))
+                    .output()
+                    .unwrap();
+                match String::from_utf8_lossy(&out.stdout).as_ref() {
+                    "200" => ok += 1,
+                    other => failed.push(other.to_owned()),
+                }
+            }
+            (ok, failed)
+        })
+    };
     c.update(&objects(&new_crt, &new_key)).await;
     eventually("the new certificate served", || async {
         let subject = served_subject(c.https, host).unwrap_or_default();
         subject.contains("O=second") || subject.contains("O = second")
     })
     .await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (ok, failed) = client.join().unwrap();
+    assert!(
+        ok > 0 && failed.is_empty(),
+        "{ok} served, failed: {failed:?}"
+    );
     // Reloaded, not restarted: the same master process, no restart counted.
     let after = std::fs::read_to_string(c.prefix().join("nginx.pid")).unwrap();
     assert_eq!(pid, after);
@@ -206,9 +238,11 @@ async fn a_junk_secret_is_refused_alone_and_other_changes_apply() {
         "{:#?}",
         events(&dir, "mix")
     );
-    // A's host is served without the refused Secret: over HTTP, and no TLS server takes it.
+    // A's host is served without the refused Secret: over HTTP, and on TLS with the default
+    // certificate (ingress-nginx's generated one), as ingress-nginx does.
     assert_eq!(c.get("tls.example.com", "/").await.backend(), "one");
-    assert_eq!(served_subject(c.https, "tls.example.com"), None);
+    let subject = served_subject(c.https, "tls.example.com").unwrap_or_default();
+    assert!(subject.contains(FAKE), "{subject}");
 
     // Later changes keep applying while the junk Secret stays.
     c.update(&objects(junk, "one")).await;
@@ -216,4 +250,50 @@ async fn a_junk_secret_is_refused_alone_and_other_changes_apply() {
         c.get("b.example.com", "/").await.backend() == "one"
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_certificate_is_generated_or_the_named_secret() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let backends = Backends::start(&["a"]).await;
+    let mut m = String::from(CLASS);
+    m.push_str(&service("def", "a", &[backends.port("a")]));
+    // An Ingress whose tls entry names no Secret: its host presents the default certificate.
+    let web = ingress(
+        "def",
+        "web",
+        "web.example.com",
+        "",
+        None,
+        &[("Prefix", "/", "a")],
+    );
+    m.push_str(&web.replace("spec:\n", "spec:\n  tls: [{hosts: [web.example.com]}]\n"));
+
+    // Without --default-ssl-certificate: the generated one, for unknown names too.
+    let c = Controller::start(&m).await;
+    for name in ["web.example.com", "unknown.example.com"] {
+        let subject = served_subject(c.https, name).unwrap_or_default();
+        assert!(subject.contains(FAKE), "{name}: {subject}");
+    }
+    drop(c);
+
+    // With it: that Secret's certificate.
+    let (crt, key) = certificate(keys.path(), "default.example.com", "chosen");
+    m.push_str(&tls_secret("def", "default-cert", &crt, &key));
+    let flag = [
+        "--default-ssl-certificate".to_owned(),
+        "def/default-cert".to_owned(),
+    ];
+    let c = Controller::start_with(&m, &flag).await;
+    for name in ["web.example.com", "unknown.example.com"] {
+        let subject = served_subject(c.https, name).unwrap_or_default();
+        assert!(
+            subject.contains("O=chosen") || subject.contains("O = chosen"),
+            "{name}: {subject}"
+        );
+    }
+    assert_eq!(c.get("web.example.com", "/").await.backend(), "a");
 }

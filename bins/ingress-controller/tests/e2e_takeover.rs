@@ -27,6 +27,17 @@ fn masters(prefix: &Path) -> Vec<u32> {
                 .then_some(pid)
         })
         .collect();
+    // A worker just forked still carries its master's title until it sets its own: a
+    // process whose parent is in the list is such a worker, not a master.
+    let parent = |pid: u32| -> Option<u32> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .and_then(|p| p.trim().parse().ok())
+    };
+    let all = out.clone();
+    out.retain(|pid| parent(*pid).is_none_or(|p| !all.contains(&p)));
     out.sort_unstable();
     out
 }

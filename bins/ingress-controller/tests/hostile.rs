@@ -79,6 +79,7 @@ fn options() -> render::Options {
         https_port: 8443,
         workers: "1".into(),
         modules_dir: Some("/usr/lib/nginx/modules".into()),
+        fallback_certificate: None,
     }
 }
 

@@ -400,17 +400,48 @@ fn a_refused_tls_secret_is_a_problem_of_each_ingress_using_it_only() {
     let certificate = |host: &str| {
         let host = Host::Exact(host.into());
         let server = model.servers.iter().find(|s| s.host == host).unwrap();
-        server.certificate.clone()
+        (server.certificate.clone(), server.default_tls)
     };
-    // Its hosts are served without it (HTTP only); the other Secret's host keeps TLS.
-    assert_eq!(certificate("a.example.com"), None);
-    assert_eq!(certificate("a2.example.com"), None);
-    assert_eq!(certificate("b.example.com").as_deref(), Some("ns/cert"));
+    // Its hosts present the default certificate; the other Secret's host keeps its own.
+    assert_eq!(certificate("a.example.com"), (None, true));
+    assert_eq!(certificate("a2.example.com"), (None, true));
+    assert_eq!(
+        certificate("b.example.com"),
+        (Some("ns/cert".to_owned()), false)
+    );
     assert!(!model.certificates.contains_key("ns/junk"));
 }
 
+/// `--default-ssl-certificate`: the Secret is loaded as any other; missing or refused, the
+/// model says why (the generated certificate serves then).
+#[test]
+fn the_default_certificate_secret() {
+    use ingress_controller::model::DefaultCertificate;
+    let mut objects = Objects::default();
+    objects.add_yaml(CLASS_AND_SERVICES).unwrap();
+    let with = |name: &str| Selection {
+        default_certificate: Some(name.to_owned()),
+        ..Selection::default()
+    };
+    let model = model::build(&objects, &with("ns/cert"));
+    assert_eq!(
+        model.default_certificate,
+        DefaultCertificate::Secret("ns/cert".into())
+    );
+    assert!(model.certificates.contains_key("ns/cert"));
+    let missing = model::build(&objects, &with("ns/nope"));
+    assert!(
+        matches!(&missing.default_certificate, DefaultCertificate::Refused(why) if why.contains("not found")),
+        "{:?}",
+        missing.default_certificate
+    );
+    let none = model::build(&objects, &Selection::default());
+    assert_eq!(none.default_certificate, DefaultCertificate::Generated);
+}
+
 /// A TLS Secret whose certificate has expired by the time of the objects is refused on its own
-/// (before nginx sees it), as a problem of the Ingress using it; its hosts keep no TLS.
+/// (before nginx sees it), as a problem of the Ingress using it; its hosts present the default
+/// certificate.
 #[test]
 fn an_expired_certificate_is_a_problem_of_its_ingress() {
     let spec = r"  tls: [{hosts: [h.example.com], secretName: cert}]
@@ -441,4 +472,5 @@ fn an_expired_certificate_is_a_problem_of_its_ingress() {
     );
     assert!(expired.certificates.is_empty());
     assert!(expired.servers.iter().all(|s| s.certificate.is_none()));
+    assert!(expired.servers.iter().any(|s| s.default_tls));
 }

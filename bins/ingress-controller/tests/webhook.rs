@@ -51,6 +51,7 @@ fn options() -> render::Options {
         https_port: 443,
         workers: "auto".into(),
         modules_dir: Some(PathBuf::from(MODULES)),
+        fallback_certificate: None,
     }
 }
 
