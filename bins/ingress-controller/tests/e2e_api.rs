@@ -195,3 +195,44 @@ async fn two_replicas_on_the_api_elect_on_a_lease_and_only_the_leader_writes() {
         );
     }
 }
+
+/// `--status-update-interval`: the leader compares the status the API holds with its own
+/// every interval and writes it again where it differs. The fake API's watch never shows the
+/// PATCHed status (as if someone had reset it), so each re-check finds drift and fixes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leader_rechecks_the_status_every_interval_and_fixes_drift() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["a"]).await;
+    let api = FakeApi::start(script(backends.port("a"))).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig(dir.path(), &api);
+    let args = [
+        "--publish-status-address=192.0.2.10",
+        "--disable-leader-election",
+        // ingress-nginx's minimum.
+        "--status-update-interval=5",
+    ]
+    .map(str::to_owned);
+    let one = Controller::start_api(&kubeconfig, "one", &args).await;
+    eventually("the first status write", || async {
+        count(&api.seen(), &Method::PATCH, STATUS) >= 1
+    })
+    .await;
+    let first = std::time::Instant::now();
+    eventually("the drift fixed at the next re-check", || async {
+        count(&api.seen(), &Method::PATCH, STATUS) >= 2
+    })
+    .await;
+    // Not before the interval (nothing else changed meanwhile).
+    assert!(
+        first.elapsed() >= std::time::Duration::from_secs(3),
+        "{:?}",
+        first.elapsed()
+    );
+    eventually("two writes counted", || async {
+        one.metric(WRITES).await >= 2.0
+    })
+    .await;
+}

@@ -337,8 +337,9 @@ fn spawn(args: &[String], env: &[(String, String)]) -> Child {
         .unwrap()
 }
 
-impl Drop for Controller {
-    fn drop(&mut self) {
+impl Controller {
+    /// Stops the controller as Kubernetes does (SIGTERM), waiting up to 10 s before SIGKILL.
+    pub fn stop(&mut self) {
         let _ = Command::new("kill")
             .args(["-s", "TERM", &self.child.id().to_string()])
             .status();
@@ -350,6 +351,12 @@ impl Drop for Controller {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        self.stop();
         // Should the controller have failed to stop nginx, end its process group.
         if let Ok(pid) = std::fs::read_to_string(self.prefix().join("nginx.pid")) {
             let _ = Command::new("kill")
