@@ -17,36 +17,7 @@ const FAKE: &str = "Kubernetes Ingress Controller Fake Certificate";
 
 /// A self-signed certificate for `host` with organisation `org`, and its key, as PEM texts.
 fn certificate(dir: &Path, host: &str, org: &str) -> (String, String) {
-    let (crt, key) = (
-        dir.join(format!("{org}.crt")),
-        dir.join(format!("{org}.key")),
-    );
-    let status = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-        ])
-        .args([
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            &format!("/O={org}/CN={host}"),
-        ])
-        .arg("-addext")
-        .arg(format!("subjectAltName=DNS:{host}"))
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&crt)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "openssl req failed");
+    let (crt, key) = support::self_signed(dir, org, host, &format!("DNS:{host}"));
     (
         std::fs::read_to_string(crt).unwrap(),
         std::fs::read_to_string(key).unwrap(),

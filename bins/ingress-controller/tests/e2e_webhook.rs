@@ -8,7 +8,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use support::{Backends, CLASS, Controller, eventually, ingress, service};
@@ -16,36 +16,7 @@ use support::{Backends, CLASS, Controller, eventually, ingress, service};
 /// A self-signed certificate for 127.0.0.1 with organisation `org`, written to
 /// `dir/ORG.crt` and `dir/ORG.key`.
 fn certificate(dir: &Path, org: &str) -> (PathBuf, PathBuf) {
-    let (crt, key) = (
-        dir.join(format!("{org}.crt")),
-        dir.join(format!("{org}.key")),
-    );
-    let status = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-        ])
-        .args([
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            &format!("/O={org}/CN=webhook"),
-        ])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&crt)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "openssl req failed");
-    (crt, key)
+    support::self_signed(dir, org, "webhook", "IP:127.0.0.1")
 }
 
 /// A controller serving the webhook on 127.0.0.1, and what a client needs to reach it.

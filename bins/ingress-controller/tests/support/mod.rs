@@ -367,6 +367,42 @@ impl Drop for Controller {
     }
 }
 
+/// A self-signed certificate (EC P-256, 2 days) with organisation `org`, common name `cn` and
+/// the subject alternative name `san` (`DNS:host` or `IP:address`), made by `openssl req` and
+/// written to `dir/ORG.crt` and `dir/ORG.key`.
+pub fn self_signed(dir: &Path, org: &str, cn: &str, san: &str) -> (PathBuf, PathBuf) {
+    let (crt, key) = (
+        dir.join(format!("{org}.crt")),
+        dir.join(format!("{org}.key")),
+    );
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args([
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &format!("/O={org}/CN={cn}"),
+        ])
+        .args(["-addext", &format!("subjectAltName={san}")])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&crt)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "openssl req failed");
+    (crt, key)
+}
+
 /// Polls `check` every 25 ms until it holds; panics after 30 s.
 pub async fn eventually<F, Fut>(what: &str, mut check: F)
 where
