@@ -160,14 +160,18 @@ pub enum Reason {
     InvalidAnnotation,
     /// A field of the Ingress was refused, or lost a conflict to an older Ingress.
     InvalidIngress,
+    /// The TLS Secret the Ingress names is missing or refused (its hosts present the default
+    /// certificate): the state of another object, not of the Ingress.
+    InvalidTlsSecret,
 }
 
 impl Reason {
-    /// The event reason: `InvalidAnnotation`, `InvalidIngress`.
+    /// The event reason: `InvalidAnnotation`, `InvalidIngress`, `InvalidTLSSecret`.
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::InvalidAnnotation => "InvalidAnnotation",
             Reason::InvalidIngress => "InvalidIngress",
+            Reason::InvalidTlsSecret => "InvalidTLSSecret",
         }
     }
 }
@@ -478,7 +482,7 @@ impl Builder<'_> {
                     match self.certificate(&key) {
                         Ok(()) => Some(key),
                         Err(message) => {
-                            self.problem(ingress, message);
+                            self.report(ingress, Reason::InvalidTlsSecret, message);
                             None
                         }
                     }

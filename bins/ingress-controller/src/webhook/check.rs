@@ -89,9 +89,9 @@ pub fn prepare(
 }
 
 /// Whether `problem` is the state of a TLS Secret the Ingress names (not found, or refused on
-/// its own) rather than something of the Ingress (the model's messages for those begin so).
+/// its own) rather than something of the Ingress.
 fn about_its_secret(problem: &Problem) -> bool {
-    problem.message.starts_with("TLS Secret ")
+    problem.reason == crate::model::Reason::InvalidTlsSecret
 }
 
 /// Reviews Ingresses against the objects the controller last applied.
