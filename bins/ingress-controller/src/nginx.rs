@@ -213,7 +213,7 @@ impl Nginx {
     }
 
     /// Starts the master process on the installed configuration and waits until it answers on
-    /// its control socket (at most [`START`]); first stops the nginx a previous controller left
+    /// its control socket (at most a minute); first stops the nginx a previous controller left
     /// in the prefix, if any (see the module documentation).
     ///
     /// # Errors

@@ -5,7 +5,7 @@
 //!
 //! - [`run`]: the flags of a running controller;
 //! - [`status`]: status publication and leader election;
-//! - [`unimplemented`]: ingress-nginx's flags that are accepted and named at start-up.
+//! - [`unimplemented`](mod@unimplemented): ingress-nginx's flags that are accepted and named at start-up.
 
 pub mod run;
 pub mod status;
