@@ -70,6 +70,47 @@ impl Cli {
     }
 }
 
+/// Which program the command line asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// CoreDNS's command line.
+    CoreDns,
+    /// node-cache's (`node-local` mode), its arguments starting at this index (the program
+    /// or subcommand name, which the parser skips).
+    NodeCache(usize),
+}
+
+/// Chooses between CoreDNS's command line and node-cache's, so that the argument lists of
+/// both programs' manifests work as they are: node-cache's when the program is invoked as
+/// `node-cache` (as upstream's `nodelocaldns.yaml` runs `/node-cache -localip ...`), when the
+/// first argument is `node-local`, or when it is a flag only node-cache has (`-localip`,
+/// `-upstreamsvc`, ...; `-conf` and `-dns.port` belong to both and mean CoreDNS).
+pub fn mode(args: &[OsString]) -> Mode {
+    let program = args
+        .first()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .and_then(|p| p.to_str());
+    if program == Some("node-cache") {
+        return Mode::NodeCache(0);
+    }
+    let Some(first) = args.get(1).and_then(|a| a.to_str()) else {
+        return Mode::CoreDns;
+    };
+    if first == "node-local" {
+        return Mode::NodeCache(1);
+    }
+    let name = first.trim_start_matches('-');
+    let name = name.split_once('=').map_or(name, |(name, _)| name);
+    let node_cache_only = first.starts_with('-')
+        && crate::nodelocal::args::LONG_FLAGS.contains(&name)
+        && !LONG_FLAGS.contains(&name);
+    if node_cache_only {
+        Mode::NodeCache(0)
+    } else {
+        Mode::CoreDns
+    }
+}
+
 /// Rewrites `-conf`, `-conf=FILE` and the other flags of `long_flags` to their `--` forms,
 /// as Go's flag package lets them be written.
 pub fn rewrite_long_flags(
@@ -106,6 +147,43 @@ pub fn version_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn of(args: &[&str]) -> Mode {
+        mode(&args.iter().map(OsString::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn node_cache_by_name_subcommand_or_first_flag() {
+        // Upstream nodelocaldns.yaml: `/node-cache -localip ... -conf /etc/Corefile ...`.
+        let upstream = [
+            "-localip",
+            "169.254.20.10,10.96.0.10",
+            "-conf",
+            "/etc/Corefile",
+        ];
+        let as_node_cache: Vec<&str> = std::iter::once("/node-cache").chain(upstream).collect();
+        assert_eq!(of(&as_node_cache), Mode::NodeCache(0));
+        let flags_first: Vec<&str> = std::iter::once("/usr/bin/dns-cache")
+            .chain(upstream)
+            .collect();
+        assert_eq!(of(&flags_first), Mode::NodeCache(0));
+        assert_eq!(
+            of(&["dns-cache", "node-local", "-localip", "x"]),
+            Mode::NodeCache(1)
+        );
+        assert_eq!(
+            of(&["dns-cache", "--upstreamsvc=kube-dns-upstream"]),
+            Mode::NodeCache(0)
+        );
+        // CoreDNS's flags, and flags both have, mean CoreDNS.
+        assert_eq!(
+            of(&["coredns", "-conf", "/etc/coredns/Corefile"]),
+            Mode::CoreDns
+        );
+        assert_eq!(of(&["dns-cache", "-dns.port", "53"]), Mode::CoreDns);
+        assert_eq!(of(&["dns-cache"]), Mode::CoreDns);
+        assert_eq!(of(&["dns-cache", "localip"]), Mode::CoreDns);
+    }
 
     #[test]
     fn single_dash_long_flags_are_accepted() {

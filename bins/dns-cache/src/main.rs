@@ -3,15 +3,15 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use dns_cache::cli::{Cli, version_text};
+use dns_cache::cli::{Cli, Mode, version_text};
 use dns_cache::config::plugins_text;
 use dns_cache::nodelocal::args::NodeLocalArgs;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|mode| mode == "node-local") {
-        let args =
-            NodeLocalArgs::try_parse_node_cache(args.iter().skip(1)).unwrap_or_else(|e| e.exit());
+    if let Mode::NodeCache(skip) = dns_cache::cli::mode(&args) {
+        let args = NodeLocalArgs::try_parse_node_cache(args.iter().skip(skip))
+            .unwrap_or_else(|e| e.exit());
         dns_cache::logging::init();
         raise_nofile_limit();
         return block_on(|workers| dns_cache::nodelocal::run(args, workers));

@@ -201,9 +201,12 @@ fn node_local_mode_in_network_namespaces() {
             .spawn()
             .unwrap(),
     );
+    // Invoked as upstream's nodelocaldns.yaml runs it: `/node-cache -localip ...`, no
+    // subcommand (the program's name selects node-cache's command line).
+    let node_cache = dir.path().join("node-cache");
+    std::os::unix::fs::symlink(binary, &node_cache).unwrap();
     let mut cache = Guard(
-        node.command(binary)
-            .arg("node-local")
+        node.command(node_cache.to_str().unwrap())
             .args(["-localip", &format!("{LOCAL_IP},{SECOND_IP}")])
             .args(["-basecorefile", base.to_str().unwrap()])
             .args(["-corefile", corefile.to_str().unwrap()])

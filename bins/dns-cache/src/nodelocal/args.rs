@@ -95,7 +95,7 @@ pub struct NodeLocalArgs {
 }
 
 /// The flags node-cache (and CoreDNS) write with one dash.
-const LONG_FLAGS: [&str; 14] = [
+pub const LONG_FLAGS: [&str; 14] = [
     "localip",
     "basecorefile",
     "conf",
