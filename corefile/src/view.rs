@@ -192,6 +192,17 @@ pub fn load(input: &[u8]) -> Result<CorefileView<'_>, Error> {
 
 /// Loads a Corefile through the whole CoreDNS front end.
 pub fn load_with<'i>(input: &'i [u8], options: Options<'_>) -> Result<CorefileView<'i>, Error> {
+    let view = load_unchecked(input, options)?;
+    check_overlap(&view.blocks)?;
+    Ok(view)
+}
+
+/// As [`load_with`] without the last stage, the overlap check: what CoreDNS has built of the
+/// server blocks when it looks for two that serve the same address.
+pub fn load_unchecked<'i>(
+    input: &'i [u8],
+    options: Options<'_>,
+) -> Result<CorefileView<'i>, Error> {
     let Options {
         filename,
         order,
@@ -233,7 +244,6 @@ pub fn load_with<'i>(input: &'i [u8], options: Options<'_>) -> Result<CorefileVi
         view.zones = zones;
         views.push(view);
     }
-    check_overlap(&views)?;
     Ok(CorefileView {
         used_default_input,
         blocks: views,

@@ -164,9 +164,21 @@ fn block(b: &BlockView, normalized: bool) -> Json {
     Json::Obj(fields)
 }
 
+/// What the view of a Corefile reads besides its text: environment variables for `{$NAME}`,
+/// and the files `import` names.
+pub(crate) struct Context<'a> {
+    pub(crate) env: &'a dyn corefile::env::Env,
+    pub(crate) resolver: &'a mut dyn corefile::import::Resolver,
+}
+
 /// The view of `input` named `filename`: the full CoreDNS front end, or with `parse_only` the
 /// plain caddy parse of the corpus's `setup-inputs`. Also returns whether it was accepted.
-pub(crate) fn view_json(input: &[u8], filename: &str, parse_only: bool) -> (Json, bool) {
+pub(crate) fn view_json(
+    input: &[u8],
+    filename: &str,
+    parse_only: bool,
+    context: Context<'_>,
+) -> (Json, bool) {
     let order = PluginOrder::default();
     let mut fields = vec![("file", s(filename))];
     let mut blocks = Vec::new();
@@ -186,13 +198,13 @@ pub(crate) fn view_json(input: &[u8], filename: &str, parse_only: bool) -> (Json
             }
         }
     } else {
-        let mut resolver = corefile::import::NoFiles;
+        let Context { env, resolver } = context;
         let options = view::Options {
             filename,
             order,
             dns_port: "53",
-            env: &corefile::env::NoEnv,
-            resolver: &mut resolver,
+            env,
+            resolver: &mut *resolver,
         };
         match view::load_with(input, options) {
             Ok(v) => {
@@ -208,10 +220,27 @@ pub(crate) fn view_json(input: &[u8], filename: &str, parse_only: bool) -> (Json
                 fields.push(("ok", Json::Bool(false)));
                 fields.push(("stage", s(e.stage())));
                 fields.push(("error", s(&e.to_string())));
-                if let Error::Normalize(_) = e
-                    && let Ok(views) = view::parse_only(input, filename, &order)
-                {
-                    blocks = views.iter().map(|b| block(b, false)).collect();
+                // The blocks as far as the failing stage got: the parser's for normalize, the
+                // normalised ones for overlap.
+                match e {
+                    Error::Normalize(_) => {
+                        if let Ok(views) = view::parse_only(input, filename, &order) {
+                            blocks = views.iter().map(|b| block(b, false)).collect();
+                        }
+                    }
+                    Error::Overlap(_) => {
+                        let options = view::Options {
+                            filename,
+                            order,
+                            dns_port: "53",
+                            env,
+                            resolver: &mut *resolver,
+                        };
+                        if let Ok(v) = view::load_unchecked(input, options) {
+                            blocks = v.blocks.iter().map(|b| block(b, true)).collect();
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
