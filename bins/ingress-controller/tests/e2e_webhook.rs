@@ -298,7 +298,7 @@ async fn hostile_reviews_reach_nginx_only_as_arguments() {
         ),
         (
             "auth-tls-match-cn",
-            "CN=abc #(\n){}\n }}}\nssl_engine ../../../../proc/1/fd/4;#",
+            "CN=abc #(\n){}\n }}}\nssl_engine ../../../../proc/1/fd/4;#", // check-paths: ignore
         ),
         (
             "mirror-target",

@@ -259,7 +259,7 @@ fn payloads() -> Vec<String> {
         "load_module /tmp/x.so;",
         "x;\nload_module /tmp/x.so;\n#",
         "x;\n}\nssl_engine /tmp/evil.so;\n#",
-        "http://x/#;\n}}}\nssl_engine ../../../../proc/1/fd/3;#",
+        "http://x/#;\n}}}\nssl_engine ../../../../proc/1/fd/3;#", // check-paths: ignore
         "/x; include /etc/passwd;",
         "\"; include /etc/passwd; #",
         "'; include '/etc/passwd'; #",
@@ -271,7 +271,7 @@ fn payloads() -> Vec<String> {
         "\\\"; }",
         "/proc/self/fd/0",
         "/tmp/x.so",
-        "../../etc/passwd",
+        "../../etc/passwd", // check-paths: ignore
         "*.example.com; include /etc/passwd",
         "web.example.com\nssl_engine x",
         "é\u{2028}\u{feff}",
