@@ -480,4 +480,25 @@ async fn ingress_nginx_deploy_manifest_runs_as_it_is() {
         .collect();
     assert_eq!(notes.len(), 1, "{stderr}");
     assert!(notes[0].contains("allow-snippet-annotations"), "{stderr}");
+
+    // The manifest's preStop hook, `/wait-shutdown` (this binary under that name): the
+    // controller stops, and it returns once nginx is gone too.
+    let mut pod = pod;
+    let nginx_pid = std::fs::read_to_string(pod.dir.path().join("nginx/nginx.pid")).unwrap();
+    let hook = pod.dir.path().join("wait-shutdown");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ingress-controller"), &hook).unwrap();
+    let out = Command::new(&hook)
+        .arg("--prefix")
+        .arg(pod.dir.path().join("nginx"))
+        .arg(pod.child.id().to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pod.child.wait().unwrap().success());
+    let nginx = Path::new("/proc").join(nginx_pid.trim());
+    assert!(!nginx.exists(), "nginx {} still runs", nginx_pid.trim());
 }
