@@ -220,6 +220,15 @@ async fn reviews_are_answered_over_https() {
     // The same Ingress under review replaces its stored version: no conflict with itself.
     let itself = candidate("first", "nginx", "a.example.com", "/", &none);
     assert_eq!(webhook.review("u-self", &itself)["allowed"], true);
+    // An accepted review is measured, as by ingress-nginx's admission collector.
+    let size = controller
+        .metric("nginx_ingress_controller_admission_config_size")
+        .await;
+    assert!(size > 1000.0, "{size}");
+    let tested = controller
+        .metric("nginx_ingress_controller_admission_tested_ingresses")
+        .await;
+    assert_eq!(tested, 1.0);
 
     let bad_annotation = json!({"nginx.ingress.kubernetes.io/limit-rps": "lots"});
     let refused = webhook.review(
