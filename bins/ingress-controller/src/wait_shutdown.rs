@@ -44,14 +44,14 @@ pub fn invoked_as(argv0: &std::ffi::OsStr) -> bool {
         .is_some_and(|name| name == NAME)
 }
 
-/// Parses `args` (the program name first) and runs the command.
+/// Parses `args` (the program name first; `--help` and usage errors end the process, as
+/// clap does) and runs the command.
 ///
 /// # Errors
 ///
-/// The usage error, or that the controller could not be signalled.
+/// That the controller could not be signalled.
 pub async fn main(args: impl IntoIterator<Item = OsString>) -> Result<(), String> {
-    let args = Args::try_parse_from(args).map_err(|e| e.to_string())?;
-    run(&args).await
+    run(&Args::parse_from(args)).await
 }
 
 /// Sends SIGTERM to the controller and waits until it has exited, then until the nginx of
