@@ -160,7 +160,8 @@ pub async fn run(
         tokio::spawn(axum::serve(listener, serve::router(Arc::clone(&shared))).into_future());
     // The webhook reviews against the objects of the last sync.
     let (applied, objects) = tokio::sync::watch::channel(Arc::default());
-    let webhook = crate::webhook::spawn(&settings, objects).await?;
+    let webhook =
+        crate::webhook::spawn(&settings, objects, shared.metrics.admission.clone()).await?;
     // Objects the source leaves out as invalid are also events from this replica.
     let reporter = cluster_state::Reporter {
         controller: reports::REPORTING_CONTROLLER,

@@ -9,7 +9,7 @@
 //!   process), [`control`] (its control socket), [`certs`] (key material on disk),
 //!   [`metrics`] and [`serve`] (`/healthz`, `/metrics`), [`election`] and [`status`] (the
 //!   leader writes Ingress status), [`controller`] (the loop), [`webhook`] (the validating
-//!   admission webhook).
+//!   admission webhook), [`wait_shutdown`] (ingress-nginx's preStop hook, `/wait-shutdown`).
 
 pub mod annotations;
 pub mod backends;
@@ -35,4 +35,5 @@ pub mod reports;
 pub mod serve;
 pub mod status;
 pub mod tls_check;
+pub mod wait_shutdown;
 pub mod webhook;

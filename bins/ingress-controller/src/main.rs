@@ -9,10 +9,19 @@ use cluster_state::SourceArgs;
 use ingress_controller::cli::{Cli, Command, DbgWhat, RenderArgs, RunArgs};
 use ingress_controller::objects::Objects;
 use ingress_controller::status::Publish;
-use ingress_controller::{control, controller, model, render};
+use ingress_controller::{control, controller, model, render, wait_shutdown};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Invoked as `/wait-shutdown` (ingress-nginx's preStop hook, a link to this binary).
+    if std::env::args_os()
+        .next()
+        .is_some_and(|argv0| wait_shutdown::invoked_as(&argv0))
+    {
+        return wait_shutdown(std::env::args_os());
+    }
+    let cli = Cli::parse_from(ingress_controller::cli::without_program_name(
+        std::env::args_os(),
+    ));
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -24,6 +33,20 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `wait-shutdown`: see [`wait_shutdown`].
+fn wait_shutdown(args: std::env::ArgsOs) -> ExitCode {
+    let result = runtime()
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|runtime| runtime.block_on(wait_shutdown::main(args)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("wait-shutdown: {error}");
             ExitCode::FAILURE
         }
     }

@@ -359,13 +359,25 @@ impl Nginx {
 }
 
 /// Sends `signal` to `target` (a pid, or `-GROUP`) with kill(1): no unsafe code here.
-async fn send(signal: &str, target: &str) {
-    let _ = Command::new("kill")
+/// Whether kill(1) succeeded.
+pub(crate) async fn send(signal: &str, target: &str) -> bool {
+    Command::new("kill")
         .args(["-s", signal, "--", target])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .await;
+        .await
+        .is_ok_and(|status| status.success())
+}
+
+/// Whether process `pid` runs (exists and is not a zombie).
+pub(crate) fn runs(pid: u32) -> bool {
+    process(pid).is_some()
+}
+
+/// Whether process `pid` runs and is an nginx (its process title `nginx: ...`).
+pub(crate) fn runs_nginx(pid: u32) -> bool {
+    process(pid).is_some_and(|p| p.cmdline.starts_with("nginx: "))
 }
 
 /// Polls `gone` every 50 ms for `wait`: whether it came true.

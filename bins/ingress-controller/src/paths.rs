@@ -76,10 +76,13 @@ impl PathRule {
         if !path.starts_with('/') {
             return Err(format!("path {path:?} does not start with /"));
         }
-        if let Some(b) = path.bytes().find(|&b| !path_byte(b)) {
+        // The character, not its first byte: `/é` names `'é'`, not `'Ã'`.
+        if let Some(c) = path
+            .chars()
+            .find(|&c| !u8::try_from(c).is_ok_and(path_byte))
+        {
             return Err(format!(
-                "path {path:?} contains {:?}; use use-regex for patterns",
-                char::from(b)
+                "path {path:?} contains {c:?}; use use-regex for patterns"
             ));
         }
         let trimmed = path.trim_end_matches('/');
@@ -247,6 +250,14 @@ mod tests {
                 "{kind} {bad}"
             );
         }
+    }
+
+    #[test]
+    fn refused_characters_are_named_as_characters() {
+        let error = PathRule::parse(Some("/caf\u{e9}"), "Prefix", false).unwrap_err();
+        assert!(error.contains("contains '\u{e9}'"), "{error}");
+        let error = PathRule::parse(Some("/a;b"), "Exact", false).unwrap_err();
+        assert!(error.contains("contains ';'"), "{error}");
     }
 
     proptest! {

@@ -182,7 +182,10 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         directive("access_log", ["/dev/stdout", "upstreaminfo"])?,
         directive("server_tokens", ["off"])?,
         directive("server_names_hash_max_size", ["65536"])?,
-        directive("server_names_hash_bucket_size", ["256"])?,
+        directive(
+            "server_names_hash_bucket_size",
+            [server_names_bucket(model).to_string()],
+        )?,
         directive("variables_hash_max_size", ["2048"])?,
     ];
     for (name, dir) in [
@@ -253,6 +256,32 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         http.push(server(&context, s)?);
     }
     Ok(http)
+}
+
+/// `server_names_hash_bucket_size`: large enough for the longest name of a `server_name`
+/// nginx hashes (the exact hosts; the wildcards are written as regexes, which it does not hash).
+///
+/// nginx refuses the whole configuration when one name does not fit a bucket ("could not build
+/// server_names_hash, you should increase server_names_hash_bucket_size"). `ngx_hash_init`
+/// needs, for a name of `len` bytes, a pointer to its value, the length (2 bytes) and the
+/// name padded to the pointer size (`NGX_HASH_ELT_SIZE`), and one more pointer ending the
+/// bucket. With 8-byte pointers, 256 (the size written before, kept as the least) holds names
+/// of up to 238 bytes; a DNS name of 253 needs 512. nginx's documentation asks for a power of
+/// two.
+fn server_names_bucket(model: &Model) -> usize {
+    const POINTER: usize = 8;
+    const LEAST: usize = 256;
+    let longest = model
+        .servers
+        .iter()
+        .filter_map(|s| match &s.host {
+            Host::Exact(name) => Some(name.len()),
+            Host::Any | Host::Wildcard(_) => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let needed = POINTER + (longest + 2).next_multiple_of(POINTER) + POINTER;
+    needed.next_power_of_two().max(LEAST)
 }
 
 /// TLS as the ConfigMap says (`ssl-protocols`, `ssl-ciphers`; ingress-nginx's defaults: TLS
@@ -939,6 +968,33 @@ mod tests {
             assert!(lines.contains(&line), "no `{line}` in:\n{text}");
         }
         assert!(!lines.iter().any(|l| l.starts_with("proxy_next_upstream")));
+    }
+
+    #[test]
+    fn server_names_bucket_fits_the_longest_exact_host() {
+        let with = |hosts: &[Host]| Model {
+            servers: hosts
+                .iter()
+                .map(|host| Server {
+                    host: host.clone(),
+                    certificate: None,
+                    default_target: Target::NotFound,
+                    locations: Vec::new(),
+                })
+                .collect(),
+            ..Model::default()
+        };
+        let exact = |len: usize| Host::Exact("a".repeat(len));
+        assert_eq!(server_names_bucket(&with(&[])), 256);
+        // 8 + (238 + 2) + 8 = 256 bytes: the last length 256 holds.
+        assert_eq!(server_names_bucket(&with(&[exact(10), exact(238)])), 256);
+        assert_eq!(server_names_bucket(&with(&[exact(239)])), 512);
+        assert_eq!(server_names_bucket(&with(&[exact(253), exact(3)])), 512);
+        // Wildcards are regexes in server_name, not hashed.
+        let wildcard = Host::Wildcard("b".repeat(251));
+        assert_eq!(server_names_bucket(&with(&[wildcard])), 256);
+        let text = render(&with(&[exact(253)]), &options()).unwrap();
+        assert!(lines(&text).contains(&"server_names_hash_bucket_size 512;"));
     }
 
     #[test]

@@ -100,6 +100,23 @@ async fn specification_path_table_and_hosts_end_to_end() {
         None,
         &[("Prefix", "/", "exact-host")],
     ));
+    // The longest DNS name (253 bytes) is a valid host: nginx must accept the configuration
+    // (its server-name hash bucket sized for it) and serve it.
+    let longest = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(61)
+    );
+    manifests.push_str(&ingress(
+        "spec",
+        "longest",
+        &longest,
+        "",
+        None,
+        &[("Prefix", "/", "exact-host")],
+    ));
     let controller = Controller::start(&manifests).await;
 
     let mut failures = Vec::new();
@@ -121,6 +138,7 @@ async fn specification_path_table_and_hosts_end_to_end() {
         ("bar.foo.example.com", "wild"),
         ("BAR.foo.example.com:8080", "wild"),
         ("exact.foo.example.com", "exact-host"),
+        (longest.as_str(), "exact-host"),
         // The wildcard covers exactly one label: these fall to the catch-all server, whose
         // default backend is the oldest Ingress's.
         ("baz.bar.foo.example.com", "default"),

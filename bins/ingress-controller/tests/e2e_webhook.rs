@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use support::{Backends, CLASS, Controller, eventually, ingress, service};
+use support::{Backends, CLASS, Controller, eventually, ingress, service, tls_secret};
 
 /// A self-signed certificate for 127.0.0.1 with organisation `org`, written to
 /// `dir/ORG.crt` and `dir/ORG.key`.
@@ -133,6 +133,12 @@ async fn start(extra: &[String]) -> (Controller, Backends) {
     let backends = Backends::start(&["web"]).await;
     let mut m = String::from(CLASS);
     m.push_str(&service("e2e", "web", &[backends.port("web")]));
+    m.push_str(&tls_secret(
+        "e2e",
+        "weak",
+        &support::fixture("sha1-signed.crt"),
+        &support::fixture("sha1-signed.key"),
+    ));
     m.push_str(&ingress(
         "e2e",
         "first",
@@ -185,6 +191,15 @@ async fn reviews_are_answered_over_https() {
     // The same Ingress under review replaces its stored version: no conflict with itself.
     let itself = candidate("first", "nginx", "a.example.com", "/", &none);
     assert_eq!(webhook.review("u-self", &itself)["allowed"], true);
+    // An accepted review is measured, as by ingress-nginx's admission collector.
+    let size = controller
+        .metric("nginx_ingress_controller_admission_config_size")
+        .await;
+    assert!(size > 1000.0, "{size}");
+    let tested = controller
+        .metric("nginx_ingress_controller_admission_tested_ingresses")
+        .await;
+    assert_eq!(tested, 1.0);
 
     let bad_annotation = json!({"nginx.ingress.kubernetes.io/limit-rps": "lots"});
     let refused = webhook.review(
@@ -194,8 +209,8 @@ async fn reviews_are_answered_over_https() {
     assert_eq!(refused["allowed"], false);
     assert!(message(&refused).contains("limit-rps"), "{refused}");
 
-    // A host the model accepts (a DNS name of 253 characters) but nginx cannot hash with
-    // server_names_hash_bucket_size 256: nginx -t's message.
+    // A DNS name of 253 characters: the model accepts it, and so does nginx -t, the
+    // server-name hash bucket being sized for the longest host.
     let long = format!(
         "{}.{}.{}.{}",
         "a".repeat(63),
@@ -203,13 +218,17 @@ async fn reviews_are_answered_over_https() {
         "c".repeat(63),
         "d".repeat(61)
     );
-    let refused = webhook.review("u-nginx", &candidate("long", "nginx", &long, "/", &none));
+    let accepted = webhook.review("u-long", &candidate("long", "nginx", &long, "/", &none));
+    assert_eq!(accepted["allowed"], true, "{accepted}");
+
+    // A certificate the controller's checks pass but OpenSSL refuses to load (SHA-1 signed,
+    // tests/fixtures): nginx -t's message.
+    let mut weak = candidate("weak", "nginx", "tls.example.com", "/", &none);
+    weak["spec"]["tls"] = json!([{"hosts": ["tls.example.com"], "secretName": "weak"}]);
+    let refused = webhook.review("u-nginx", &weak);
     assert_eq!(refused["allowed"], false, "{refused}");
     assert!(message(&refused).contains("nginx -t"), "{refused}");
-    assert!(
-        message(&refused).contains("server_names_hash_bucket_size"),
-        "{refused}"
-    );
+    assert!(message(&refused).contains("md too weak"), "{refused}");
 
     // Another class's Ingress is not ours to judge, whatever it holds.
     let snippet = json!({"nginx.ingress.kubernetes.io/server-snippet": "load_module /tmp/x.so;"});

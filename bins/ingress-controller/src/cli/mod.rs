@@ -40,6 +40,29 @@ impl Cli {
     }
 }
 
+/// ingress-nginx's program name, which its manifests put first in the container's `args`.
+pub const INGRESS_NGINX_PROGRAM: &str = "nginx-ingress-controller";
+
+/// `args` (the process's, program name first) without a first argument naming
+/// ingress-nginx's program (`/nginx-ingress-controller`): ingress-nginx's image runs `args`
+/// through its entrypoint (dumb-init), which executes that program; where this binary is the
+/// image's entrypoint, it receives the name as its first argument, and the rest are the flags.
+pub fn without_program_name<I>(args: I) -> Vec<std::ffi::OsString>
+where
+    I: IntoIterator<Item = std::ffi::OsString>,
+{
+    let mut args: Vec<_> = args.into_iter().collect();
+    let names_program = args.get(1).is_some_and(|first| {
+        std::path::Path::new(first)
+            .file_name()
+            .is_some_and(|name| name == INGRESS_NGINX_PROGRAM)
+    });
+    if names_program {
+        args.remove(1);
+    }
+    args
+}
+
 /// The subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -170,6 +193,33 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn ingress_nginx_program_name_first_is_skipped() {
+        let line = |args: &[&str]| -> Vec<std::ffi::OsString> {
+            without_program_name(args.iter().map(std::ffi::OsString::from))
+        };
+        let theirs = line(&[
+            "/usr/local/bin/ingress-controller",
+            "/nginx-ingress-controller",
+            "--http-port=81",
+        ]);
+        assert_eq!(
+            theirs,
+            line(&["/usr/local/bin/ingress-controller", "--http-port=81"])
+        );
+        let cli = Cli::try_parse_from(theirs).unwrap();
+        assert!(matches!(cli.command(), Command::Run(args) if args.nginx.http_port == 81));
+        // Only first, and only that name.
+        for kept in [
+            &["ingress-controller", "--http-port=81"][..],
+            &["ingress-controller", "run", "/nginx-ingress-controller"],
+            &["ingress-controller", "/usr/bin/other"],
+            &["ingress-controller"],
+        ] {
+            assert_eq!(line(kept).len(), kept.len(), "{kept:?}");
+        }
     }
 
     #[test]

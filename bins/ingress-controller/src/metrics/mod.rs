@@ -5,12 +5,14 @@
 //!
 //! - [`requests`]: per-request families, read from nginx's Lua log phase at scrape time;
 //! - [`controller`]: configuration loads, certificates, leadership;
-//! - [`process`]: `nginx_process_*`, from nginx's `stub_status` and `/proc`.
+//! - [`process`]: `nginx_process_*`, from nginx's `stub_status` and `/proc`;
+//! - [`admission`]: the admission webhook's last accepted review.
 //!
 //! ingress-nginx's families carry the constant labels `controller_namespace` (POD_NAMESPACE),
 //! `controller_class` (the controller class) and `controller_pod` (POD_NAME, else the host name),
 //! except `ssl_expire_time_seconds`, which has its own, as there.
 
+pub mod admission;
 pub mod controller;
 pub mod process;
 pub mod requests;
@@ -23,6 +25,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+use self::admission::AdmissionMetrics;
 use self::controller::ControllerMetrics;
 use self::process::{ProcessCollector, ProcessScrape};
 use self::requests::RequestCollector;
@@ -63,6 +66,8 @@ pub struct Metrics {
     pub requests: RequestCollector,
     /// The `nginx_process_*` families, as of the last scrape.
     pub process: ProcessCollector,
+    /// The admission webhook's families (the webhook's checker holds a clone).
+    pub admission: AdmissionMetrics,
     /// Backend tables sent to nginx's balancer (no reload).
     pub backend_updates: Counter,
     /// Times nginx had to be restarted after it died.
@@ -151,6 +156,7 @@ impl Metrics {
         .map(|(k, v)| (Cow::Borrowed(k), Cow::Owned(v.clone())));
         let labelled = ingress_nginx.sub_registry_with_labels(labels.into_iter());
         self.controller.register(labelled);
+        self.admission.register(labelled);
         labelled.register_collector(Box::new(self.requests.clone()));
         labelled.register_collector(Box::new(self.process.clone()));
         registry

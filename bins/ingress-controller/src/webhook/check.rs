@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cluster_state::ObjectRef;
 use k8s_openapi::api::networking::v1::Ingress;
@@ -28,6 +28,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::review::Verdict;
 use crate::class::Selection;
+use crate::metrics::admission::{AdmissionMetrics, Review};
 use crate::model::{self, Model, Problem};
 use crate::nginx::{Nginx, NginxError};
 use crate::objects::Objects;
@@ -105,17 +106,20 @@ pub struct Checker {
     turn: Semaphore,
     /// The number of the next private prefix.
     next: AtomicU64,
+    /// What accepted reviews measured.
+    metrics: AdmissionMetrics,
 }
 
 impl Checker {
     /// A checker running `nginx` with the controller's `options` and `selection`, on the
-    /// objects `objects` holds (the controller sends each set it applies). Check directories
-    /// a killed controller left behind are removed.
+    /// objects `objects` holds (the controller sends each set it applies), measuring accepted
+    /// reviews in `metrics`. Check directories a killed controller left behind are removed.
     pub fn new(
         nginx: PathBuf,
         options: render::Options,
         selection: Selection,
         objects: watch::Receiver<Arc<Objects>>,
+        metrics: AdmissionMetrics,
     ) -> Self {
         let _ = std::fs::remove_dir_all(scratch_root(&options));
         Self {
@@ -125,6 +129,7 @@ impl Checker {
             objects,
             turn: Semaphore::new(1),
             next: AtomicU64::new(0),
+            metrics,
         }
     }
 
@@ -141,40 +146,65 @@ impl Checker {
 
     /// One check at a time: the model of a large cluster is built on a blocking thread (the
     /// controller's loop shares the runtime), then `nginx -t` runs.
+    /// A review that reaches `nginx -t` and passes is measured, as ingress-nginx measures its
+    /// accepted reviews.
     async fn check_in_turn(&self, candidate: Ingress) -> Verdict {
+        let started = Instant::now();
         let Ok(_turn) = self.turn.acquire().await else {
             return Verdict::Failed("the checker is closed".into());
         };
         let objects = Arc::clone(&self.objects.borrow());
         let (selection, options) = (self.selection.clone(), self.options.clone());
+        let rendering = Instant::now();
         let prepared =
             tokio::task::spawn_blocking(move || prepare(&objects, &selection, &options, candidate))
                 .await;
+        let render = rendering.elapsed();
         match prepared {
             Ok(Prepared::Skipped) => Verdict::Allowed,
             Ok(Prepared::Refused(message)) => Verdict::Refused(message),
-            Ok(Prepared::Model(model)) => self.validate(&model).await,
+            Ok(Prepared::Model(model)) => {
+                let testing = Instant::now();
+                let (verdict, size) = self.validate(&model).await;
+                if let (Verdict::Allowed, Some(size)) = (&verdict, size) {
+                    self.metrics.reviewed(&Review {
+                        ingresses: model.ingresses.len(),
+                        render,
+                        test: testing.elapsed(),
+                        size,
+                        roundtrip: started.elapsed(),
+                    });
+                }
+                verdict
+            }
             Err(e) => Verdict::Failed(format!("the check stopped: {e}")),
         }
     }
 
-    /// `nginx -t` on `model` in a fresh private prefix.
-    async fn validate(&self, model: &Model) -> Verdict {
+    /// `nginx -t` on `model` in a fresh private prefix; the size of the configuration it
+    /// read, once written.
+    async fn validate(&self, model: &Model) -> (Verdict, Option<usize>) {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let dir = scratch_root(&self.options).join(format!("check-{}-{n}", std::process::id()));
         let scratch = match Scratch::create(dir) {
             Ok(scratch) => scratch,
-            Err(e) => return Verdict::Failed(format!("cannot prepare nginx -t: {e}")),
+            Err(e) => {
+                return (
+                    Verdict::Failed(format!("cannot prepare nginx -t: {e}")),
+                    None,
+                );
+            }
         };
-        match validate_in(&self.nginx, &self.options, model, &scratch.0).await {
-            Ok(()) => Verdict::Allowed,
+        let verdict = match validate_in(&self.nginx, &self.options, model, &scratch.0).await {
+            Ok(size) => return (Verdict::Allowed, Some(size)),
             Err(NginxError::Invalid(output)) => Verdict::Refused(format!(
                 "nginx -t refuses the configuration with this Ingress: {}",
                 nginx_message(&output)
             )),
             Err(NginxError::Render(e)) => Verdict::Refused(e.to_string()),
             Err(e) => Verdict::Failed(format!("cannot run nginx -t: {e}")),
-        }
+        };
+        (verdict, None)
     }
 }
 
@@ -204,13 +234,14 @@ fn nginx_message(output: &str) -> String {
 }
 
 /// Writes `model`'s certificates and configuration into the empty directory `dir` and runs
-/// `nginx -t` there, as the controller validates (see [`crate::nginx`]).
+/// `nginx -t` there, as the controller validates (see [`crate::nginx`]); the configuration's
+/// size in bytes.
 async fn validate_in(
     binary: &Path,
     options: &render::Options,
     model: &Model,
     dir: &Path,
-) -> Result<(), NginxError> {
+) -> Result<usize, NginxError> {
     let nginx = Nginx::new(binary.to_owned(), dir.to_owned())?;
     let private = options.with_prefix(nginx.validation_prefix());
     certs::write_all(&private, &model.certificates).map_err(|source| NginxError::Io {
@@ -218,7 +249,8 @@ async fn validate_in(
         source,
     })?;
     let text = render::render(model, &private)?;
-    nginx.validate(&text).await
+    nginx.validate(&text).await?;
+    Ok(text.len())
 }
 
 /// A directory made for one check (mode 0700, under a 0700 parent), removed on drop.

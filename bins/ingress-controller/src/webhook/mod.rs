@@ -29,6 +29,7 @@ use tokio::task::JoinHandle;
 use tracing::info;
 
 use crate::controller::Settings;
+use crate::metrics::admission::AdmissionMetrics;
 use crate::objects::Objects;
 
 /// Where and as whom the webhook serves.
@@ -60,7 +61,8 @@ pub enum WebhookError {
 
 /// Starts the webhook of `settings`, if it has one, reviewing against the objects `objects`
 /// holds (empty until the controller has applied its first set: until then no IngressClass is
-/// known, and every Ingress is allowed as another controller's).
+/// known, and every Ingress is allowed as another controller's); accepted reviews are measured
+/// in `metrics`.
 ///
 /// # Errors
 ///
@@ -68,6 +70,7 @@ pub enum WebhookError {
 pub async fn spawn(
     settings: &Settings,
     objects: watch::Receiver<Arc<Objects>>,
+    metrics: AdmissionMetrics,
 ) -> Result<Option<JoinHandle<()>>, WebhookError> {
     let Some(config) = &settings.webhook else {
         return Ok(None);
@@ -79,6 +82,7 @@ pub async fn spawn(
         settings.options.clone(),
         settings.selection.clone(),
         objects,
+        metrics,
     );
     info!(address = %config.address, "serving the validating admission webhook");
     Ok(Some(tokio::spawn(server::serve(
