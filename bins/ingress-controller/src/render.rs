@@ -181,6 +181,9 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
         )?,
         directive("access_log", ["/dev/stdout", "upstreaminfo"])?,
         directive("server_tokens", ["off"])?,
+        // As ingress-nginx's nginx.tmpl: a request refused before its location sets the
+        // metrics' variables (a 413, say) logs them empty, not as warnings.
+        directive("uninitialized_variable_warn", ["off"])?,
         directive("server_names_hash_max_size", ["65536"])?,
         directive(
             "server_names_hash_bucket_size",
@@ -978,6 +981,7 @@ mod tests {
                 .map(|host| Server {
                     host: host.clone(),
                     certificate: None,
+                    default_tls: false,
                     default_target: Target::NotFound,
                     locations: Vec::new(),
                 })
