@@ -90,24 +90,32 @@ pub fn resolve_ports<'a>(
         .collect()
 }
 
-fn resolve<'a>(
-    options: &ProxyOptions,
-    service: &'a Service,
-    cluster_ip: IpAddr,
-    port: &'a ServicePort,
-    slices: &[&EndpointSlice],
-) -> ResolvedPort<'a> {
-    let has_node_ports = matches!(
-        service.service_type,
-        ServiceType::NodePort | ServiceType::LoadBalancer
-    );
+/// What a port's rules depend on besides its endpoints.
+pub(crate) struct Facts {
+    /// A LoadBalancer Service.
+    pub(crate) load_balancer: bool,
+    pub(crate) node_port: u16,
+    pub(crate) external_ips: Vec<IpAddr>,
+    pub(crate) load_balancer_ips: Vec<IpAddr>,
+    pub(crate) source_ranges: Vec<Cidr>,
+    pub(crate) internal_local: bool,
+    pub(crate) external_local: bool,
+    pub(crate) externally_accessible: bool,
+    pub(crate) uses_cluster: bool,
+    pub(crate) uses_local: bool,
+}
+
+/// The [`Facts`] of `port` of `service` for the proxier of `options`.
+pub(crate) fn facts(options: &ProxyOptions, service: &Service, port: &ServicePort) -> Facts {
+    let load_balancer = service.service_type == ServiceType::LoadBalancer;
+    let has_node_ports = load_balancer || service.service_type == ServiceType::NodePort;
     let node_port = if has_node_ports { port.node_port } else { 0 };
     let external_ips: Vec<IpAddr> = service
         .external_ips
         .iter()
         .filter_map(|ip| family_ip(ip, options))
         .collect();
-    let load_balancer_ips: Vec<IpAddr> = if service.service_type == ServiceType::LoadBalancer {
+    let load_balancer_ips: Vec<IpAddr> = if load_balancer {
         service
             .load_balancer_ips
             .iter()
@@ -129,16 +137,8 @@ fn resolve<'a>(
         node_port != 0 || !external_ips.is_empty() || !load_balancer_ips.is_empty();
     let (uses_cluster, uses_local) =
         uses_endpoints(internal_local, external_local, externally_accessible);
-    let eps = collect(slices, port, options);
-    let place = Place {
-        node: &options.hostname,
-        zone: &options.zone,
-    };
-    let cat = categorize(&eps, uses_cluster, uses_local, place);
-    ResolvedPort {
-        service,
-        port,
-        cluster_ip,
+    Facts {
+        load_balancer,
         node_port,
         external_ips,
         load_balancer_ips,
@@ -148,6 +148,36 @@ fn resolve<'a>(
         externally_accessible,
         uses_cluster,
         uses_local,
+    }
+}
+
+fn resolve<'a>(
+    options: &ProxyOptions,
+    service: &'a Service,
+    cluster_ip: IpAddr,
+    port: &'a ServicePort,
+    slices: &[&EndpointSlice],
+) -> ResolvedPort<'a> {
+    let f = facts(options, service, port);
+    let eps = collect(slices, port, options);
+    let place = Place {
+        node: &options.hostname,
+        zone: &options.zone,
+    };
+    let cat = categorize(&eps, f.uses_cluster, f.uses_local, place);
+    ResolvedPort {
+        service,
+        port,
+        cluster_ip,
+        node_port: f.node_port,
+        external_ips: f.external_ips,
+        load_balancer_ips: f.load_balancer_ips,
+        source_ranges: f.source_ranges,
+        internal_local: f.internal_local,
+        external_local: f.external_local,
+        externally_accessible: f.externally_accessible,
+        uses_cluster: f.uses_cluster,
+        uses_local: f.uses_local,
         cluster: addrs(&cat.cluster),
         local: addrs(&cat.local),
         all: addrs(&cat.all),
