@@ -113,3 +113,39 @@ fn a_failed_transaction_makes_the_next_sync_full() {
     // Not the first sync any more: the base chains are not recreated.
     assert!(!second.transaction.to_text().contains("delete chain"));
 }
+
+#[test]
+fn a_failed_cleanup_is_retried() {
+    let (services, slices) = many(2);
+    let mut proxier = Proxier::new(fake_options_v4()).unwrap();
+    let full = proxier.sync(&services, &slices, Duration::ZERO);
+    proxier.applied(true);
+    assert!(full.cleanup.is_none());
+    let gone = proxier.sync(&services[..1], &slices[..1], Duration::from_secs(1));
+    proxier.applied(true);
+    let flushed = gone
+        .transaction
+        .ops
+        .iter()
+        .filter(|op| matches!(op, Op::FlushChain(_)))
+        .count();
+    assert!(flushed > 0);
+    let later = proxier.sync(&services[..1], &slices[..1], Duration::from_secs(5));
+    let cleanup = later.cleanup.unwrap();
+    assert_eq!(cleanup.len(), flushed);
+    proxier.applied(true);
+    proxier.cleanup_failed(&cleanup);
+    // The chains are flushed again, then deleted by a later sync.
+    let again = proxier.sync(&services[..1], &slices[..1], Duration::from_secs(6));
+    assert!(again.cleanup.is_none());
+    let reflushed = again
+        .transaction
+        .ops
+        .iter()
+        .filter(|op| matches!(op, Op::FlushChain(_)))
+        .count();
+    assert_eq!(reflushed, flushed);
+    proxier.applied(true);
+    let retry = proxier.sync(&services[..1], &slices[..1], Duration::from_secs(8));
+    assert_eq!(retry.cleanup.map(|c| c.len()), Some(flushed));
+}

@@ -54,8 +54,8 @@ impl core::error::Error for Rejected {}
 /// What one sync asks of the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Synced {
-    /// Deletes chains stale for long enough; run before [`Synced::transaction`], and its
-    /// failure only means they are deleted later.
+    /// Deletes chains stale for long enough; run before [`Synced::transaction`]. If it fails,
+    /// say so with [`Proxier::cleanup_failed`]: the chains are deleted later.
     pub cleanup: Option<Transaction>,
     /// The sync.
     pub transaction: Transaction,
@@ -257,6 +257,16 @@ impl Proxier {
             transaction: tx,
             full,
             rejected,
+        }
+    }
+
+    /// Records that `cleanup` ([`Synced::cleanup`]) failed: its chains are still in the
+    /// kernel, so the next sync flushes them again and a later one retries the deletion.
+    pub fn cleanup_failed(&mut self, cleanup: &Transaction) {
+        for op in &cleanup.ops {
+            if let Op::DeleteChain(name) = op {
+                self.chains.insert(name.clone());
+            }
         }
     }
 
