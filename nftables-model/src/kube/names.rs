@@ -207,6 +207,104 @@ mod tests {
         );
     }
 
+    const LONG_NS: &str = "very-long-namespace-name-abcdefghijklmnopqrstuvwxyz0123456789xx";
+    const LONG_NAME: &str = "very-long-service-name-why-would-you-even-do-this-i-mean-really";
+    const LONG_PORT: &str = "port-443-providing-the-hypertext-transmission-protocol-with-tls";
+
+    /// `Test_servicePortChainNameBase` (kubernetes/kubernetes pkg/proxy/nftables/
+    /// proxier_test.go, commit 030880a5dc54).
+    #[test]
+    fn service_port_chain_name_base() {
+        let cases = [
+            (
+                "testing",
+                "service",
+                "http",
+                Protocol::Tcp,
+                "P4ZYZVCF-testing/service/tcp/http",
+            ),
+            (
+                "testing",
+                "service",
+                "https",
+                Protocol::Tcp,
+                "LZBRENCP-testing/service/tcp/https",
+            ),
+        ];
+        for (ns, name, port, proto, base) in cases {
+            let c = PortChains::new(ns, name, proto, port).unwrap();
+            assert_eq!(c.cluster.as_str().strip_prefix("service-"), Some(base));
+        }
+        let c = PortChains::new(LONG_NS, LONG_NAME, Protocol::Sctp, LONG_PORT).unwrap();
+        assert_eq!(
+            c.firewall.as_str(),
+            alloc::format!("firewall-KR6NACJP-{LONG_NS}/{LONG_NAME}/sctp/{LONG_PORT}")
+        );
+    }
+
+    /// `Test_servicePortEndpointChainNameBase` (same file and commit), with the truncated
+    /// cases.
+    #[test]
+    fn service_port_endpoint_chain_name_base() {
+        let short = |endpoint: &str, port: u16| {
+            EndpointNames::new(
+                "testing",
+                "service",
+                Protocol::Tcp,
+                "http",
+                endpoint.parse().unwrap(),
+                port,
+            )
+            .unwrap()
+            .chain
+        };
+        assert_eq!(
+            short("10.180.0.1", 80).as_str(),
+            "endpoint-JO2XBXZR-testing/service/tcp/http__10.180.0.1/80"
+        );
+        assert_eq!(
+            short("10.180.0.2", 80).as_str(),
+            "endpoint-5S6H3H22-testing/service/tcp/http__10.180.0.2/80"
+        );
+        // Their "ipv6" case writes `fd80:abcd:12::a1b2:…`, "::" for one zero group, which is not
+        // the canonical text (RFC 5952, and Go's net.IP.String, write `12:0:a1b2`); names are
+        // made from the parsed address, so only canonical texts are compared.
+        assert_eq!(
+            short("fd80:abcd:12:0:a1b2:c3d4:e5f6:9999", 80).as_str(),
+            "endpoint-GIZ4YX43-testing/service/tcp/http__fd80.abcd.12.0.a1b2.c3d4.e5f6.9999/80"
+        );
+        let long = |endpoint: &str| {
+            EndpointNames::new(
+                LONG_NS,
+                LONG_NAME,
+                Protocol::Sctp,
+                LONG_PORT,
+                endpoint.parse().unwrap(),
+                443,
+            )
+            .unwrap()
+            .chain
+        };
+        let prefix = alloc::format!("{LONG_NS}/{LONG_NAME}/sctp/{LONG_PORT}");
+        assert_eq!(
+            long("1234:5678:9abc:def0::abc:1234").as_str(),
+            alloc::format!("endpoint-5YS7AFEA-{prefix}__1234.5678.9abc.def0..abc.1234/443")
+        );
+        // Their "truncated" cases write one zero group as "::" too; with the canonical text the
+        // name is cut the same way: 237 bytes and "...", the hash telling the two apart.
+        let (one, two) = (
+            long("1234:5678:9abc:def0:0:abcd:1234:5678"),
+            long("1234:5678:9abc:def0:0:abcd:1234:8765"),
+        );
+        assert_eq!(one.as_str().len(), "endpoint-".len() + 240);
+        assert!(
+            one.as_str()
+                .ends_with("__1234.5678.9abc.def0.0.abcd.123...")
+        );
+        assert_eq!(one.as_str().get(18..), two.as_str().get(18..));
+        assert_ne!(one, two);
+    }
+
     #[test]
     fn constant_names_are_valid() {
         for n in [
