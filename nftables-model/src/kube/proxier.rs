@@ -81,7 +81,7 @@ pub struct Proxier {
     /// Flushed chains and when they became stale.
     stale: BTreeMap<Name, Duration>,
     /// What the last sync wrote for each Service: the Service and its slices.
-    written: BTreeMap<Key, (Service, Vec<EndpointSlice>)>,
+    written: BTreeMap<Key, Written>,
     /// The state to keep if the pending transaction succeeds.
     pending: Option<Pending>,
 }
@@ -90,7 +90,24 @@ pub struct Proxier {
 struct Pending {
     chains: BTreeSet<Name>,
     affinity_sets: BTreeSet<Name>,
-    written: BTreeMap<Key, (Service, Vec<EndpointSlice>)>,
+    /// The changes to [`Proxier::written`]: a new copy, or `None` to forget the Service.
+    written: Vec<(Key, Option<Written>)>,
+}
+
+/// A Service and its EndpointSlices as a sync wrote them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Written {
+    service: Service,
+    slices: Vec<EndpointSlice>,
+}
+
+impl Written {
+    /// Whether `service` with `slices` is what was written.
+    fn is(&self, service: &Service, slices: &[&EndpointSlice]) -> bool {
+        self.service == *service
+            && self.slices.len() == slices.len()
+            && self.slices.iter().zip(slices).all(|(a, b)| a == *b)
+    }
 }
 
 impl Proxier {
@@ -188,7 +205,9 @@ impl Proxier {
         let mut active_chains = BTreeSet::new();
         let mut active_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
-        let mut written = BTreeMap::new();
+        // What the record of written Services becomes if the transaction is applied: only the
+        // Services that changed are copied.
+        let mut written: Vec<(Key, Option<Written>)> = Vec::new();
         let mut ctx = Context {
             family,
             masquerade_all: self.options.proxy.masquerade_all,
@@ -209,6 +228,9 @@ impl Proxier {
             {
                 Ok(names) => names,
                 Err(error) => {
+                    if self.written.contains_key(key) {
+                        written.push((key.clone(), None));
+                    }
                     rejected.push(Rejected {
                         namespace: service.namespace.clone(),
                         name: service.name.clone(),
@@ -217,15 +239,26 @@ impl Proxier {
                     continue;
                 }
             };
-            let now_written = (
-                (*service).clone(),
-                own_slices.iter().map(|e| (*e).clone()).collect(),
-            );
-            let unchanged = !full && self.written.get(key) == Some(&now_written);
+            let same = self
+                .written
+                .get(key)
+                .is_some_and(|w| w.is(service, own_slices));
             for (port, names) in ports.iter().zip(&names) {
-                ctx.write_port(port, names, unchanged);
+                ctx.write_port(port, names, same && !full);
             }
-            written.insert(key.clone(), now_written);
+            if !same {
+                let copy = Written {
+                    service: (*service).clone(),
+                    slices: own_slices.iter().map(|e| (*e).clone()).collect(),
+                };
+                written.push((key.clone(), Some(copy)));
+            }
+        }
+        // Services gone since the last sync.
+        for key in self.written.keys() {
+            if !by_service.get(key).is_some_and(|(s, _)| s.is_some()) {
+                written.push((key.clone(), None));
+            }
         }
 
         for chain in &self.chains {
@@ -279,7 +312,16 @@ impl Proxier {
                 self.need_full = false;
                 self.chains = p.chains;
                 self.affinity_sets = p.affinity_sets;
-                self.written = p.written;
+                for (key, copy) in p.written {
+                    match copy {
+                        Some(w) => {
+                            self.written.insert(key, w);
+                        }
+                        None => {
+                            self.written.remove(&key);
+                        }
+                    }
+                }
             }
             _ => {
                 self.need_full = true;

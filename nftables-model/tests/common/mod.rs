@@ -154,8 +154,7 @@ pub fn overall() -> (Vec<Service>, Vec<EndpointSlice>) {
     (vec![svc1, svc2, svc3, svc4, svc5, svc6], slices)
 }
 
-/// `n` ClusterIP Services `ns/svcI` with three endpoints each, and `node_ports` of them
-/// NodePorts.
+/// `n` Services `ns/svcI` with three endpoints each; those of even index are NodePorts.
 pub fn many(n: usize) -> (Vec<Service>, Vec<EndpointSlice>) {
     let tcp = Protocol::Tcp;
     let mut services = Vec::with_capacity(n);
@@ -171,7 +170,8 @@ pub fn many(n: usize) -> (Vec<Service>, Vec<EndpointSlice>) {
         );
         if i % 2 == 0 {
             s.service_type = ServiceType::NodePort;
-            s.ports[0].node_port = 30000 + u16::try_from(i % 2000).unwrap();
+            // One node port each (n is at most 35535).
+            s.ports[0].node_port = 30000 + u16::try_from(i).unwrap();
         }
         services.push(s);
         let ips: Vec<String> = (1..=3).map(|k| format!("10.{k}.{hi}.{lo}")).collect();
