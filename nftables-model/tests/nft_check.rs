@@ -112,6 +112,8 @@ fn sequence(ns: &Namespace, options: NftOptions) {
     let family = if options.proxy.ipv6 { "ipv6" } else { "ipv4" };
     let mut proxier = Proxier::new(options).unwrap();
     let (mut services, mut slices) = if family == "ipv4" {
+        // The two sets overlap: ns/svc41-46 have the ClusterIPs of ns1/svc1-ns6/svc6, two
+        // Services claiming one address, and the element must follow whichever is written last.
         let (mut s, mut e) = overall();
         let (more_s, more_e) = many(50);
         s.extend(more_s);
@@ -125,6 +127,10 @@ fn sequence(ns: &Namespace, options: NftOptions) {
         let synced = proxier.sync(services, slices, at);
         assert!(synced.rejected.is_empty(), "{what}: {:?}", synced.rejected);
         if let Some(cleanup) = &synced.cleanup {
+            // The model's clock says the chains have been stale for a second; the kernel's
+            // must too (before 6.2 it notices late that a deleted map element no longer
+            // refers to a chain, which is why kube-proxy waits).
+            std::thread::sleep(Duration::from_millis(1100));
             ns.check_and_apply(&format!("{family} {what} (cleanup)"), cleanup);
         }
         ns.check_and_apply(&format!("{family} {what}"), &synced.transaction);

@@ -16,7 +16,7 @@ use iptables_model::kube::{EndpointSlice, Service, resolve_ports};
 use super::local::matches;
 use super::names::{AFFINITY_PREFIX, is_service_chain, table};
 use super::options::NftOptions;
-use super::service::{Context, PortNames};
+use super::service::{Context, PortNames, Wanted};
 use super::setup::setup;
 use super::store::Stores;
 use crate::error::Error;
@@ -94,11 +94,12 @@ struct Pending {
     written: Vec<(Key, Option<Written>)>,
 }
 
-/// A Service and its EndpointSlices as a sync wrote them.
+/// A Service and its EndpointSlices as a sync wrote them, and what they wanted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Written {
     service: Service,
     slices: Vec<EndpointSlice>,
+    wanted: Vec<Wanted>,
 }
 
 impl Written {
@@ -217,9 +218,16 @@ impl Proxier {
             stores: &mut self.stores,
             active_chains: &mut active_chains,
             active_affinity: &mut active_affinity,
+            wanted: Vec::new(),
         };
         for (key, (service, own_slices)) in &by_service {
             let Some(service) = service else { continue };
+            let previous = self.written.get(key).filter(|w| w.is(service, own_slices));
+            if let (false, Some(w)) = (full, previous) {
+                // Unchanged since it was written: nothing to write, the same to keep.
+                ctx.replay(&w.wanted);
+                continue;
+            }
             let ports = resolve_ports(&self.options.proxy, service, own_slices);
             let names = match ports
                 .iter()
@@ -239,17 +247,15 @@ impl Proxier {
                     continue;
                 }
             };
-            let same = self
-                .written
-                .get(key)
-                .is_some_and(|w| w.is(service, own_slices));
             for (port, names) in ports.iter().zip(&names) {
-                ctx.write_port(port, names, same && !full);
+                ctx.write_port(port, names);
             }
-            if !same {
+            let wanted = core::mem::take(&mut ctx.wanted);
+            if previous.is_none() {
                 let copy = Written {
                     service: (*service).clone(),
                     slices: own_slices.iter().map(|e| (*e).clone()).collect(),
+                    wanted,
                 };
                 written.push((key.clone(), Some(copy)));
             }

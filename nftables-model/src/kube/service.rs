@@ -13,7 +13,7 @@ use super::names::{
     NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, fixed,
 };
 use super::setup::ensure_chain;
-use super::store::Stores;
+use super::store::{Slot, Stores};
 use crate::element::{Atom, Element, Verdict};
 use crate::error::Error;
 use crate::name::{Comment, Name};
@@ -74,6 +74,18 @@ impl PortNames {
     }
 }
 
+/// What writing a Service wanted, to want it again in a later sync without writing the Service
+/// again while it does not change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    /// An element of a set or map.
+    Element(Slot, Element),
+    /// A chain.
+    Chain(Name),
+    /// An affinity set.
+    Affinity(Name),
+}
+
 /// What a sync shares across ports.
 pub(crate) struct Context<'a> {
     pub(crate) family: Family,
@@ -85,6 +97,8 @@ pub(crate) struct Context<'a> {
     pub(crate) stores: &'a mut Stores,
     pub(crate) active_chains: &'a mut BTreeSet<Name>,
     pub(crate) active_affinity: &'a mut BTreeSet<Name>,
+    /// What the Service being written wants.
+    pub(crate) wanted: Vec<Wanted>,
 }
 
 fn element(container: &'static str, key: Vec<Atom>, value: Option<Verdict>) -> Element {
@@ -97,11 +111,28 @@ fn element(container: &'static str, key: Vec<Atom>, value: Option<Verdict>) -> E
 }
 
 impl Context<'_> {
-    fn ensure(&mut self, chain: &Name, skip: bool) {
-        if skip {
-            self.active_chains.insert(chain.clone());
-        } else {
-            ensure_chain(self.tx, self.active_chains, chain);
+    fn ensure(&mut self, chain: &Name) {
+        ensure_chain(self.tx, self.active_chains, chain);
+        self.wanted.push(Wanted::Chain(chain.clone()));
+    }
+
+    fn element(&mut self, slot: Slot, element: Element) {
+        self.wanted.push(Wanted::Element(slot, element.clone()));
+        self.stores.get(slot).ensure(self.tx, element);
+    }
+
+    /// Wants again what an unchanged Service wanted when it was written.
+    pub(crate) fn replay(&mut self, wanted: &[Wanted]) {
+        for w in wanted {
+            match w {
+                Wanted::Element(slot, element) => self.stores.get(*slot).keep(self.tx, element),
+                Wanted::Chain(name) => {
+                    self.active_chains.insert(name.clone());
+                }
+                Wanted::Affinity(name) => {
+                    self.active_affinity.insert(name.clone());
+                }
+            }
         }
     }
 
@@ -111,28 +142,28 @@ impl Context<'_> {
         self.tx.push(Op::AddRule(rule));
     }
 
-    /// Writes one port; `skip` (a partial sync, the Service unchanged) writes only its
-    /// elements that changed and notes its chains as in use.
+    /// Writes one port, noting in [`Context::wanted`] what it wants.
     #[allow(clippy::too_many_lines)] // the steps of syncProxyRules' loop body, in order
-    pub(crate) fn write_port(&mut self, port: &ResolvedPort<'_>, names: &PortNames, skip: bool) {
+    pub(crate) fn write_port(&mut self, port: &ResolvedPort<'_>, names: &PortNames) {
         let fam = self.family.keyword();
         let proto = port.port.protocol;
         let affinity = port.service.client_ip_affinity;
         let chains = &names.chains;
 
         for (_, ep) in &names.endpoints {
-            self.ensure(&ep.chain, skip);
+            self.ensure(&ep.chain);
             if affinity.is_some() {
                 self.active_affinity.insert(ep.affinity.clone());
+                self.wanted.push(Wanted::Affinity(ep.affinity.clone()));
             }
         }
         let uses_cluster_chain = !port.cluster.is_empty() && port.uses_cluster;
         if uses_cluster_chain {
-            self.ensure(&chains.cluster, skip);
+            self.ensure(&chains.cluster);
         }
         let uses_local_chain = !port.local.is_empty() && port.uses_local;
         if uses_local_chain {
-            self.ensure(&chains.local, skip);
+            self.ensure(&chains.local);
         }
         let has_endpoints = port.any;
         let (internal_chain, has_internal) = if port.internal_local {
@@ -147,7 +178,7 @@ impl Context<'_> {
         };
         let uses_external_chain = has_endpoints && port.externally_accessible;
         if uses_external_chain {
-            self.ensure(&chains.external, skip);
+            self.ensure(&chains.external);
         }
         let filter_verdict = |has: bool| {
             if has_endpoints {
@@ -173,13 +204,13 @@ impl Context<'_> {
                 comment: Some(names.comment.clone()),
             };
 
-        self.stores.cluster_ips.ensure(
-            self.tx,
+        self.element(
+            Slot::ClusterIps,
             element(CLUSTER_IPS, vec![Atom::Ip(port.cluster_ip)], None),
         );
         if has_internal {
-            self.stores.service_ips.ensure(
-                self.tx,
+            self.element(
+                Slot::ServiceIps,
                 element(
                     SERVICE_IPS,
                     dest(port.cluster_ip),
@@ -187,8 +218,8 @@ impl Context<'_> {
                 ),
             );
         } else {
-            self.stores.no_endpoint_services.ensure(
-                self.tx,
+            self.element(
+                Slot::NoEndpointServices,
                 no_endpoint(
                     dest(port.cluster_ip),
                     NO_ENDPOINT_SERVICES,
@@ -198,8 +229,8 @@ impl Context<'_> {
         }
         for ip in &port.external_ips {
             if has_endpoints {
-                self.stores.service_ips.ensure(
-                    self.tx,
+                self.element(
+                    Slot::ServiceIps,
                     element(
                         SERVICE_IPS,
                         dest(*ip),
@@ -208,20 +239,20 @@ impl Context<'_> {
                 );
             }
             if !has_external {
-                self.stores.no_endpoint_services.ensure(
-                    self.tx,
+                self.element(
+                    Slot::NoEndpointServices,
                     no_endpoint(dest(*ip), NO_ENDPOINT_SERVICES, &external_verdict),
                 );
             }
         }
         let uses_firewall = !port.load_balancer_ips.is_empty() && !port.source_ranges.is_empty();
         if uses_firewall {
-            self.ensure(&chains.firewall, skip);
+            self.ensure(&chains.firewall);
         }
         for ip in &port.load_balancer_ips {
             if has_endpoints {
-                self.stores.service_ips.ensure(
-                    self.tx,
+                self.element(
+                    Slot::ServiceIps,
                     element(
                         SERVICE_IPS,
                         dest(*ip),
@@ -230,8 +261,8 @@ impl Context<'_> {
                 );
             }
             if uses_firewall {
-                self.stores.firewall_ips.ensure(
-                    self.tx,
+                self.element(
+                    Slot::FirewallIps,
                     element(
                         FIREWALL_IPS,
                         dest(*ip),
@@ -242,8 +273,8 @@ impl Context<'_> {
         }
         if !has_external {
             for ip in &port.load_balancer_ips {
-                self.stores.no_endpoint_services.ensure(
-                    self.tx,
+                self.element(
+                    Slot::NoEndpointServices,
                     no_endpoint(dest(*ip), NO_ENDPOINT_SERVICES, &external_verdict),
                 );
             }
@@ -251,8 +282,8 @@ impl Context<'_> {
         if port.node_port != 0 {
             let key = || vec![Atom::Protocol(proto), Atom::Port(port.node_port)];
             if has_endpoints {
-                self.stores.service_nodeports.ensure(
-                    self.tx,
+                self.element(
+                    Slot::ServiceNodeports,
                     element(
                         SERVICE_NODEPORTS,
                         key(),
@@ -261,14 +292,11 @@ impl Context<'_> {
                 );
             }
             if !has_external {
-                self.stores.no_endpoint_nodeports.ensure(
-                    self.tx,
+                self.element(
+                    Slot::NoEndpointNodeports,
                     no_endpoint(key(), NO_ENDPOINT_NODEPORTS, &external_verdict),
                 );
             }
-        }
-        if skip {
-            return;
         }
 
         let mark_masq = fixed(MARK_FOR_MASQUERADE);
