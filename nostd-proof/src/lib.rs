@@ -10,6 +10,7 @@ extern crate corefile;
 extern crate dns_wire;
 extern crate iptables_model;
 extern crate leader_lease;
+extern crate nftables_model;
 extern crate nginx_conf;
 
 /// Panic handler of a freestanding program: spin, as there is nothing to report to.

@@ -14,6 +14,8 @@ use crate::addr::parse_ip_lenient;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Ep {
     pub(crate) ip: IpAddr,
+    /// The target port.
+    pub(crate) port: u16,
     /// `ip:port`, the sort key and the DNAT destination.
     pub(crate) host_port: String,
     pub(crate) local: bool,
@@ -51,6 +53,7 @@ pub(crate) fn collect(
                 let serving = endpoint.serving.unwrap_or(ready);
                 let ep = Ep {
                     ip,
+                    port: slice_port.port,
                     host_port: join_host_port(ip, slice_port.port),
                     local: endpoint.node_name.as_deref() == Some(options.hostname.as_str()),
                     ready,

@@ -9,6 +9,7 @@ mod input;
 mod local;
 mod naming;
 mod port;
+mod resolve;
 mod rules;
 mod sync;
 mod topology;
@@ -24,4 +25,5 @@ pub use local::{InterfaceName, InterfaceNameError, LocalDetector, MAX_INTERFACE_
 pub use naming::{
     ServiceChains, endpoint_chain, is_service_chain, join_host_port, service_port_name,
 };
+pub use resolve::{EndpointAddr, ResolvedPort, resolve_ports};
 pub use sync::{PartialSync, Proxier};

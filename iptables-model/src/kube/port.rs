@@ -5,9 +5,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::net::{IpAddr, Ipv4Addr};
 
-use super::endpoints::{Ep, categorize, uses_endpoints};
-use super::input::{Protocol, ProxyOptions, Service, ServicePort, ServiceType, TrafficPolicy};
+use super::endpoints::{Ep, categorize};
+use super::input::{Protocol, ProxyOptions, Service, ServicePort};
 use super::naming::{ServiceChains, endpoint_chain, service_port_name};
+use super::resolve::{Facts, facts};
 use super::rules::{Quoting, RuleText, declare};
 use super::topology::Place;
 use crate::addr::{Cidr, parse_ip_lenient};
@@ -127,45 +128,18 @@ impl PortContext<'_> {
         };
         let chains = ServiceChains::new(&spn, port.protocol);
         let proto = port.protocol;
-        let lb = service.service_type == ServiceType::LoadBalancer;
-        let node_port = if matches!(
-            service.service_type,
-            ServiceType::NodePort | ServiceType::LoadBalancer
-        ) {
-            port.node_port
-        } else {
-            0
-        };
-        let external_ips: Vec<IpAddr> = service
-            .external_ips
-            .iter()
-            .filter_map(|ip| family_ip(ip, options))
-            .collect();
-        let lb_ips: Vec<IpAddr> = if lb {
-            service
-                .load_balancer_ips
-                .iter()
-                .filter_map(|ip| family_ip(ip, options))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let ranges: Vec<Cidr> = service
-            .load_balancer_source_ranges
-            .iter()
-            .filter_map(|r| Cidr::parse_lenient(r))
-            .filter(|c| c.addr.is_ipv6() == options.ipv6)
-            .collect();
-        let etp_local = service.external_traffic_policy == TrafficPolicy::Local
-            && (matches!(
-                service.service_type,
-                ServiceType::NodePort | ServiceType::LoadBalancer
-            ) || !external_ips.is_empty());
-        let itp_local = service.internal_traffic_policy == TrafficPolicy::Local;
-        let externally_accessible =
-            node_port != 0 || !external_ips.is_empty() || !lb_ips.is_empty();
-        let (uses_cluster, uses_local) =
-            uses_endpoints(itp_local, etp_local, externally_accessible);
+        let Facts {
+            load_balancer: lb,
+            node_port,
+            external_ips,
+            load_balancer_ips: lb_ips,
+            source_ranges: ranges,
+            internal_local: itp_local,
+            external_local: etp_local,
+            externally_accessible,
+            uses_cluster,
+            uses_local,
+        } = facts(options, service, port);
         let place = Place {
             node: &options.hostname,
             zone: &options.zone,

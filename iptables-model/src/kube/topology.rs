@@ -485,6 +485,11 @@ mod tests {
         let ip = host_port.split(':').next().and_then(|ip| ip.parse().ok());
         Ep {
             ip: ip.unwrap_or(core::net::IpAddr::V4(core::net::Ipv4Addr::UNSPECIFIED)),
+            port: host_port
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0),
             host_port: host_port.into(),
             local,
             ready,

@@ -1,0 +1,353 @@
+//! The names of kube-proxy's table, chains, sets and maps, and how the per-service ones are
+//! made: a prefix, eight base32 characters of `sha256(name)`, `-`, and the name itself
+//! (`namespace/service/protocol/port`, plus `__ip/port` for an endpoint, an IPv6 address with
+//! `.` for `:`), cut to 240 bytes with `...` (`hashAndTruncate`).
+
+use alloc::string::String;
+use core::fmt::Write;
+use core::net::IpAddr;
+
+use iptables_model::kube::Protocol;
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::name::Name;
+
+/// The table: `kube-proxy`.
+pub const TABLE: &str = "kube-proxy";
+/// The base chains' `ct state new` jump target for NodePorts without endpoints.
+pub const NODEPORT_ENDPOINTS_CHECK: &str = "nodeport-endpoints-check";
+/// The jump target that rejects or drops traffic to services without endpoints.
+pub const SERVICE_ENDPOINTS_CHECK: &str = "service-endpoints-check";
+/// The chain that rejects traffic to unused ports of ClusterIPs and drops traffic to
+/// unallocated ones.
+pub const CLUSTER_IPS_CHECK: &str = "cluster-ips-check";
+/// The `loadBalancerSourceRanges` dispatch chain.
+pub const FIREWALL_CHECK: &str = "firewall-check";
+/// The service dispatch chain.
+pub const SERVICES: &str = "services";
+/// The chain that marks packets for masquerading.
+pub const MARK_FOR_MASQUERADE: &str = "mark-for-masquerade";
+/// The chain that masquerades marked packets.
+pub const MASQUERADING: &str = "masquerading";
+/// The chain that rejects.
+pub const REJECT_CHAIN: &str = "reject-chain";
+/// The set of active ClusterIPs.
+pub const CLUSTER_IPS: &str = "cluster-ips";
+/// The set of addresses that accept NodePorts.
+pub const NODEPORT_IPS: &str = "nodeport-ips";
+/// ClusterIP, external IP and LoadBalancer IP dispatch.
+pub const SERVICE_IPS: &str = "service-ips";
+/// NodePort dispatch.
+pub const SERVICE_NODEPORTS: &str = "service-nodeports";
+/// Drop or reject for service IPs without endpoints.
+pub const NO_ENDPOINT_SERVICES: &str = "no-endpoint-services";
+/// Drop or reject for NodePorts without endpoints.
+pub const NO_ENDPOINT_NODEPORTS: &str = "no-endpoint-nodeports";
+/// LoadBalancer IPs subject to source ranges.
+pub const FIREWALL_IPS: &str = "firewall-ips";
+
+/// The prefix of affinity sets.
+pub const AFFINITY_PREFIX: &str = "affinity-";
+
+/// The longest name base (knftables' `NameLengthMax` 256 less a 16-byte prefix).
+const BASE_MAX: usize = 240;
+
+/// `name` as a [`Name`]; only for this crate's own constant names (checked by a test).
+pub(crate) fn fixed(name: &'static str) -> Name {
+    Name::trusted(name)
+}
+
+/// The table name.
+pub fn table() -> Name {
+    fixed(TABLE)
+}
+
+fn hash_and_truncate(name: &str) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let digest = Sha256::digest(name.as_bytes());
+    // Eight base32 characters are the first 40 bits.
+    let bits = digest
+        .iter()
+        .take(5)
+        .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+    let mut out = String::with_capacity(9 + name.len());
+    for i in (0..8).rev() {
+        let index = usize::try_from((bits >> (i * 5)) & 31).unwrap_or(0);
+        out.push(char::from(ALPHABET.get(index).copied().unwrap_or(b'A')));
+    }
+    out.push('-');
+    out.push_str(name);
+    if out.len() > BASE_MAX {
+        // The text is ASCII (it becomes a Name only if it is), so any byte is a boundary;
+        // a non-ASCII one is refused by Name::new below anyway.
+        let mut cut = BASE_MAX - 3;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str("...");
+    }
+    out
+}
+
+/// The names of one service port's chains, which share a base.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortChains {
+    /// `service-…`: the endpoints of Cluster policy.
+    pub cluster: Name,
+    /// `local-…`: the endpoints of Local policy.
+    pub local: Name,
+    /// `external-…`: external destinations.
+    pub external: Name,
+    /// `firewall-…`: `loadBalancerSourceRanges`.
+    pub firewall: Name,
+}
+
+fn prefixed(prefix: &str, base: &str) -> Result<Name, Error> {
+    let mut s = String::with_capacity(prefix.len() + base.len());
+    s.push_str(prefix);
+    s.push_str(base);
+    Name::new(&s)
+}
+
+impl PortChains {
+    /// The chains of port `port_name` of Service `namespace/name` with `protocol`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] when a part has a byte nft names cannot hold.
+    pub fn new(
+        namespace: &str,
+        name: &str,
+        protocol: Protocol,
+        port_name: &str,
+    ) -> Result<Self, Error> {
+        let mut text = String::new();
+        let _ = write!(text, "{namespace}/{name}/{}/{port_name}", protocol.lower());
+        let base = hash_and_truncate(&text);
+        Ok(Self {
+            cluster: prefixed("service-", &base)?,
+            local: prefixed("local-", &base)?,
+            external: prefixed("external-", &base)?,
+            firewall: prefixed("firewall-", &base)?,
+        })
+    }
+}
+
+/// The names of one endpoint's chain and affinity set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointNames {
+    /// `endpoint-…`.
+    pub chain: Name,
+    /// `affinity-…`.
+    pub affinity: Name,
+}
+
+impl EndpointNames {
+    /// The names of endpoint `ip:port` of the port of [`PortChains::new`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] as for [`PortChains::new`].
+    pub fn new(
+        namespace: &str,
+        name: &str,
+        protocol: Protocol,
+        port_name: &str,
+        ip: IpAddr,
+        port: u16,
+    ) -> Result<Self, Error> {
+        let mut text = String::new();
+        let _ = write!(
+            text,
+            "{namespace}/{name}/{}/{port_name}__",
+            protocol.lower()
+        );
+        // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
+        // is refused below).
+        let _ = write!(text, "{}/{port}", alloc::format!("{ip}").replace(':', "."));
+        let base = hash_and_truncate(&text);
+        Ok(Self {
+            chain: prefixed("endpoint-", &base)?,
+            affinity: prefixed(AFFINITY_PREFIX, &base)?,
+        })
+    }
+}
+
+/// Whether `chain` is a per-service chain (their names, and only theirs, have a `/`).
+pub fn is_service_chain(chain: &Name) -> bool {
+    chain.as_str().contains('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_test_overall_nftables_rules() {
+        let c = PortChains::new("ns1", "svc1", Protocol::Tcp, "p80").unwrap();
+        assert_eq!(c.cluster.as_str(), "service-ULMVA6XW-ns1/svc1/tcp/p80");
+        let e = EndpointNames::new(
+            "ns1",
+            "svc1",
+            Protocol::Tcp,
+            "p80",
+            "10.180.0.1".parse().unwrap(),
+            80,
+        )
+        .unwrap();
+        assert_eq!(
+            e.chain.as_str(),
+            "endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80"
+        );
+        assert_eq!(
+            e.affinity.as_str(),
+            "affinity-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80"
+        );
+    }
+
+    const LONG_NS: &str = "very-long-namespace-name-abcdefghijklmnopqrstuvwxyz0123456789xx";
+    const LONG_NAME: &str = "very-long-service-name-why-would-you-even-do-this-i-mean-really";
+    const LONG_PORT: &str = "port-443-providing-the-hypertext-transmission-protocol-with-tls";
+
+    /// `Test_servicePortChainNameBase` (kubernetes/kubernetes pkg/proxy/nftables/
+    /// proxier_test.go, commit 030880a5dc54).
+    #[test]
+    fn service_port_chain_name_base() {
+        let cases = [
+            (
+                "testing",
+                "service",
+                "http",
+                Protocol::Tcp,
+                "P4ZYZVCF-testing/service/tcp/http",
+            ),
+            (
+                "testing",
+                "service",
+                "https",
+                Protocol::Tcp,
+                "LZBRENCP-testing/service/tcp/https",
+            ),
+        ];
+        for (ns, name, port, proto, base) in cases {
+            let c = PortChains::new(ns, name, proto, port).unwrap();
+            assert_eq!(c.cluster.as_str().strip_prefix("service-"), Some(base));
+        }
+        let c = PortChains::new(LONG_NS, LONG_NAME, Protocol::Sctp, LONG_PORT).unwrap();
+        assert_eq!(
+            c.firewall.as_str(),
+            alloc::format!("firewall-KR6NACJP-{LONG_NS}/{LONG_NAME}/sctp/{LONG_PORT}")
+        );
+    }
+
+    /// `Test_servicePortEndpointChainNameBase` (same file and commit), with the truncated
+    /// cases.
+    #[test]
+    fn service_port_endpoint_chain_name_base() {
+        let short = |endpoint: &str, port: u16| {
+            EndpointNames::new(
+                "testing",
+                "service",
+                Protocol::Tcp,
+                "http",
+                endpoint.parse().unwrap(),
+                port,
+            )
+            .unwrap()
+            .chain
+        };
+        assert_eq!(
+            short("10.180.0.1", 80).as_str(),
+            "endpoint-JO2XBXZR-testing/service/tcp/http__10.180.0.1/80"
+        );
+        assert_eq!(
+            short("10.180.0.2", 80).as_str(),
+            "endpoint-5S6H3H22-testing/service/tcp/http__10.180.0.2/80"
+        );
+        // Their "ipv6" case writes `fd80:abcd:12::a1b2:…`, "::" for one zero group, which is not
+        // the canonical text (RFC 5952, and Go's net.IP.String, write `12:0:a1b2`); names are
+        // made from the parsed address, so only canonical texts are compared.
+        assert_eq!(
+            short("fd80:abcd:12:0:a1b2:c3d4:e5f6:9999", 80).as_str(),
+            "endpoint-GIZ4YX43-testing/service/tcp/http__fd80.abcd.12.0.a1b2.c3d4.e5f6.9999/80"
+        );
+        let long = |endpoint: &str| {
+            EndpointNames::new(
+                LONG_NS,
+                LONG_NAME,
+                Protocol::Sctp,
+                LONG_PORT,
+                endpoint.parse().unwrap(),
+                443,
+            )
+            .unwrap()
+            .chain
+        };
+        let prefix = alloc::format!("{LONG_NS}/{LONG_NAME}/sctp/{LONG_PORT}");
+        assert_eq!(
+            long("1234:5678:9abc:def0::abc:1234").as_str(),
+            alloc::format!("endpoint-5YS7AFEA-{prefix}__1234.5678.9abc.def0..abc.1234/443")
+        );
+        // Their "truncated" cases write one zero group as "::" too; with the canonical text the
+        // name is cut the same way: 237 bytes and "...", the hash telling the two apart.
+        let (one, two) = (
+            long("1234:5678:9abc:def0:0:abcd:1234:5678"),
+            long("1234:5678:9abc:def0:0:abcd:1234:8765"),
+        );
+        assert_eq!(one.as_str().len(), "endpoint-".len() + 240);
+        assert!(
+            one.as_str()
+                .ends_with("__1234.5678.9abc.def0.0.abcd.123...")
+        );
+        assert_eq!(one.as_str().get(18..), two.as_str().get(18..));
+        assert_ne!(one, two);
+    }
+
+    #[test]
+    fn constant_names_are_valid() {
+        for n in [
+            TABLE,
+            NODEPORT_ENDPOINTS_CHECK,
+            SERVICE_ENDPOINTS_CHECK,
+            CLUSTER_IPS_CHECK,
+            FIREWALL_CHECK,
+            SERVICES,
+            MARK_FOR_MASQUERADE,
+            MASQUERADING,
+            REJECT_CHAIN,
+            CLUSTER_IPS,
+            NODEPORT_IPS,
+            SERVICE_IPS,
+            SERVICE_NODEPORTS,
+            NO_ENDPOINT_SERVICES,
+            NO_ENDPOINT_NODEPORTS,
+            FIREWALL_IPS,
+        ] {
+            assert_eq!(Name::new(n).as_ref(), Ok(&fixed(n)));
+        }
+    }
+
+    #[test]
+    fn hostile_names_are_refused() {
+        assert!(PortChains::new("ns1", "svc1 }; flush ruleset", Protocol::Tcp, "p").is_err());
+        assert!(PortChains::new("ns1", "svc1", Protocol::Tcp, "p\nadd").is_err());
+    }
+
+    #[test]
+    fn long_names_are_cut_with_dots() {
+        let long = "a".repeat(63);
+        let e = EndpointNames::new(
+            &long,
+            &long,
+            Protocol::Sctp,
+            &long,
+            "fd00:1234:5678:9abc:def0:1234:5678:9abc".parse().unwrap(),
+            65535,
+        )
+        .unwrap();
+        assert!(e.chain.as_str().ends_with("..."));
+        assert_eq!(e.chain.as_str().len(), "endpoint-".len() + 240);
+    }
+}

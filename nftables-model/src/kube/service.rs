@@ -1,0 +1,439 @@
+//! The chains, rules, sets and elements of one service port (the loop body of
+//! `syncProxyRules` and `writeServiceToEndpointRules`).
+
+use alloc::collections::BTreeSet;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::net::IpAddr;
+
+use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
+
+use super::names::{
+    CLUSTER_IPS, EndpointNames, FIREWALL_IPS, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS,
+    NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, fixed,
+};
+use super::setup::ensure_chain;
+use super::store::{Slot, Stores};
+use crate::element::{Atom, Element, Verdict};
+use crate::error::Error;
+use crate::name::{Comment, Name};
+use crate::object::{Container, Family, SetFlag};
+use crate::rule::{Rule, RuleText};
+use crate::transaction::{Op, Transaction};
+
+/// The names a port's objects use, checked before anything of its Service is written.
+#[derive(Clone, Debug)]
+pub(crate) struct PortNames {
+    chains: PortChains,
+    endpoints: Vec<(EndpointAddr, EndpointNames)>,
+    comment: Comment,
+}
+
+impl PortNames {
+    /// The names of `port`'s objects.
+    ///
+    /// # Errors
+    ///
+    /// [`Error`] when the Service's namespace, name or port name cannot be written.
+    pub(crate) fn of(port: &ResolvedPort<'_>) -> Result<Self, Error> {
+        let svc = port.service;
+        let proto = port.port.protocol;
+        let chains = PortChains::new(&svc.namespace, &svc.name, proto, &port.port.name)?;
+        let endpoints = port
+            .all
+            .iter()
+            .map(|ep| {
+                EndpointNames::new(
+                    &svc.namespace,
+                    &svc.name,
+                    proto,
+                    &port.port.name,
+                    ep.ip,
+                    ep.port,
+                )
+                .map(|names| (*ep, names))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let comment = Comment::new(&service_port_name(
+            &svc.namespace,
+            &svc.name,
+            &port.port.name,
+        ))?;
+        Ok(Self {
+            chains,
+            endpoints,
+            comment,
+        })
+    }
+
+    fn endpoint(&self, ep: &EndpointAddr) -> Option<&EndpointNames> {
+        self.endpoints
+            .iter()
+            .find(|(e, _)| e == ep)
+            .map(|(_, names)| names)
+    }
+}
+
+/// What writing a Service wanted, to want it again in a later sync without writing the Service
+/// again while it does not change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    /// An element of a set or map.
+    Element(Slot, Element),
+    /// A chain.
+    Chain(Name),
+    /// An affinity set.
+    Affinity(Name),
+}
+
+/// What a sync shares across ports.
+pub(crate) struct Context<'a> {
+    pub(crate) family: Family,
+    pub(crate) masquerade_all: bool,
+    pub(crate) node_ip: IpAddr,
+    /// The local-traffic matches: (from a local pod, from elsewhere).
+    pub(crate) local: Option<&'a (RuleText, RuleText)>,
+    pub(crate) tx: &'a mut Transaction,
+    pub(crate) stores: &'a mut Stores,
+    pub(crate) active_chains: &'a mut BTreeSet<Name>,
+    pub(crate) active_affinity: &'a mut BTreeSet<Name>,
+    /// What the Service being written wants.
+    pub(crate) wanted: Vec<Wanted>,
+}
+
+fn element(container: &'static str, key: Vec<Atom>, value: Option<Verdict>) -> Element {
+    Element {
+        container: fixed(container),
+        key,
+        value,
+        comment: None,
+    }
+}
+
+impl Context<'_> {
+    fn ensure(&mut self, chain: &Name) {
+        ensure_chain(self.tx, self.active_chains, chain);
+        self.wanted.push(Wanted::Chain(chain.clone()));
+    }
+
+    fn element(&mut self, slot: Slot, element: Element) {
+        self.wanted.push(Wanted::Element(slot, element.clone()));
+        self.stores.get(slot).ensure(self.tx, element);
+    }
+
+    /// Wants again what an unchanged Service wanted when it was written.
+    pub(crate) fn replay(&mut self, wanted: &[Wanted]) {
+        for w in wanted {
+            match w {
+                Wanted::Element(slot, element) => self.stores.get(*slot).keep(self.tx, element),
+                Wanted::Chain(name) => {
+                    self.active_chains.insert(name.clone());
+                }
+                Wanted::Affinity(name) => {
+                    self.active_affinity.insert(name.clone());
+                }
+            }
+        }
+    }
+
+    fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<&'static str>) {
+        let mut rule = Rule::new(chain.clone(), text);
+        rule.comment = comment.and_then(|c| Comment::new(c).ok());
+        self.tx.push(Op::AddRule(rule));
+    }
+
+    /// Writes one port, noting in [`Context::wanted`] what it wants.
+    #[allow(clippy::too_many_lines)] // the steps of syncProxyRules' loop body, in order
+    pub(crate) fn write_port(&mut self, port: &ResolvedPort<'_>, names: &PortNames) {
+        let fam = self.family.keyword();
+        let proto = port.port.protocol;
+        let affinity = port.service.client_ip_affinity;
+        let chains = &names.chains;
+
+        for (_, ep) in &names.endpoints {
+            self.ensure(&ep.chain);
+            if affinity.is_some() {
+                self.active_affinity.insert(ep.affinity.clone());
+                self.wanted.push(Wanted::Affinity(ep.affinity.clone()));
+            }
+        }
+        let uses_cluster_chain = !port.cluster.is_empty() && port.uses_cluster;
+        if uses_cluster_chain {
+            self.ensure(&chains.cluster);
+        }
+        let uses_local_chain = !port.local.is_empty() && port.uses_local;
+        if uses_local_chain {
+            self.ensure(&chains.local);
+        }
+        let has_endpoints = port.any;
+        let (internal_chain, has_internal) = if port.internal_local {
+            (&chains.local, has_endpoints && !port.local.is_empty())
+        } else {
+            (&chains.cluster, has_endpoints)
+        };
+        let (external_policy_chain, has_external) = if port.external_local {
+            (&chains.local, has_endpoints && !port.local.is_empty())
+        } else {
+            (&chains.cluster, has_endpoints)
+        };
+        let uses_external_chain = has_endpoints && port.externally_accessible;
+        if uses_external_chain {
+            self.ensure(&chains.external);
+        }
+        let filter_verdict = |has: bool| {
+            if has_endpoints {
+                (!has).then_some(Verdict::Drop)
+            } else {
+                Some(Verdict::Goto(fixed(REJECT_CHAIN)))
+            }
+        };
+        let internal_verdict = filter_verdict(has_internal);
+        let external_verdict = filter_verdict(has_external);
+        let dest = |ip: IpAddr| {
+            vec![
+                Atom::Ip(ip),
+                Atom::Protocol(proto),
+                Atom::Port(port.port.port),
+            ]
+        };
+        let no_endpoint =
+            |key: Vec<Atom>, container: &'static str, verdict: &Option<Verdict>| Element {
+                container: fixed(container),
+                key,
+                value: verdict.clone(),
+                comment: Some(names.comment.clone()),
+            };
+
+        self.element(
+            Slot::ClusterIps,
+            element(CLUSTER_IPS, vec![Atom::Ip(port.cluster_ip)], None),
+        );
+        if has_internal {
+            self.element(
+                Slot::ServiceIps,
+                element(
+                    SERVICE_IPS,
+                    dest(port.cluster_ip),
+                    Some(Verdict::Goto(internal_chain.clone())),
+                ),
+            );
+        } else {
+            self.element(
+                Slot::NoEndpointServices,
+                no_endpoint(
+                    dest(port.cluster_ip),
+                    NO_ENDPOINT_SERVICES,
+                    &internal_verdict,
+                ),
+            );
+        }
+        for ip in &port.external_ips {
+            if has_endpoints {
+                self.element(
+                    Slot::ServiceIps,
+                    element(
+                        SERVICE_IPS,
+                        dest(*ip),
+                        Some(Verdict::Goto(chains.external.clone())),
+                    ),
+                );
+            }
+            if !has_external {
+                self.element(
+                    Slot::NoEndpointServices,
+                    no_endpoint(dest(*ip), NO_ENDPOINT_SERVICES, &external_verdict),
+                );
+            }
+        }
+        let uses_firewall = !port.load_balancer_ips.is_empty() && !port.source_ranges.is_empty();
+        if uses_firewall {
+            self.ensure(&chains.firewall);
+        }
+        for ip in &port.load_balancer_ips {
+            if has_endpoints {
+                self.element(
+                    Slot::ServiceIps,
+                    element(
+                        SERVICE_IPS,
+                        dest(*ip),
+                        Some(Verdict::Goto(chains.external.clone())),
+                    ),
+                );
+            }
+            if uses_firewall {
+                self.element(
+                    Slot::FirewallIps,
+                    element(
+                        FIREWALL_IPS,
+                        dest(*ip),
+                        Some(Verdict::Goto(chains.firewall.clone())),
+                    ),
+                );
+            }
+        }
+        if !has_external {
+            for ip in &port.load_balancer_ips {
+                self.element(
+                    Slot::NoEndpointServices,
+                    no_endpoint(dest(*ip), NO_ENDPOINT_SERVICES, &external_verdict),
+                );
+            }
+        }
+        if port.node_port != 0 {
+            let key = || vec![Atom::Protocol(proto), Atom::Port(port.node_port)];
+            if has_endpoints {
+                self.element(
+                    Slot::ServiceNodeports,
+                    element(
+                        SERVICE_NODEPORTS,
+                        key(),
+                        Some(Verdict::Goto(chains.external.clone())),
+                    ),
+                );
+            }
+            if !has_external {
+                self.element(
+                    Slot::NoEndpointNodeports,
+                    no_endpoint(key(), NO_ENDPOINT_NODEPORTS, &external_verdict),
+                );
+            }
+        }
+
+        let mark_masq = fixed(MARK_FOR_MASQUERADE);
+        let jump_masq = |text: RuleText| text.word("jump").name(&mark_masq);
+        if has_internal {
+            let to_ip = RuleText::new().word(fam).word("daddr").ip(port.cluster_ip);
+            if self.masquerade_all {
+                self.add_rule(internal_chain, jump_masq(to_ip), None);
+            } else if let Some((_, not_local)) = self.local {
+                self.add_rule(internal_chain, jump_masq(to_ip.append(not_local)), None);
+            }
+        }
+        if uses_external_chain {
+            let external = &chains.external;
+            if port.external_local {
+                if let Some((local, _)) = self.local {
+                    let text = RuleText::new()
+                        .append(local)
+                        .word("goto")
+                        .name(&chains.cluster);
+                    self.add_rule(external, text, Some("short-circuit pod traffic"));
+                }
+                let fib = || {
+                    RuleText::new()
+                        .word("fib")
+                        .word("saddr")
+                        .word("type")
+                        .word("local")
+                };
+                self.add_rule(external, jump_masq(fib()), Some("masquerade local traffic"));
+                self.add_rule(
+                    external,
+                    fib().word("goto").name(&chains.cluster),
+                    Some("short-circuit local traffic"),
+                );
+            } else {
+                self.add_rule(external, jump_masq(RuleText::new()), None);
+            }
+            if has_external {
+                self.add_rule(
+                    external,
+                    RuleText::new().word("goto").name(external_policy_chain),
+                    None,
+                );
+            }
+        }
+        if uses_firewall {
+            let mut sources = RuleText::new().word(fam).word("saddr").word("!=").word("{");
+            let mut allow_from_node = false;
+            for (i, cidr) in port.source_ranges.iter().enumerate() {
+                if i > 0 {
+                    sources = sources.word(",");
+                }
+                sources = sources.cidr(*cidr);
+                allow_from_node |= cidr.contains(self.node_ip);
+            }
+            if allow_from_node {
+                for ip in &port.load_balancer_ips {
+                    sources = sources.word(",").ip(*ip);
+                }
+            }
+            self.add_rule(&chains.firewall, sources.word("}").word("drop"), None);
+        }
+        if let Some(timeout) = affinity {
+            for (_, ep) in &names.endpoints {
+                self.tx.push(Op::AddContainer(Container {
+                    name: ep.affinity.clone(),
+                    key: vec![self.family.addr_type()],
+                    value: None,
+                    flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
+                    timeout: Some(timeout),
+                    comment: None,
+                }));
+            }
+        }
+        if uses_cluster_chain {
+            self.dispatch(&chains.cluster, &port.cluster, names, affinity.is_some());
+        }
+        if uses_local_chain {
+            self.dispatch(&chains.local, &port.local, names, affinity.is_some());
+        }
+        for (ep, ep_names) in &names.endpoints {
+            let chain = &ep_names.chain;
+            self.add_rule(
+                chain,
+                jump_masq(RuleText::new().word(fam).word("saddr").ip(ep.ip)),
+                None,
+            );
+            if affinity.is_some() {
+                let text = RuleText::new()
+                    .word("update")
+                    .set(&ep_names.affinity)
+                    .word("{")
+                    .word(fam)
+                    .word("saddr")
+                    .word("}");
+                self.add_rule(chain, text, None);
+            }
+            let text = RuleText::new()
+                .word("meta")
+                .word("l4proto")
+                .word(proto.lower())
+                .word("dnat")
+                .word("to")
+                .host_port(ep.ip, ep.port);
+            self.add_rule(chain, text, None);
+        }
+    }
+
+    /// The affinity rules and the `numgen random mod N vmap` of a policy chain.
+    fn dispatch(&mut self, chain: &Name, eps: &[EndpointAddr], names: &PortNames, affinity: bool) {
+        let fam = self.family.keyword();
+        let eps: Vec<&EndpointNames> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
+        if affinity {
+            for ep in &eps {
+                let text = RuleText::new()
+                    .word(fam)
+                    .word("saddr")
+                    .set(&ep.affinity)
+                    .word("goto")
+                    .name(&ep.chain);
+                self.add_rule(chain, text, None);
+            }
+        }
+        let mut text = RuleText::new()
+            .word("numgen")
+            .word("random")
+            .word("mod")
+            .number(eps.len() as u64)
+            .word("vmap")
+            .word("{");
+        for (i, ep) in eps.iter().enumerate() {
+            if i > 0 {
+                text = text.word(",");
+            }
+            text = text.number(i as u64).word(":").word("goto").name(&ep.chain);
+        }
+        self.add_rule(chain, text.word("}"), None);
+    }
+}

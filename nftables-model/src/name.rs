@@ -1,0 +1,124 @@
+//! The two kinds of free text a transaction carries, each checked when it is made so that no
+//! value can change the shape of the line it is written into: object names ([`Name`]) and
+//! comments ([`Comment`]).
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::error::Error;
+
+/// The longest object name nft accepts (`NFT_NAME_MAXLEN` less its NUL).
+pub const MAX_NAME: usize = 255;
+
+/// The longest comment nft accepts (`NFT_USERDATA_MAXLEN` for comments).
+pub const MAX_COMMENT: usize = 128;
+
+/// The name of a table, chain, set or map: nft's identifier syntax, so it is written bare.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Name(String);
+
+impl Name {
+    /// `text` as a name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] when it is empty, longer than [`MAX_NAME`], does not start with a
+    /// letter, `_` or `.`, or has a byte other than a letter, a digit, `/`, `-`, `_` or `.`.
+    pub fn new(text: &str) -> Result<Self, Error> {
+        let bytes = text.as_bytes();
+        let first_ok = bytes
+            .first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'));
+        let rest_ok = bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.'));
+        if first_ok && rest_ok && bytes.len() <= MAX_NAME {
+            Ok(Self(text.into()))
+        } else {
+            Err(Error::Name(text.into()))
+        }
+    }
+
+    /// One of this crate's constant names, known to be valid (a test checks each).
+    pub(crate) fn trusted(text: &'static str) -> Self {
+        debug_assert!(Self::new(text).is_ok(), "{text}");
+        Self(text.into())
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A comment, written between double quotes as Go's `%q` writes printable text: without `"`,
+/// `\` or control characters there is nothing to escape and nothing can end the quotes early.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Comment(String);
+
+impl Comment {
+    /// `text` as a comment.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Comment`] when it has a `"`, a `\`, a control character, or more than
+    /// [`MAX_COMMENT`] bytes.
+    pub fn new(text: &str) -> Result<Self, Error> {
+        let ok = text.len() <= MAX_COMMENT
+            && !text
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '"' | '\\'));
+        if ok {
+            Ok(Self(text.into()))
+        } else {
+            Err(Error::Comment(text.into()))
+        }
+    }
+
+    /// The comment's text (without quotes).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Comment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\"", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_nft_identifiers() {
+        assert!(Name::new("service-ULMVA6XW-ns1/svc1/tcp/p80").is_ok());
+        assert!(Name::new("endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80").is_ok());
+        for bad in [
+            "", "1abc", "a b", "a;b", "a\nb", "a{", "a}", "a\"", "a#b", "a@b", "a:b",
+        ] {
+            assert!(Name::new(bad).is_err(), "{bad:?}");
+        }
+        assert!(Name::new(&"a".repeat(MAX_NAME)).is_ok());
+        assert!(Name::new(&"a".repeat(MAX_NAME + 1)).is_err());
+    }
+
+    #[test]
+    fn comments_cannot_close_their_quotes() {
+        assert_eq!(
+            Comment::new("ns2/svc2:p80").map(|c| alloc::format!("{c}")),
+            Ok("\"ns2/svc2:p80\"".into())
+        );
+        for bad in ["a\"b", "a\\b", "a\nb", "a\0b"] {
+            assert!(Comment::new(bad).is_err(), "{bad:?}");
+        }
+        assert!(Comment::new(&"x".repeat(MAX_COMMENT + 1)).is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! kube-proxy's whole-ruleset unit tests (`pkg/proxy/nftables/proxier_test.go`): the table
+//! after our sync, dumped as knftables' fake dumps it, equals their expected text after the
+//! sorting their helper applies (`canonical_order`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use core::time::Duration;
+
+use common::fake_options_v4;
+use nftables_model::canonical::canonical_order;
+use nftables_model::kube::Proxier;
+use nftables_model::{Ruleset, Transaction};
+
+fn assert_same(what: &str, expected: &str, ours: &str) {
+    let (e, o) = (canonical_order(expected), canonical_order(ours));
+    if e != o {
+        let el: Vec<&str> = e.lines().collect();
+        let ol: Vec<&str> = o.lines().collect();
+        let missing: Vec<&&str> = el.iter().filter(|l| !ol.contains(l)).collect();
+        let extra: Vec<&&str> = ol.iter().filter(|l| !el.contains(l)).collect();
+        panic!("{what}: dumps differ\nmissing: {missing:#?}\nextra: {extra:#?}\nours:\n{o}");
+    }
+}
+
+/// Applies `tx` to `table` and returns the dump.
+fn apply(table: &mut Ruleset, tx: &Transaction) -> String {
+    table.apply(tx).unwrap();
+    table.dump(tx.family, &tx.table)
+}
+
+/// `TestOverallNFTablesRules` (proxier_test.go, commit 030880a5dc54): six Services, IPv4.
+#[test]
+fn test_overall_nftables_rules() {
+    let (services, slices) = common::overall();
+    let mut proxier = Proxier::new(fake_options_v4()).unwrap();
+    let synced = proxier.sync(&services, &slices, Duration::ZERO);
+    assert!(synced.full && synced.rejected.is_empty());
+    let mut table = Ruleset::new();
+    let dump = apply(&mut table, &synced.transaction);
+    let expected = [BASE, include_str!("data/overall_nftables_rules.nft")].concat();
+    assert_same("TestOverallNFTablesRules", &expected, &dump);
+
+    // kube-proxy's test syncs again unchanged: a partial sync writes nothing and the table
+    // stays the same.
+    proxier.applied(true);
+    let again = proxier.sync(&services, &slices, Duration::from_secs(5));
+    assert!(!again.full);
+    assert!(again.transaction.is_empty(), "{}", again.transaction);
+    assert!(again.cleanup.is_none());
+}
+
+const BASE: &str = include_str!("data/base_rules.nft");
+
+/// The steps of a data file: (name, operations checked, expected text after `BASE`).
+fn steps(text: &str) -> Vec<(String, Option<usize>, String)> {
+    let mut out: Vec<(String, Option<usize>, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(ops) = line.strip_prefix("## ops ") {
+            out.last_mut().unwrap().1 = ops.parse().ok();
+        } else if let Some(name) = line.strip_prefix("## ") {
+            out.push((name.into(), None, String::new()));
+        } else if let Some(step) = out.last_mut() {
+            step.2.push_str(line);
+            step.2.push('\n');
+        }
+    }
+    out
+}
+
+/// `TestSyncProxyRulesRepeated` (proxier_test.go, commit 030880a5dc54): a full sync, then
+/// partial ones as Services and endpoints come and go; after each, the table and the number
+/// of operations of the transaction (stale chains are deleted by a transaction of their own).
+#[test]
+fn test_sync_proxy_rules_repeated() {
+    use common::{ep_port, port, service, slice};
+    use iptables_model::kube::Protocol;
+    let tcp = Protocol::Tcp;
+    let expected = steps(include_str!("data/sync_proxy_rules_repeated.nft"));
+    let mut step = expected.iter();
+    let mut proxier = Proxier::new(fake_options_v4()).unwrap();
+    let mut table = Ruleset::new();
+    let mut now = Duration::ZERO;
+    let mut check = |proxier: &mut Proxier, services: &[_], slices: &[_], now: Duration| {
+        let (name, ops, text) = step.next().unwrap();
+        let synced = proxier.sync(services, slices, now);
+        if let Some(cleanup) = &synced.cleanup {
+            table.apply(cleanup).unwrap();
+        }
+        let dump = apply(&mut table, &synced.transaction);
+        proxier.applied(true);
+        assert_same(name, &[BASE, text].concat(), &dump);
+        if let Some(ops) = ops {
+            assert_eq!(
+                synced.transaction.len(),
+                *ops,
+                "{name}:\n{}",
+                synced.transaction
+            );
+        }
+    };
+    let mut services = vec![
+        service("ns1", "svc1", "172.30.0.41", vec![port("p80", 80, tcp, 0)]),
+        service(
+            "ns2",
+            "svc2",
+            "172.30.0.42",
+            vec![port("p8080", 8080, tcp, 0)],
+        ),
+    ];
+    let mut slices = vec![
+        slice(
+            "ns1",
+            "svc1",
+            ep_port("p80", 80, tcp),
+            &[("10.0.1.1", None)],
+        ),
+        slice(
+            "ns2",
+            "svc2",
+            ep_port("p8080", 8080, tcp),
+            &[("10.0.2.1", None)],
+        ),
+    ];
+    let tick = |now: &mut Duration| {
+        *now += Duration::from_millis(100);
+        *now
+    };
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    services.push(service(
+        "ns3",
+        "svc3",
+        "172.30.0.43",
+        vec![port("p80", 80, tcp, 0)],
+    ));
+    slices.push(slice(
+        "ns3",
+        "svc3",
+        ep_port("p80", 80, tcp),
+        &[("10.0.3.1", None)],
+    ));
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    services.retain(|s| s.name != "svc2");
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    now += Duration::from_secs(2); // ageStaleChains
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    services.push(service(
+        "ns4",
+        "svc4",
+        "172.30.0.44",
+        vec![port("p80", 80, tcp, 0)],
+    ));
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    slices.push(slice(
+        "ns4",
+        "svc4",
+        ep_port("p80", 80, tcp),
+        &[("10.0.4.1", None)],
+    ));
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    let set_svc3 = |slices: &mut Vec<iptables_model::kube::EndpointSlice>, ips: &[&str]| {
+        let e = slices.iter_mut().find(|e| e.service == "svc3").unwrap();
+        e.endpoints = slice(
+            "ns3",
+            "svc3",
+            ep_port("p80", 80, tcp),
+            &ips.iter().map(|ip| (*ip, None)).collect::<Vec<_>>(),
+        )
+        .endpoints;
+    };
+    set_svc3(&mut slices, &["10.0.3.2"]);
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    now += Duration::from_secs(2); // ageStaleChains
+    set_svc3(&mut slices, &["10.0.3.2", "10.0.3.3"]);
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    set_svc3(&mut slices, &[]);
+    check(&mut proxier, &services, &slices, tick(&mut now));
+
+    set_svc3(&mut slices, &["10.0.3.2", "10.0.3.3"]);
+    check(&mut proxier, &services, &slices, tick(&mut now));
+    assert!(step.next().is_none());
+
+    // Empty svc3 and restore it after its chains aged: they are deleted (in the cleanup
+    // transaction) and created again; then a sync without changes writes nothing.
+    set_svc3(&mut slices, &[]);
+    let emptied = proxier.sync(&services, &slices, tick(&mut now));
+    table.apply(&emptied.transaction).unwrap();
+    proxier.applied(true);
+    now += Duration::from_secs(2);
+    set_svc3(&mut slices, &["10.0.3.2", "10.0.3.3"]);
+    let restored = proxier.sync(&services, &slices, tick(&mut now));
+    let cleanup = restored.cleanup.as_ref().expect("aged chains deleted");
+    assert_eq!(cleanup.len(), 3, "{cleanup}");
+    table.apply(cleanup).unwrap();
+    let dump = apply(&mut table, &restored.transaction);
+    proxier.applied(true);
+    let last = &expected.last().unwrap().2;
+    assert_same("restore after aging", &[BASE, last].concat(), &dump);
+    let idle = proxier.sync(&services, &slices, tick(&mut now));
+    assert!(idle.transaction.is_empty() && idle.cleanup.is_none());
+}
