@@ -1,6 +1,11 @@
 //! Every supported annotation end to end, in one nginx: one host per feature, requests with
 //! a small HTTP client (curl for HTTPS), each answer checked.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

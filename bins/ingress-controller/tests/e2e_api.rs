@@ -3,7 +3,12 @@
 //! the Ingress read from the API; only the Lease's holder PATCHes its status and POSTs the
 //! event of its invalid annotation, each once however many renewals; Secrets are listed and watched with the field selector
 //! `type=kubernetes.io/tls`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

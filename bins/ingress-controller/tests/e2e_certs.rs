@@ -3,7 +3,12 @@
 //! request; a Secret that is no certificate is refused on its own (an event on its Ingress,
 //! its host presents the default certificate) while another Ingress's change still applies;
 //! the default certificate is the generated "Fake Certificate", or `--default-ssl-certificate`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

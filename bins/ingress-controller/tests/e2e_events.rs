@@ -1,7 +1,12 @@
 //! Problems reported on the Ingress as events, beside the manifests
 //! (`.status/events/NAMESPACE/NAME.yaml`): an invalid annotation gives one event while it
 //! lasts, however many reconciles; when it comes back after a fix, its event's series counts 2.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

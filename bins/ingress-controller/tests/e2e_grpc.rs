@@ -3,7 +3,12 @@
 //! (`grpc_pass`) from nginx to a gRPC server written here with the `h2` crate (gRPC's framing
 //! by hand: a message is a flag byte, a big-endian length and the bytes). The reply and its
 //! `grpc-status: 0` trailer come back, and the server sees the headers ingress-nginx sets.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -10,7 +10,12 @@
 //! (`/usr/local/certificates/cert|key`) exist only for the controller: it runs in a private
 //! mount namespace (`unshare --mount`) where a temporary directory is bind-mounted on
 //! `/usr/local`, so the host's `/usr/local` is neither read nor written.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -1,6 +1,11 @@
 //! Two replicas electing a leader on a lease file: exactly one writes Ingress status; when it
 //! crashes, the other takes over and writes it.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

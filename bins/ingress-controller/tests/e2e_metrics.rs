@@ -2,7 +2,12 @@
 //! `nginx_ingress_controller_requests` with ingress-nginx's labels, histograms with its
 //! default buckets, certificate expiry, nginx's processes and connections; and the series a
 //! client can create bounded (random Host headers and methods).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

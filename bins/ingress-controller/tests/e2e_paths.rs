@@ -1,7 +1,12 @@
 //! The Kubernetes specification's path-matching table (`docs/ingress.md` §1.2), verbatim, end to
 //! end: a real nginx on 127.0.0.1 in front of small HTTP backends, each request landing where the
 //! spec says. Plus the wildcard-host table and the TLS/SNI and ssl-redirect behaviour.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

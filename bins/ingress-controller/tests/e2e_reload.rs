@@ -2,7 +2,12 @@
 //! endpoints change; no request fails, endpoint-only changes cause no reload, structural ones
 //! exactly one each. Also: a configuration nginx refuses is never loaded (the last good one
 //! keeps serving), a killed nginx is restarted, and an empty backend table is taken.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -2,7 +2,12 @@
 //! ingress-nginx does by default (`proxy-next-upstream: error timeout`, 3 tries): with one
 //! endpoint of two refusing (nothing listens on its port), every request is answered by the
 //! other one. `proxy-next-upstream: off` turns that off.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

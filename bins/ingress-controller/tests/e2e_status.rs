@@ -2,7 +2,12 @@
 //! replica writes): the published address is written once, and cleared when the controller
 //! stops for good (`--update-status-on-shutdown`, default true, as ingress-nginx); with
 //! `--update-status-on-shutdown=false` it stays.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -3,7 +3,12 @@
 //! prefix stops that nginx and starts its own, instead of failing to bind again and again.
 //! `/healthz` answers 200 only once the new nginx serves. A start that fails (a port held by
 //! another program) is a failure: `/healthz` stays 503 until a retry succeeds.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

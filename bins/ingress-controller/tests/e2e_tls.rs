@@ -1,7 +1,12 @@
 //! ingress-nginx's TLS defaults on the TLS port, end to end with curl and `openssl s_client`:
 //! HTTP/2 negotiated, TLS 1.3 accepted (nginx 1.22 leaves it out unless `ssl_protocols` names it),
 //! TLS 1.1 refused.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

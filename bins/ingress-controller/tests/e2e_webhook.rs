@@ -3,7 +3,12 @@
 //! API server sends them: accepted, refused with the model's message or nginx's, decided
 //! without a check (another class, a DELETE, another kind), bad bodies, hostile reviews; and
 //! the certificate replaced on disk served to the next connection.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -1,7 +1,12 @@
 //! A WebSocket upgrade through the controller's nginx, as ingress-nginx passes it: the backend
 //! sees `Upgrade` and `Connection: upgrade` (and the forwarded headers and a request id), answers
 //! 101, and bytes then flow both ways on the upgraded connection.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 

@@ -1,7 +1,12 @@
 //! Hostile values in object fields and annotations never change the rendered structure: the
 //! configuration read back by nginx-conf has the shape it has for some valid or some refused
 //! benign value of the same field. Plus the published ingress-nginx CVE payloads.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

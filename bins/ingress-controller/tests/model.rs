@@ -1,6 +1,11 @@
 //! The model's Ingress v1 semantics: merging Ingresses per host (oldest wins), Exact over
 //! Prefix, default backends, TLS, wildcards, class selection, regex scoping and canaries.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use ingress_controller::class::Selection;
 use ingress_controller::hosts::Host;

@@ -2,7 +2,12 @@
 //! name (a symbolic link, as in the image) stops the controller with SIGTERM and returns only
 //! once it, and then the nginx of the prefix's pid file, are gone. Dummy processes stand in
 //! for both; the controller's own stop is covered by the end-to-end tests.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,12 @@
 //! gives `nginx -t` holds only directives the renderer writes, with every file path in the
 //! private prefix; or the review is refused with a message. Read back with nginx-conf's
 //! parser, which splits text as nginx does.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
