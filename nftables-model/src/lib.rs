@@ -9,6 +9,7 @@ extern crate std;
 pub mod canonical;
 pub mod element;
 pub mod error;
+pub mod eval;
 pub mod kube;
 pub mod name;
 pub mod object;

@@ -119,7 +119,8 @@ pub struct Host {
 }
 
 impl Host {
-    fn is_local(&self, ip: IpAddr) -> bool {
+    /// Whether `ip` is an address of the node (loopback included).
+    pub fn is_local(&self, ip: IpAddr) -> bool {
         ip.is_loopback() || self.local_addresses.contains(&ip)
     }
 }

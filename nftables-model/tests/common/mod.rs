@@ -1,6 +1,13 @@
 //! Inputs shared by the tests: kube-proxy's fake proxier (`NewFakeProxier` in
 //! `pkg/proxy/nftables/proxier_test.go`) and its test objects.
-#![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)] // each test uses a part
+#![allow(
+    dead_code,
+    unreachable_pub,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::std_instead_of_alloc,
+    clippy::std_instead_of_core
+)] // each test uses a part
 
 use iptables_model::kube::{
     Endpoint, EndpointPort, EndpointSlice, LocalDetector, Protocol, ProxyOptions, Service,
@@ -179,4 +186,27 @@ pub fn many(n: usize) -> (Vec<Service>, Vec<EndpointSlice>) {
         slices.push(slice("ns", &name, ep_port("p80", 8080, tcp), &eps));
     }
     (services, slices)
+}
+
+/// The iptables mode's ruleset for the same Services, options and node (iptables-model's
+/// generation, after kube-proxy's jump rules), for comparing the two modes.
+pub fn iptables_ruleset(services: &[Service], slices: &[EndpointSlice]) -> iptables_model::Ruleset {
+    let options = fake_options_v4().proxy;
+    let generated = iptables_model::kube::generate(
+        &options,
+        services,
+        slices,
+        iptables_model::kube::SyncRequest {
+            existing_chains: &std::collections::BTreeSet::new(),
+            changed: None,
+        },
+    );
+    let mut ruleset = iptables_model::Ruleset::new();
+    ruleset
+        .restore(&iptables_model::kube::jump_rules(), true)
+        .unwrap();
+    ruleset
+        .restore(&generated.restore().unwrap(), true)
+        .unwrap();
+    ruleset
 }
