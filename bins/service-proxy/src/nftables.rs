@@ -3,18 +3,20 @@
 //! that turns them into transactions, and `nft` that applies them.
 //!
 //! `nftables_model`'s proxier is given every Service at each sync and finds the changed ones
-//! itself; this keeps them. Its options are fixed when it is made, so a change of the node's
+//! itself; this keeps them. Chains it flushes as no longer used are deleted by a sync more
+//! than a second later: one is due then even without a change (the next wake-up of the sync
+//! loop, at the latest the periodic one). Its options are fixed when it is made, so a change of the node's
 //! zone or interface addresses makes a new one, whose first sync is full and is told first of
 //! the chains and sets the table holds (`note_existing`), to delete those no longer used.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use iptables_exec::{ExecError, Nft};
 use iptables_model::kube::{EndpointSlice, Service};
 use nftables_model::kube::{NftOptions, Proxier};
-use nftables_model::{Error as ModelError, Name};
+use nftables_model::{Error as ModelError, Name, Op, Transaction};
 
 /// The table kube-proxy's nftables mode writes, in each family.
 pub const TABLE: &str = "kube-proxy";
@@ -23,6 +25,10 @@ pub const TABLE: &str = "kube-proxy";
 pub const FAMILIES: [&str; 2] = ["ip", "ip6"];
 
 type Key = (String, String);
+
+/// How long after a chain is flushed as stale a sync deletes it: the proxier's delay (one
+/// second) and a margin.
+const STALE_DELETION: Duration = Duration::from_millis(1100);
 
 /// What a sync wrote: whether it was full, and how many bytes of transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +65,26 @@ pub struct NftRules {
     relist: bool,
     /// The clock the proxier's stale chains are timed against.
     epoch: Instant,
+    /// When (on that clock) the chains flushed as stale can be deleted: a sync is due then,
+    /// changes or not, as kube-proxy's periodic sync deletes them.
+    stale_due: Option<Duration>,
+}
+
+/// Whether `transaction` flushes a chain it does not add: a chain no longer used, flushed
+/// now and deleted later (a chain rewritten is added, then flushed).
+fn flushes_stale_chains(transaction: &Transaction) -> bool {
+    let added: BTreeSet<&Name> = transaction
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::AddChain(chain) => Some(&chain.name),
+            _ => None,
+        })
+        .collect();
+    transaction
+        .ops
+        .iter()
+        .any(|op| matches!(op, Op::FlushChain(name) if !added.contains(name)))
 }
 
 impl NftRules {
@@ -78,6 +104,7 @@ impl NftRules {
             full_next: true,
             relist: false,
             epoch: Instant::now(),
+            stale_due: None,
         })
     }
 
@@ -133,7 +160,11 @@ impl NftRules {
 
     /// Whether a sync has something to write.
     pub fn needs_sync(&self) -> bool {
-        self.full_next || !self.changed.is_empty()
+        self.full_next
+            || !self.changed.is_empty()
+            || self
+                .stale_due
+                .is_some_and(|due| self.epoch.elapsed() >= due)
     }
 
     /// Whether the next sync is full.
@@ -219,16 +250,19 @@ impl NftRules {
                 .map_err(|error| Failed { full: true, error })?;
         }
         let (services, slices) = self.inputs();
-        let synced = self.proxier.sync(&services, &slices, self.epoch.elapsed());
+        let now = self.epoch.elapsed();
+        let synced = self.proxier.sync(&services, &slices, now);
         self.changed.clear();
         for rejected in &synced.rejected {
             tracing::warn!(family, %rejected, "Service skipped");
         }
+        let mut cleanup_failed = false;
         if let Some(cleanup) = &synced.cleanup
             && let Err(error) = self.nft.apply(&cleanup.to_text()).await
         {
             tracing::warn!(family, %error, "stale chains not deleted: retried later");
             self.proxier.cleanup_failed(cleanup);
+            cleanup_failed = true;
         }
         let text = synced.transaction.to_text();
         let result = if synced.transaction.is_empty() {
@@ -238,6 +272,14 @@ impl NftRules {
         };
         self.proxier.applied(result.is_ok());
         self.full_next = result.is_err();
+        if cleanup_failed || (result.is_ok() && flushes_stale_chains(&synced.transaction)) {
+            // A failed deletion: the next sync flushes the chains again, a later one retries.
+            self.stale_due = Some(now + STALE_DELETION);
+        } else if self.stale_due.is_some_and(|due| now >= due) {
+            // Every chain flushed before is deleted now, or flushed again by this sync
+            // (after a failure), which sets a new time.
+            self.stale_due = None;
+        }
         result
             .map(|()| Written {
                 full: synced.full,
@@ -257,5 +299,24 @@ impl NftRules {
         let mut text = synced.cleanup.map(|c| c.to_text()).unwrap_or_default();
         text.push_str(&synced.transaction.to_text());
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nftables_model::{Chain, Family};
+
+    use super::*;
+
+    #[test]
+    fn only_a_chain_flushed_without_being_added_is_stale() {
+        let name = |text: &str| Name::new(text).unwrap();
+        let mut tx = Transaction::new(Family::Ip, name(TABLE));
+        let rewritten = name("service-AAAAAAAA-ns/a/tcp/http");
+        tx.push(Op::AddChain(Chain::regular(rewritten.clone())));
+        tx.push(Op::FlushChain(rewritten));
+        assert!(!flushes_stale_chains(&tx));
+        tx.push(Op::FlushChain(name("service-BBBBBBBB-ns/b/tcp/http")));
+        assert!(flushes_stale_chains(&tx));
     }
 }

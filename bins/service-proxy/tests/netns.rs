@@ -1015,7 +1015,7 @@ fn the_nftables_mode_works_end_to_end() {
         .node(&[&iptables, "-t", "nat", "-N", "KUBE-SERVICES"])
         .unwrap();
 
-    let nftables = ["--proxy-mode", "nftables"];
+    let nftables = ["--proxy-mode", "nftables", "--iptables-sync-period", "2s"];
     let proxy = start_proxy(&topology, net, variant, &nftables, None);
     write_nftables_manifests(proxy.dir.path(), &net.endpoints);
     poll(
@@ -1114,6 +1114,15 @@ fn the_nftables_mode_works_end_to_end() {
         },
     );
     assert_eq!(ask(), held, "the held connection moved or broke");
+    // The gone endpoint's chain, flushed by that sync, is deleted by a later one without any
+    // further change (at the latest the periodic sync, every 2 s here).
+    let gone_chain = format!("demo/echo/tcp/http__{gone}/8081");
+    assert!(nft_table(&topology).contains(&gone_chain));
+    poll(
+        "the stale chain deleted",
+        || nft_table(&topology),
+        |table| !table.contains(&gone_chain),
+    );
     let text = read_log(&proxy.log);
     assert!(
         text.contains("full=false"),
