@@ -8,7 +8,10 @@
 //! `--nodeport-addresses`). A restore that fails (a wrapper first in `PATH`) leaves the previous
 //! rules and is retried in full; a deleted canary chain brings a full resync. A Service whose
 //! port name carries a rule (issue #28) and endpoint addresses the API server refuses reach no
-//! table, and the valid Services keep working. Skipped, with a
+//! table, and the valid Services keep working. kube-proxy's nftables mode (`--proxy-mode
+//! nftables`, `nft` needed) in IPv4 and IPv6: the same traffic, `externalTrafficPolicy: Local`
+//! from a third namespace, a partial sync that leaves a held connection alone, the switch
+//! between modes and `--cleanup`. Skipped, with a
 //! message, without root, `ip netns`, iptables or python3 (scripts/test runs it as root with all of
 //! them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -1170,4 +1173,52 @@ fn the_nftables_mode_works_end_to_end() {
         String::from_utf8_lossy(&cleanup.stderr)
     );
     assert_eq!(nft_table(&topology), "");
+}
+
+/// The nftables mode over IPv6 (`ip6 kube-proxy`): ClusterIP, NodePort (on the primary node
+/// address, the mode's default) and ExternalIP reach every endpoint, masquerading as in IPv4;
+/// `--cleanup` deletes the table.
+#[test]
+fn the_nftables_mode_works_over_ipv6() {
+    let (net, variant) = (&V6, "nft");
+    if run(&["nft", "--version"]).is_err() {
+        println!("skipped: nft");
+        return;
+    }
+    let Some((topology, _server)) = set_up("n6", net, variant) else {
+        return;
+    };
+    let table = || {
+        topology
+            .node(&["nft", "list", "table", "ip6", "kube-proxy"])
+            .unwrap_or_default()
+    };
+    let proxy = start_proxy(&topology, net, variant, &["--proxy-mode", "nftables"], None);
+    poll("the nftables rules", table, |t| {
+        t.contains("demo/web/tcp/http") && t.contains("demo/sticky/tcp/http")
+    });
+    wait_for_listeners(&topology, net);
+    let flows = connect(&topology, net.web_ip, 80, 10, &net.node_sources(4));
+    assert_eq!(per_endpoint(&flows).len(), 3, "{flows:?}");
+    assert_masqueraded(net, &flows);
+    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 3);
+    drop(proxy.process);
+    let cleanup = Command::new("ip")
+        .args(["netns", "exec", &topology.node])
+        .arg(env!("CARGO_BIN_EXE_service-proxy"))
+        .args([
+            "--cleanup",
+            "--proxy-mode",
+            "nftables",
+            "--ip-families",
+            "ipv6",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        cleanup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cleanup.stderr)
+    );
+    assert_eq!(table(), "");
 }
