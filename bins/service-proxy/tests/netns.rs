@@ -1222,3 +1222,84 @@ fn the_nftables_mode_works_over_ipv6() {
     );
     assert_eq!(table(), "");
 }
+
+/// kube-proxy's recovery in the nftables mode: an `nft -f` that fails (a wrapper first in the
+/// proxy's `PATH`) leaves the kernel's table as it was, and once nft works again the retry is
+/// a full sync that applies the change.
+#[test]
+fn a_failed_nft_transaction_keeps_the_table_and_is_retried_in_full() {
+    let (net, variant) = (&V4, "nft");
+    let Ok(real) = run(&["sh", "-c", "command -v nft"]) else {
+        println!("skipped: nft");
+        return;
+    };
+    let Some((topology, _server)) = set_up("nf", net, variant) else {
+        return;
+    };
+    let bin = tempfile::tempdir().unwrap();
+    let wrapper = bin.path().join("nft");
+    std::fs::write(&wrapper, restore_wrapper(real.trim(), bin.path())).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let failures = || {
+        std::fs::read_to_string(bin.path().join("attempts"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == "fail")
+            .count()
+    };
+    let proxy = start_proxy(
+        &topology,
+        net,
+        variant,
+        &["--proxy-mode", "nftables"],
+        Some(&path),
+    );
+    poll(
+        "the first sync",
+        || nft_table(&topology),
+        |t| t.contains("demo/web/tcp/http"),
+    );
+    let gone = format!("demo/web/tcp/http__{}/8080", net.endpoints[2]);
+    let before = nft_table(&topology);
+    assert!(before.contains(&gone));
+
+    std::fs::write(bin.path().join("fail"), "").unwrap();
+    write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
+    poll(
+        "two failed transactions",
+        || failures().to_string(),
+        |n| n.parse::<usize>().unwrap_or(0) >= 2,
+    );
+    assert_eq!(
+        nft_table(&topology),
+        before,
+        "a failed transaction changed the table"
+    );
+
+    std::fs::remove_file(bin.path().join("fail")).unwrap();
+    poll(
+        "the endpoint removal",
+        || nft_table(&topology),
+        |t| {
+            t.lines()
+                .any(|l| l.contains("numgen random mod 2") && l.contains("demo/web/"))
+        },
+    );
+    let resync = |log: &str| {
+        let (_, after_failure) = log.rsplit_once("nft -f failed")?;
+        let line = after_failure.lines().find(|l| l.contains("rules synced"))?;
+        Some(line.to_owned())
+    };
+    poll(
+        "the resync's log line",
+        || read_log(&proxy.log),
+        |text| resync(text).is_some(),
+    );
+    let line = resync(&read_log(&proxy.log)).unwrap_or_default();
+    assert!(line.contains("full=true"), "{line}");
+}
