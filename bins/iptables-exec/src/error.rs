@@ -1,15 +1,17 @@
-//! How a run of an iptables program fails.
+//! How a run of an iptables program (or `nft`) fails.
 
 use core::time::Duration;
 use std::io;
 use std::process::ExitStatus;
 
-/// A run of an iptables program that did not succeed. Each variant names the command line
+/// A run of an iptables program (or `nft`) that did not succeed. Each variant names the command line
 /// (program and arguments) it ran.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     /// The program could not be started.
-    #[error("cannot run {command}: {source} (is the iptables package installed?)")]
+    #[error(
+        "cannot run {command}: {source} (is the package that provides it, iptables or nftables, installed?)"
+    )]
     Spawn {
         /// The command line.
         command: String,

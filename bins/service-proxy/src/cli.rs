@@ -28,8 +28,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// The proxy mode: only `iptables` (the default) is implemented; `nftables` and `ipvs`
-    /// are refused at start.
+    /// The proxy mode: `iptables` (the default) or `nftables`; `ipvs` and `kernelspace` are
+    /// refused at start.
     #[arg(long, value_name = "MODE")]
     pub proxy_mode: Option<ProxyMode>,
 
@@ -156,9 +156,9 @@ pub struct Args {
 /// `--proxy-mode` and the file's `mode`: kube-proxy's proxy modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProxyMode {
-    /// iptables rules: what service-proxy writes.
+    /// iptables rules (the default).
     Iptables,
-    /// nftables rules: not implemented yet.
+    /// nftables rules: one table per family, applied with `nft -f -`.
     Nftables,
     /// IPVS: not supported.
     Ipvs,
@@ -302,9 +302,19 @@ impl Args {
         options.local_detector = self.local_detector(ipv6);
         options.masquerade_all = self.masquerade_all;
         options.masquerade_mark = 1 << self.iptables_masquerade_bit;
-        options.localhost_node_ports = self.iptables_localhost_nodeports;
+        let nftables = self.proxy_mode == Some(ProxyMode::Nftables);
+        // The nftables mode has no localhost NodePorts, and takes NodePorts on the node's
+        // primary addresses when `--nodeport-addresses` is not given (kube-proxy's
+        // `platformApplyDefaults`, `cmd/kube-proxy/app/server_linux.go`).
+        options.localhost_node_ports = self.iptables_localhost_nodeports && !nftables;
+        let primary = [NodePortAddress::Primary];
+        let nodeport_addresses = if nftables && self.nodeport_addresses.is_empty() {
+            &primary[..]
+        } else {
+            &self.nodeport_addresses
+        };
         options.node_port_addresses =
-            nodeports::node_port_cidrs(&self.nodeport_addresses, &self.node_ip, ipv6);
+            nodeports::node_port_cidrs(nodeport_addresses, &self.node_ip, ipv6);
         options
     }
 }
@@ -375,6 +385,29 @@ mod tests {
         assert_eq!(zero.iptables_min_sync_period, Duration::ZERO);
         assert_eq!(zero.iptables_variant, Variant::Auto);
         assert!(Args::try_parse_from(["service-proxy", "--iptables-sync-period", "90"]).is_err());
+    }
+
+    #[test]
+    fn the_nftables_mode_has_no_localhost_node_ports_and_defaults_to_primary_addresses() {
+        let args = Args::parse_from([
+            "service-proxy",
+            "--hostname-override",
+            "node-a",
+            "--node-ip",
+            "192.168.0.2",
+            "--proxy-mode",
+            "nftables",
+        ]);
+        let v4 = args.options(Family::Ipv4);
+        assert!(!v4.localhost_node_ports);
+        assert_eq!(
+            v4.node_port_addresses,
+            Some(vec!["192.168.0.2/32".parse().unwrap()])
+        );
+        let iptables = Args::parse_from(["service-proxy", "--node-ip", "192.168.0.2"]);
+        let v4 = iptables.options(Family::Ipv4);
+        assert!(v4.localhost_node_ports);
+        assert_eq!(v4.node_port_addresses, None);
     }
 
     #[test]

@@ -197,7 +197,7 @@ pub fn healthz_router(health: Arc<ProxyHealth>, metrics: Arc<Metrics>) -> Router
 /// configuration (`crate::config::configz`).
 #[derive(Clone, Debug)]
 pub struct MetricsPort {
-    /// `/proxyMode`'s text (`iptables`).
+    /// `/proxyMode`'s text (`iptables` or `nftables`).
     pub proxy_mode: &'static str,
     /// `/configz`'s JSON.
     pub configz: serde_json::Value,

@@ -1,4 +1,4 @@
-//! `service-proxy`: kube-proxy's iptables mode (see the crate README).
+//! `service-proxy`: kube-proxy's iptables and nftables modes (see the crate README).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -10,45 +10,55 @@ use cluster_state::{Filter, Kind, ObjectRef, Reporter, Snapshot};
 use iptables_exec::{Backend, Iptables};
 use iptables_model::Cidr;
 use iptables_model::kube::Proxier;
-use service_proxy::cli::{Args, Family, LocalMode};
+use nftables_model::kube::NftOptions;
+use service_proxy::cli::{Args, Family, LocalMode, ProxyMode};
 use service_proxy::config::Settings;
-use service_proxy::config::configz::{PROXY_MODE, configz};
+use service_proxy::config::configz::{configz, proxy_mode};
 use service_proxy::feed::{self, Feed};
 use service_proxy::health::{
     HealthCheckServers, MetricsPort, ProxyHealth, healthz_router, metrics_router,
 };
 use service_proxy::metrics::Metrics;
+use service_proxy::nftables::NftRules;
 use service_proxy::pacing::{Due, Pacer};
-use service_proxy::proxy::FamilyProxy;
+use service_proxy::proxy::{FamilyProxy, Rules};
 use service_proxy::sysctl::Sysctls;
-use service_proxy::{KINDS, REPORTING_CONTROLLER, node, nodeports};
+use service_proxy::{KINDS, REPORTING_CONTROLLER, leftovers, node, nodeports};
 use tokio::net::TcpListener;
+
+/// Whether `args` choose kube-proxy's nftables mode.
+fn nftables_mode(args: &Args) -> bool {
+    args.proxy_mode == Some(ProxyMode::Nftables)
+}
 
 fn family_proxies(
     args: &Args,
     backend: Backend,
     metrics: &Arc<Metrics>,
     health: &Arc<ProxyHealth>,
-) -> Vec<(Family, FamilyProxy)> {
+) -> anyhow::Result<Vec<(Family, FamilyProxy)>> {
     args.ip_families
         .iter()
         .map(|&family| {
             let options = args.options(family);
-            let iptables = Iptables::new(options.ipv6, backend);
-            let proxier = Proxier::new(options).with_partial_sync(args.partial_sync.into());
+            let rules = if nftables_mode(args) {
+                Rules::Nftables(
+                    NftRules::new(NftOptions::new(options))
+                        .context("the local-traffic detector cannot be written in nftables")?,
+                )
+            } else {
+                Rules::Iptables {
+                    iptables: Iptables::new(options.ipv6, backend),
+                    proxier: Proxier::new(options).with_partial_sync(args.partial_sync.into()),
+                }
+            };
             let pacer = Pacer::new(
                 args.iptables_min_sync_period,
                 args.iptables_sync_period,
                 args.full_sync_period,
             );
-            let proxy = FamilyProxy::new(
-                proxier,
-                iptables,
-                pacer,
-                Arc::clone(metrics),
-                Arc::clone(health),
-            );
-            (family, proxy)
+            let proxy = FamilyProxy::new(rules, pacer, Arc::clone(metrics), Arc::clone(health));
+            Ok((family, proxy))
         })
         .collect()
 }
@@ -180,17 +190,32 @@ async fn run(mut args: Args) -> anyhow::Result<()> {
         args.iptables_variant.backend().await
     };
     tracing::info!(?backend, variant = ?args.iptables_variant, "iptables build chosen");
+    let nftables = nftables_mode(&args);
     if args.cleanup {
-        for (family, proxy) in &family_proxies(&args, backend, &metrics, &health) {
-            proxy
-                .cleanup()
-                .await
-                .with_context(|| format!("cleanup of {family:?} failed"))?;
+        // As kube-proxy's --cleanup: the rules of both modes; a failure in the mode chosen
+        // is an error, one in the other is logged.
+        let families: Vec<bool> = args
+            .ip_families
+            .iter()
+            .map(|&f| f == Family::Ipv6)
+            .collect();
+        if nftables {
+            leftovers::remove_nftables().await?;
+            leftovers::remove_iptables_leftovers(backend).await;
+        } else {
+            leftovers::remove_iptables(&families, backend).await?;
+            leftovers::remove_nftables_leftovers().await;
         }
         tracing::info!("every rule and chain of service-proxy removed");
         return Ok(());
     }
     if !args.dry_run {
+        // Switching modes: the other mode's rules go, as kube-proxy's cleanupLeftovers.
+        if nftables {
+            leftovers::remove_iptables_leftovers(backend).await;
+        } else {
+            leftovers::remove_nftables_leftovers().await;
+        }
         let options: Vec<_> = args.ip_families.iter().map(|&f| args.options(f)).collect();
         if let Err(error) = Sysctls::system().prepare(&options) {
             // kube-proxy exits here; only localhost NodePorts are lost, so the rest is served.
@@ -226,7 +251,7 @@ async fn run(mut args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
-    let mut proxies = family_proxies(&args, backend, &metrics, &health);
+    let mut proxies = family_proxies(&args, backend, &metrics, &health)?;
     let context = Feeding {
         hostname,
         metrics: &metrics,
@@ -243,13 +268,18 @@ async fn run(mut args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    for (family, proxy) in &mut proxies {
+        if let Err(error) = proxy.note_existing().await {
+            tracing::warn!(?family, %error, "cannot list the table left by an earlier run: its unused chains stay");
+        }
+    }
     serve(
         args.healthz_bind_address,
         healthz_router(Arc::clone(&health), Arc::clone(&metrics)),
     )
     .await?;
     let metrics_port = MetricsPort {
-        proxy_mode: PROXY_MODE,
+        proxy_mode: proxy_mode(&args),
         configz: configz(&args),
     };
     serve(

@@ -1,6 +1,8 @@
-//! One IP family's proxy: translated objects in, `iptables-restore` runs out, paced, with the
-//! canary check, the jumps installed before full syncs, a full resync after any failure, and
-//! the stale UDP conntrack flows deleted once the rules are in place.
+//! One IP family's proxy: translated objects in, rules out, paced, with a full resync after
+//! any failure and the stale UDP conntrack flows deleted once the rules are in place. The rules
+//! are [`Rules`]: kube-proxy's iptables mode (`iptables-restore` runs, with the canary check
+//! and the jumps installed before full syncs) or its nftables mode ([`NftRules`]: `nft -f -`
+//! runs).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -8,7 +10,7 @@ use std::time::{Instant, SystemTime};
 
 use cluster_state::ObjectRef;
 use iptables_exec::{ExecError, Iptables};
-use iptables_model::kube::Proxier;
+use iptables_model::kube::{EndpointSlice, Proxier, Service};
 
 use crate::addresses;
 use crate::chains;
@@ -16,6 +18,7 @@ use crate::conntrack::Reconciler;
 use crate::feed::Update;
 use crate::health::ProxyHealth;
 use crate::metrics::Metrics;
+use crate::nftables::NftRules;
 use crate::pacing::{Due, Pacer, Reason};
 use crate::tally::RuleTally;
 use crate::translate;
@@ -31,11 +34,153 @@ struct Received {
     triggers: Vec<SystemTime>,
 }
 
+/// The rules of one family, in the proxy mode chosen.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per family, made once and never moved after
+pub enum Rules {
+    /// kube-proxy's iptables mode.
+    Iptables {
+        /// The rules and their changes.
+        proxier: Proxier,
+        /// The programs that apply them.
+        iptables: Iptables,
+    },
+    /// kube-proxy's nftables mode.
+    Nftables(NftRules),
+}
+
+/// The outcome of writing a sync: whether it was full, and its size in bytes with the rules
+/// it wrote per table (iptables mode), or its failure.
+type Outcome = (bool, Result<(usize, Vec<(String, usize)>), String>);
+
+impl Rules {
+    fn ipv6(&self) -> bool {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.options().ipv6,
+            Self::Nftables(rules) => rules.ipv6(),
+        }
+    }
+
+    fn update_service(&mut self, service: Service) {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.update_service(service),
+            Self::Nftables(rules) => rules.update_service(service),
+        }
+    }
+
+    fn remove_service(&mut self, namespace: &str, name: &str) {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.remove_service(namespace, name),
+            Self::Nftables(rules) => rules.remove_service(namespace, name),
+        }
+    }
+
+    fn update_endpoint_slices(&mut self, namespace: &str, name: &str, slices: Vec<EndpointSlice>) {
+        match self {
+            Self::Iptables { proxier, .. } => {
+                proxier.update_endpoint_slices(namespace, name, slices);
+            }
+            Self::Nftables(rules) => rules.update_endpoint_slices(namespace, name, slices),
+        }
+    }
+
+    fn pending_changes(&self) -> usize {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.pending_changes(),
+            Self::Nftables(rules) => rules.pending_changes(),
+        }
+    }
+
+    fn needs_sync(&self) -> bool {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.needs_sync(),
+            Self::Nftables(rules) => rules.needs_sync(),
+        }
+    }
+
+    fn full_sync_pending(&self) -> bool {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.full_sync_pending(),
+            Self::Nftables(rules) => rules.full_sync_pending(),
+        }
+    }
+
+    fn force_full_sync(&mut self) {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.force_full_sync(),
+            Self::Nftables(rules) => rules.force_full_sync(),
+        }
+    }
+
+    fn set_zone(&mut self, zone: &str) -> bool {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.set_zone(zone),
+            Self::Nftables(rules) => rules.set_zone(zone),
+        }
+    }
+
+    fn uses_interface_addresses(&self) -> bool {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.options().node_port_addresses.is_some(),
+            Self::Nftables(rules) => rules.uses_interface_addresses(),
+        }
+    }
+
+    fn set_interface_addresses(&mut self, found: Vec<std::net::IpAddr>) -> bool {
+        match self {
+            Self::Iptables { proxier, .. } => proxier.set_interface_addresses(found),
+            Self::Nftables(rules) => rules.set_interface_addresses(found),
+        }
+    }
+
+    /// Whether the rules were not flushed by someone else: the mangle canary chain of the
+    /// iptables mode. The nftables mode has no canary (kube-proxy's has none either).
+    async fn intact(&self) -> bool {
+        match self {
+            Self::Iptables { iptables, .. } => chains::canary_present(iptables).await,
+            Self::Nftables(_) => true,
+        }
+    }
+
+    /// Writes the changes; the iptables mode counts the rules written in `tally`.
+    async fn write(&mut self, family: &'static str, tally: &mut RuleTally) -> Outcome {
+        match self {
+            Self::Iptables { proxier, iptables } => {
+                let mut result = Ok(());
+                if proxier.full_sync_pending() {
+                    result = chains::ensure_jumps(iptables).await;
+                }
+                let generated = proxier.sync_changes().clone();
+                for rejected in &generated.rejected {
+                    tracing::warn!(family, %rejected, "Service skipped");
+                }
+                if result.is_ok() {
+                    result = iptables.restore(&generated.text).await;
+                }
+                match result {
+                    Ok(()) => {
+                        proxier.restored();
+                        let written = tally.apply(&generated.text, generated.full);
+                        (generated.full, Ok((generated.text.len(), written)))
+                    }
+                    Err(error) => {
+                        proxier.restore_failed();
+                        (generated.full, Err(error.to_string()))
+                    }
+                }
+            }
+            Self::Nftables(rules) => match rules.sync(family).await {
+                Ok(written) => (written.full, Ok((written.bytes, Vec::new()))),
+                Err(failed) => (failed.full, Err(failed.error.to_string())),
+            },
+        }
+    }
+}
+
 /// The proxy of one family.
 #[derive(Debug)]
 pub struct FamilyProxy {
-    proxier: Proxier,
-    iptables: Iptables,
+    rules: Rules,
     pacer: Pacer,
     metrics: Arc<Metrics>,
     health: Arc<ProxyHealth>,
@@ -48,17 +193,15 @@ pub struct FamilyProxy {
 impl FamilyProxy {
     /// A proxy that has not synced yet.
     pub fn new(
-        proxier: Proxier,
-        iptables: Iptables,
+        rules: Rules,
         pacer: Pacer,
         metrics: Arc<Metrics>,
         health: Arc<ProxyHealth>,
     ) -> Self {
-        let ipv6 = proxier.options().ipv6;
+        let ipv6 = rules.ipv6();
         let family = if ipv6 { "IPv6" } else { "IPv4" };
         Self {
-            proxier,
-            iptables,
+            rules,
             pacer,
             metrics,
             health,
@@ -72,7 +215,7 @@ impl FamilyProxy {
     /// Applies changed objects, whose EndpointSlice changes were triggered at `triggers`;
     /// invalid objects are logged and treated as absent.
     pub fn apply(&mut self, updates: &[Update], triggers: &[SystemTime], now: Instant) {
-        let ipv6 = self.proxier.options().ipv6;
+        let ipv6 = self.rules.ipv6();
         self.received.triggers.extend_from_slice(triggers);
         for update in updates {
             match update {
@@ -89,8 +232,8 @@ impl FamilyProxy {
                     let name = (key.namespace.clone(), key.name.clone());
                     self.conntrack.service_changed(name, service.as_ref());
                     match service {
-                        Some(service) => self.proxier.update_service(service),
-                        None => self.proxier.remove_service(&key.namespace, &key.name),
+                        Some(service) => self.rules.update_service(service),
+                        None => self.rules.remove_service(&key.namespace, &key.name),
                     }
                 }
                 Update::Slices(key, objects) => {
@@ -108,12 +251,12 @@ impl FamilyProxy {
                         .collect::<Vec<_>>();
                     let name = (key.namespace.clone(), key.name.clone());
                     self.conntrack.slices_changed(name, &slices);
-                    self.proxier
+                    self.rules
                         .update_endpoint_slices(&key.namespace, &key.name, slices);
                 }
             }
         }
-        let queued = self.proxier.pending_changes() > 0;
+        let queued = self.rules.pending_changes() > 0;
         if queued {
             self.health.queued(now);
         }
@@ -127,7 +270,7 @@ impl FamilyProxy {
     /// Sets the node's zone, which EndpointSlice zone hints are matched against (a change
     /// makes the next sync full, as kube-proxy's on a change of the node's topology labels).
     pub fn set_zone(&mut self, zone: &str) {
-        if self.proxier.set_zone(zone) {
+        if self.rules.set_zone(zone) {
             tracing::info!(family = self.family, zone, "node zone changed: full resync");
         }
     }
@@ -135,12 +278,12 @@ impl FamilyProxy {
     /// Re-reads the node's interface addresses when `--nodeport-addresses` is matched
     /// against them (a change makes the next sync full).
     pub async fn refresh_interface_addresses(&mut self) {
-        if self.proxier.options().node_port_addresses.is_none() {
+        if !self.rules.uses_interface_addresses() {
             return;
         }
         match addresses::interface_addresses().await {
             Ok(found) => {
-                if self.proxier.set_interface_addresses(found) {
+                if self.rules.set_interface_addresses(found) {
                     tracing::info!(family = self.family, "node addresses changed: full resync");
                 }
             }
@@ -152,58 +295,45 @@ impl FamilyProxy {
 
     /// What is due at `now`.
     pub fn due(&self, now: Instant) -> Due {
-        self.pacer.due(now, self.proxier.needs_sync())
+        self.pacer.due(now, self.rules.needs_sync())
     }
 
     /// Runs the sync that is due for `reason`.
     pub async fn sync(&mut self, reason: Reason, now: Instant) {
         if reason == Reason::Full {
-            self.proxier.force_full_sync();
+            self.rules.force_full_sync();
         }
-        if reason == Reason::Periodic && !chains::canary_present(&self.iptables).await {
+        if reason == Reason::Periodic && !self.rules.intact().await {
             tracing::warn!(family = self.family, "canary chain gone: full resync");
-            self.proxier.force_full_sync();
+            self.rules.force_full_sync();
         }
         self.refresh_interface_addresses().await;
         let received = std::mem::take(&mut self.received);
         self.metrics.pending(None, 0, 0);
-        let full = self.proxier.full_sync_pending();
+        let full = self.rules.full_sync_pending();
         self.pacer.started(now, full);
-        if !self.proxier.needs_sync() {
+        if !self.rules.needs_sync() {
             // The kernel holds the current rules: a reconcile that failed is retried.
             self.conntrack.reconcile(&self.metrics).await;
             return;
         }
         let started = Instant::now();
-        let mut result = Ok(());
-        if full {
-            result = chains::ensure_jumps(&self.iptables).await;
-        }
-        let generated = self.proxier.sync_changes().clone();
-        for rejected in &generated.rejected {
-            tracing::warn!(family = self.family, %rejected, "Service skipped");
-        }
-        if result.is_ok() {
-            result = self.iptables.restore(&generated.text).await;
-        }
+        let (full, result) = self.rules.write(self.family, &mut self.tally).await;
         let took = started.elapsed();
         match result {
-            Ok(()) => {
-                self.proxier.restored();
-                let written = self.tally.apply(&generated.text, generated.full);
+            Ok((bytes, written)) => {
                 let now = SystemTime::now();
                 let rules = Some((written.as_slice(), &self.tally));
-                self.metrics
-                    .synced(self.family, took, generated.full, rules, now);
+                self.metrics.synced(self.family, took, full, rules, now);
                 self.metrics.programmed(&received.triggers, now);
                 tracing::info!(
                     family = self.family,
-                    full = generated.full,
-                    bytes = generated.text.len(),
+                    full,
+                    bytes,
                     took_ms = took.as_secs_f64() * 1000.0,
                     "rules synced"
                 );
-                if !self.proxier.needs_sync() {
+                if !self.rules.needs_sync() {
                     self.health.updated(SystemTime::now());
                 }
                 // The rules that send new flows to the current endpoints (or REJECT them) are
@@ -212,24 +342,40 @@ impl FamilyProxy {
             }
             Err(error) => {
                 // The kernel keeps its previous rules; the next sync rewrites everything.
-                self.proxier.restore_failed();
                 self.metrics
-                    .synced(self.family, took, generated.full, None, SystemTime::now());
-                tracing::error!(family = self.family, %error, "restore failed: the previous rules stay; full resync next");
+                    .synced(self.family, took, full, None, SystemTime::now());
+                let what = match self.rules {
+                    Rules::Iptables { .. } => "restore",
+                    Rules::Nftables(_) => "nft -f",
+                };
+                tracing::error!(family = self.family, %error, "{what} failed: the previous rules stay; full resync next");
             }
         }
     }
 
-    /// The restore input of the next sync, planned and dropped (for `--dry-run`: the first
-    /// sync is full).
+    /// The input of the next sync (`iptables-restore`'s or `nft -f`'s), planned and dropped
+    /// (for `--dry-run`: the first sync is full).
     pub fn dry_run(&mut self) -> String {
-        let text = self.proxier.sync_changes().text.clone();
-        self.proxier.restore_failed();
-        text
+        match &mut self.rules {
+            Rules::Iptables { proxier, .. } => {
+                let text = proxier.sync_changes().text.clone();
+                proxier.restore_failed();
+                text
+            }
+            Rules::Nftables(rules) => rules.dry_run(),
+        }
     }
 
-    /// Removes every rule and chain this proxy installs.
-    pub async fn cleanup(&self) -> Result<(), ExecError> {
-        chains::cleanup(&self.iptables).await
+    /// Lists what an earlier run left in the kernel, for the first sync to clean up what is
+    /// no longer used (nftables mode; the iptables mode's restore finds it itself).
+    ///
+    /// # Errors
+    ///
+    /// `nft` could not list the table.
+    pub async fn note_existing(&mut self) -> Result<(), ExecError> {
+        match &mut self.rules {
+            Rules::Iptables { .. } => Ok(()),
+            Rules::Nftables(rules) => rules.note_existing().await,
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
 use service_proxy::cli::Args;
-use service_proxy::config::configz::{PROXY_MODE, configz};
+use service_proxy::config::configz::{configz, proxy_mode};
 use service_proxy::health::{
     HealthCheckServers, MetricsPort, ProxyHealth, ServiceHealth, healthz_router, metrics_router,
 };
@@ -212,7 +212,7 @@ async fn the_metrics_port_serves_proxy_mode_configz_and_process_metrics() {
     use clap::Parser;
     let args = Args::try_parse_from(["service-proxy", "--hostname-override=node-a"]).unwrap();
     let port = MetricsPort {
-        proxy_mode: PROXY_MODE,
+        proxy_mode: proxy_mode(&args),
         configz: configz(&args),
     };
     let (port, server) = serve(metrics_router(Arc::new(Metrics::new()), port)).await;

@@ -8,7 +8,10 @@
 //! `--nodeport-addresses`). A restore that fails (a wrapper first in `PATH`) leaves the previous
 //! rules and is retried in full; a deleted canary chain brings a full resync. A Service whose
 //! port name carries a rule (issue #28) and endpoint addresses the API server refuses reach no
-//! table, and the valid Services keep working. Skipped, with a
+//! table, and the valid Services keep working. kube-proxy's nftables mode (`--proxy-mode
+//! nftables`, `nft` needed) in IPv4 and IPv6: the same traffic, `externalTrafficPolicy: Local`
+//! from a third namespace, a partial sync that leaves a held connection alone, the switch
+//! between modes and `--cleanup`. Skipped, with a
 //! message, without root, `ip netns`, iptables or python3 (scripts/test runs it as root with all of
 //! them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -822,4 +825,481 @@ fn ipv6_services_work_end_to_end_on_ip6tables_legacy() {
 #[test]
 fn ipv6_services_work_end_to_end_on_ip6tables_nft() {
     ipv6_end_to_end("nft");
+}
+
+/// `echo.py`: on port 8081 of every IPv4 address, answers each line received with its own
+/// address, for as long as the connection lasts.
+const ECHO_SERVER: &str = r#"
+import socketserver
+class H(socketserver.StreamRequestHandler):
+    def handle(self):
+        for _ in self.rfile:
+            self.wfile.write(("%s\n" % self.request.getsockname()[0]).encode())
+            self.wfile.flush()
+class S(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+S(("0.0.0.0", 8081), H).serve_forever()
+"#;
+
+/// `hold.py IP PORT`: one connection, kept open; for each line read on stdin, sends a line
+/// and prints the answer (the endpoint's address).
+const HOLD_CLIENT: &str = r#"
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+f = s.makefile("rw")
+for _ in sys.stdin:
+    f.write("ping\n"); f.flush()
+    print(f.readline().strip(), flush=True)
+"#;
+
+/// The ClusterIP of `echo`, and the NodePort of `local`.
+const ECHO_IP: &str = "172.30.0.20";
+const LOCAL_NODE_PORT: u16 = 30081;
+
+/// `echo` (port 80 to 8081 of `endpoints`), and `local` (NodePort, `externalTrafficPolicy:
+/// Local`, its first endpoint on this node, the others on node-b).
+fn write_nftables_manifests(dir: &Path, echo_endpoints: &[&str]) {
+    let endpoints = |ips: &[&str], local: usize| -> String {
+        ips.iter()
+            .enumerate()
+            .map(|(i, ip)| {
+                let node = if i < local { "node-a" } else { "node-b" };
+                format!("- {{addresses: ['{ip}'], nodeName: {node}}}\n")
+            })
+            .collect()
+    };
+    let slice = |name: &str, port: u16, endpoints: String| {
+        format!(
+            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  namespace: demo\n  name: {name}-1\n  labels: {{kubernetes.io/service-name: {name}}}\naddressType: IPv4\nports: [{{name: http, port: {port}, protocol: TCP}}]\nendpoints:\n{endpoints}"
+        )
+    };
+    let echo = format!(
+        "{}---\n{}",
+        service("echo", &format!("'{ECHO_IP}'"), "", ""),
+        slice("echo", 8081, endpoints(echo_endpoints, 0))
+    );
+    let local = format!(
+        "{}---\n{}",
+        service(
+            "local",
+            "'172.30.0.21'",
+            "  type: NodePort\n  externalTrafficPolicy: Local\n",
+            &format!(", nodePort: {LOCAL_NODE_PORT}"),
+        ),
+        slice("local", 8080, endpoints(&V4.endpoints, 1))
+    );
+    for (name, text) in [("echo.yaml", echo), ("local.yaml", local)] {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join(name)).unwrap();
+    }
+}
+
+/// A third namespace, `client`, joined to the node's by its own veth: its source address,
+/// 198.51.100.10, is neither local to the node nor in the cluster CIDR, so NodePort traffic
+/// from it is external as kube-proxy sees it. Deleted on drop.
+struct Client(String);
+
+impl Client {
+    const IP: &str = "198.51.100.10";
+
+    fn create(topology: &Topology) -> Result<Self, String> {
+        let client = Self(format!("sp-client-{}", std::process::id()));
+        run(&["ip", "netns", "add", &client.0])?;
+        let veth = format!("vc{}", std::process::id() % 100_000);
+        let peer = format!("{veth}p");
+        let (n, c) = (topology.node.as_str(), client.0.as_str());
+        run(&[
+            "ip", "link", "add", &veth, "netns", n, "type", "veth", "peer", "name", &peer, "netns",
+            c,
+        ])?;
+        add_address(n, &veth, "198.51.100.1/24")?;
+        add_address(c, &peer, &format!("{}/24", Self::IP))?;
+        for (ns, link) in [(n, veth.as_str()), (c, peer.as_str())] {
+            run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+            run(&["ip", "-n", ns, "link", "set", link, "up"])?;
+        }
+        run(&[
+            "ip",
+            "-n",
+            c,
+            "route",
+            "add",
+            "default",
+            "via",
+            "198.51.100.1",
+        ])?;
+        run(&[
+            "ip",
+            "netns",
+            "exec",
+            n,
+            "sysctl",
+            "-qw",
+            "net.ipv4.ip_forward=1",
+        ])?;
+        Ok(client)
+    }
+
+    fn connect(&self, ip: &str, port: u16, count: usize) -> Flows {
+        let (port, count) = (port.to_string(), count.to_string());
+        let args = [
+            "ip",
+            "netns",
+            "exec",
+            &self.0,
+            "python3",
+            "-c",
+            CLIENT,
+            ip,
+            &port,
+            &count,
+            Self::IP,
+        ];
+        let out = run(&args).unwrap();
+        serde_json::from_str(&out).unwrap()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// The node's `kube-proxy` table of the IPv4 family, empty when there is none.
+fn nft_table(topology: &Topology) -> String {
+    topology
+        .node(&["nft", "list", "table", "ip", "kube-proxy"])
+        .unwrap_or_default()
+}
+
+/// kube-proxy's nftables mode (`--proxy-mode nftables`) in the namespaces of the iptables
+/// test: it removes the iptables mode's chains at start; ClusterIPs spread connections evenly
+/// and masquerade node traffic, pod traffic keeps its source, NodePorts and ExternalIPs reach
+/// every endpoint, ClientIP affinity pins each client; `externalTrafficPolicy: Local` sends
+/// external NodePort traffic to the node's own endpoint only, unmasqueraded; an endpoint
+/// removed is applied by a partial sync while an established connection to another endpoint
+/// keeps working; the iptables mode, started after, deletes the nftables table.
+#[test]
+fn the_nftables_mode_works_end_to_end() {
+    let (net, variant) = (&V4, "nft");
+    if run(&["nft", "--version"]).is_err() {
+        println!("skipped: nft");
+        return;
+    }
+    let Some((topology, _server)) = set_up("n", net, variant) else {
+        return;
+    };
+    let client = match Client::create(&topology) {
+        Ok(client) => client,
+        Err(e) => {
+            println!("skipped: network namespaces ({e})");
+            return;
+        }
+    };
+    let _echo = Process(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &topology.pods,
+                "python3",
+                "-c",
+                ECHO_SERVER,
+            ])
+            .spawn()
+            .unwrap(),
+    );
+    // A chain the iptables mode left: the nftables mode removes it at start.
+    let iptables = net.tool(variant, "");
+    topology
+        .node(&[&iptables, "-t", "nat", "-N", "KUBE-SERVICES"])
+        .unwrap();
+
+    let nftables = ["--proxy-mode", "nftables", "--iptables-sync-period", "2s"];
+    let proxy = start_proxy(&topology, net, variant, &nftables, None);
+    write_nftables_manifests(proxy.dir.path(), &net.endpoints);
+    poll(
+        "the nftables rules",
+        || nft_table(&topology),
+        |table| {
+            [
+                "demo/web/tcp/http",
+                "demo/sticky/tcp/http",
+                "demo/echo/tcp/http",
+            ]
+            .iter()
+            .all(|s| table.contains(s))
+                && table.contains("demo/local/tcp/http")
+        },
+    );
+    let nat = topology
+        .node(&[&net.tool(variant, "-save"), "-t", "nat"])
+        .unwrap();
+    assert!(!nat.contains("KUBE-SERVICES"), "{nat}");
+
+    wait_for_listeners(&topology, net);
+    let node_sources = net.node_sources(20);
+    let mut flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
+    let mut counts = per_endpoint(&flows);
+    if chi_square(&counts, 3) > 9.21 {
+        flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
+        counts = per_endpoint(&flows);
+    }
+    assert_eq!(counts.len(), 3, "{counts:?}");
+    assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
+    assert_masqueraded(net, &flows);
+    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 5);
+
+    let sticky = connect(&topology, net.sticky_ip, 80, 10, &node_sources[..6]);
+    let mut pinned: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (source, endpoint, _) in &sticky {
+        pinned.entry(source).or_default().insert(endpoint);
+    }
+    assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
+
+    // externalTrafficPolicy Local: external traffic reaches the local endpoint only, with its
+    // source kept; with Cluster (web) it reaches every endpoint, masqueraded.
+    let local = client.connect(net.node_ip, LOCAL_NODE_PORT, 20);
+    assert!(
+        local
+            .iter()
+            .all(|(source, endpoint, peer)| endpoint == net.endpoints[0] && peer == source),
+        "{local:?}"
+    );
+    let cluster = client.connect(net.node_ip, NODE_PORT, 20);
+    assert_eq!(per_endpoint(&cluster).len(), 3, "{cluster:?}");
+    assert_masqueraded(net, &cluster);
+
+    // A connection held open to one endpoint of echo; another endpoint goes away.
+    let mut hold = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &topology.node,
+            "python3",
+            "-c",
+            HOLD_CLIENT,
+        ])
+        .args([ECHO_IP, "80"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to_hold = hold.stdin.take().unwrap();
+    let mut from_hold = std::io::BufReader::new(hold.stdout.take().unwrap());
+    let mut ask = || {
+        use std::io::{BufRead as _, Write as _};
+        writeln!(to_hold).unwrap();
+        let mut line = String::new();
+        from_hold.read_line(&mut line).unwrap();
+        line.trim().to_owned()
+    };
+    let held = ask();
+    assert!(net.endpoints.contains(&held.as_str()), "{held:?}");
+    let gone = *net.endpoints.iter().find(|e| **e != held).unwrap();
+    let kept: Vec<&str> = net
+        .endpoints
+        .iter()
+        .copied()
+        .filter(|e| *e != gone)
+        .collect();
+    write_nftables_manifests(proxy.dir.path(), &kept);
+    poll(
+        "the echo endpoint removal",
+        || nft_table(&topology),
+        |table| {
+            table
+                .lines()
+                .any(|l| l.contains("numgen random mod 2") && l.contains("demo/echo/"))
+        },
+    );
+    assert_eq!(ask(), held, "the held connection moved or broke");
+    // The gone endpoint's chain, flushed by that sync, is deleted by a later one without any
+    // further change (at the latest the periodic sync, every 2 s here).
+    let gone_chain = format!("demo/echo/tcp/http__{gone}/8081");
+    assert!(nft_table(&topology).contains(&gone_chain));
+    poll(
+        "the stale chain deleted",
+        || nft_table(&topology),
+        |table| !table.contains(&gone_chain),
+    );
+    let text = read_log(&proxy.log);
+    assert!(
+        text.contains("full=false"),
+        "no partial sync logged:\n{text}"
+    );
+    drop(to_hold);
+    let _ = hold.wait();
+
+    // The metrics and /healthz follow the syncs.
+    poll(
+        "a sync timestamp",
+        || metrics_in(&topology.node),
+        |text| {
+            metric(text, "kubeproxy_sync_proxy_rules_last_timestamp_seconds").unwrap_or(0.0) > 0.0
+        },
+    );
+
+    // The iptables mode, started after, deletes the nftables table.
+    drop(proxy.process);
+    let iptables_mode = start_proxy(&topology, net, variant, &[], None);
+    poll(
+        "the nftables table deleted",
+        || nft_table(&topology),
+        str::is_empty,
+    );
+    drop(iptables_mode.process);
+
+    // --cleanup in the nftables mode deletes its table.
+    let proxy = start_proxy(&topology, net, variant, &nftables, None);
+    poll(
+        "the nftables rules again",
+        || nft_table(&topology),
+        |t| t.contains("demo/web/tcp/http"),
+    );
+    drop(proxy.process);
+    let cleanup = Command::new("ip")
+        .args(["netns", "exec", &topology.node])
+        .arg(env!("CARGO_BIN_EXE_service-proxy"))
+        .args(["--cleanup", "--proxy-mode", "nftables"])
+        .output()
+        .unwrap();
+    assert!(
+        cleanup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cleanup.stderr)
+    );
+    assert_eq!(nft_table(&topology), "");
+}
+
+/// The nftables mode over IPv6 (`ip6 kube-proxy`): ClusterIP, NodePort (on the primary node
+/// address, the mode's default) and ExternalIP reach every endpoint, masquerading as in IPv4;
+/// `--cleanup` deletes the table.
+#[test]
+fn the_nftables_mode_works_over_ipv6() {
+    let (net, variant) = (&V6, "nft");
+    if run(&["nft", "--version"]).is_err() {
+        println!("skipped: nft");
+        return;
+    }
+    let Some((topology, _server)) = set_up("n6", net, variant) else {
+        return;
+    };
+    let table = || {
+        topology
+            .node(&["nft", "list", "table", "ip6", "kube-proxy"])
+            .unwrap_or_default()
+    };
+    let proxy = start_proxy(&topology, net, variant, &["--proxy-mode", "nftables"], None);
+    poll("the nftables rules", table, |t| {
+        t.contains("demo/web/tcp/http") && t.contains("demo/sticky/tcp/http")
+    });
+    wait_for_listeners(&topology, net);
+    let flows = connect(&topology, net.web_ip, 80, 10, &net.node_sources(4));
+    assert_eq!(per_endpoint(&flows).len(), 3, "{flows:?}");
+    assert_masqueraded(net, &flows);
+    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 3);
+    drop(proxy.process);
+    let cleanup = Command::new("ip")
+        .args(["netns", "exec", &topology.node])
+        .arg(env!("CARGO_BIN_EXE_service-proxy"))
+        .args([
+            "--cleanup",
+            "--proxy-mode",
+            "nftables",
+            "--ip-families",
+            "ipv6",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        cleanup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cleanup.stderr)
+    );
+    assert_eq!(table(), "");
+}
+
+/// kube-proxy's recovery in the nftables mode: an `nft -f` that fails (a wrapper first in the
+/// proxy's `PATH`) leaves the kernel's table as it was, and once nft works again the retry is
+/// a full sync that applies the change.
+#[test]
+fn a_failed_nft_transaction_keeps_the_table_and_is_retried_in_full() {
+    let (net, variant) = (&V4, "nft");
+    let Ok(real) = run(&["sh", "-c", "command -v nft"]) else {
+        println!("skipped: nft");
+        return;
+    };
+    let Some((topology, _server)) = set_up("nf", net, variant) else {
+        return;
+    };
+    let bin = tempfile::tempdir().unwrap();
+    let wrapper = bin.path().join("nft");
+    std::fs::write(&wrapper, restore_wrapper(real.trim(), bin.path())).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let failures = || {
+        std::fs::read_to_string(bin.path().join("attempts"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == "fail")
+            .count()
+    };
+    let proxy = start_proxy(
+        &topology,
+        net,
+        variant,
+        &["--proxy-mode", "nftables"],
+        Some(&path),
+    );
+    poll(
+        "the first sync",
+        || nft_table(&topology),
+        |t| t.contains("demo/web/tcp/http"),
+    );
+    let gone = format!("demo/web/tcp/http__{}/8080", net.endpoints[2]);
+    let before = nft_table(&topology);
+    assert!(before.contains(&gone));
+
+    std::fs::write(bin.path().join("fail"), "").unwrap();
+    write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
+    poll(
+        "two failed transactions",
+        || failures().to_string(),
+        |n| n.parse::<usize>().unwrap_or(0) >= 2,
+    );
+    assert_eq!(
+        nft_table(&topology),
+        before,
+        "a failed transaction changed the table"
+    );
+
+    std::fs::remove_file(bin.path().join("fail")).unwrap();
+    poll(
+        "the endpoint removal",
+        || nft_table(&topology),
+        |t| {
+            t.lines()
+                .any(|l| l.contains("numgen random mod 2") && l.contains("demo/web/"))
+        },
+    );
+    let resync = |log: &str| {
+        let (_, after_failure) = log.rsplit_once("nft -f failed")?;
+        let line = after_failure.lines().find(|l| l.contains("rules synced"))?;
+        Some(line.to_owned())
+    };
+    poll(
+        "the resync's log line",
+        || read_log(&proxy.log),
+        |text| resync(text).is_some(),
+    );
+    let line = resync(&read_log(&proxy.log)).unwrap_or_default();
+    assert!(line.contains("full=true"), "{line}");
 }

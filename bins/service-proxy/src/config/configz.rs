@@ -13,8 +13,17 @@ use serde_json::{Value, json};
 use crate::cli::{Args, LocalMode, ProxyMode};
 use crate::nodeports::NodePortAddress;
 
-/// The `/proxyMode` text and `Mode` of service-proxy: the only mode it runs.
-pub const PROXY_MODE: &str = "iptables";
+/// The `/proxyMode` text and `Mode` of `args`' proxy mode (`iptables` when none is given, as
+/// kube-proxy's default on Linux).
+pub const fn proxy_mode(args: &Args) -> &'static str {
+    match args.proxy_mode {
+        None | Some(ProxyMode::Iptables) => "iptables",
+        Some(ProxyMode::Nftables) => "nftables",
+        // Refused at start-up; named as given should that change.
+        Some(ProxyMode::Ipvs) => "ipvs",
+        Some(ProxyMode::Kernelspace) => "kernelspace",
+    }
+}
 
 /// Go's `Duration.String` of `duration`.
 fn go_duration(duration: std::time::Duration) -> String {
@@ -33,13 +42,7 @@ fn local_mode(mode: LocalMode) -> &'static str {
 
 /// The body of `/configz` for the effective settings `args`.
 pub fn configz(args: &Args) -> Value {
-    let mode = match args.proxy_mode {
-        None | Some(ProxyMode::Iptables) => PROXY_MODE,
-        // Refused at start-up; named as given should that change.
-        Some(ProxyMode::Nftables) => "nftables",
-        Some(ProxyMode::Ipvs) => "ipvs",
-        Some(ProxyMode::Kernelspace) => "kernelspace",
-    };
+    let mode = proxy_mode(args);
     let cluster_cidrs: Vec<String> = args.cluster_cidr.iter().map(ToString::to_string).collect();
     let node_port_addresses: Vec<String> = args
         .nodeport_addresses

@@ -158,18 +158,11 @@ fn check(args: &Args) -> Result<(), SettingsError> {
         return refuse(why);
     }
     match args.proxy_mode {
-        None | Some(ProxyMode::Iptables) => {}
-        Some(ProxyMode::Nftables) => {
-            return refuse(
-                "proxy mode nftables is not implemented yet: service-proxy writes kube-proxy's \
-                 iptables rules (use mode iptables, or leave it empty)"
-                    .to_owned(),
-            );
-        }
+        None | Some(ProxyMode::Iptables | ProxyMode::Nftables) => {}
         Some(ProxyMode::Ipvs) => {
             return refuse(
                 "proxy mode ipvs is not supported: service-proxy implements kube-proxy's \
-                 iptables mode (use mode iptables, or leave it empty)"
+                 iptables and nftables modes (use one of them, or leave it empty)"
                     .to_owned(),
             );
         }
@@ -385,9 +378,10 @@ mod tests {
     }
 
     #[test]
-    fn modes_not_implemented_are_refused_at_start() {
-        assert!(refusal(Some("mode: nftables\n"), &[]).contains("nftables is not implemented"));
-        assert!(refusal(None, &["--proxy-mode", "nftables"]).contains("nftables"));
+    fn the_nftables_mode_is_taken_and_the_others_are_refused() {
+        let nftables = resolve(Some("mode: nftables\n"), &[]).unwrap();
+        assert_eq!(nftables.args.proxy_mode, Some(ProxyMode::Nftables));
+        assert!(resolve(None, &["--proxy-mode", "nftables"]).is_ok());
         assert!(refusal(None, &["--proxy-mode=ipvs"]).contains("ipvs is not supported"));
         assert!(refusal(Some("mode: kernelspace\n"), &[]).contains("Windows"));
         assert!(resolve(Some("mode: iptables\n"), &[]).is_ok());
@@ -400,7 +394,8 @@ mod tests {
             "{error}"
         );
         // The flag wins over the file here too.
-        assert!(resolve(Some("mode: nftables\n"), &["--proxy-mode", "iptables"]).is_ok());
+        let flag = resolve(Some("mode: nftables\n"), &["--proxy-mode", "iptables"]).unwrap();
+        assert_eq!(flag.args.proxy_mode, Some(ProxyMode::Iptables));
     }
 
     #[test]

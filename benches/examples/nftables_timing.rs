@@ -1,0 +1,160 @@
+//! kube-proxy's nftables mode at scale: generation of the full and of a one-service
+//! transaction (`nftables_model::kube::Proxier`), and the real `nft -f -` applying them, in a
+//! throwaway network namespace (needs root):
+//!
+//! `cargo run --release -p benches --example nftables_timing -- 1000 5000 10000`
+//!
+//! The clusters are the iptables benchmark's (`benches::iptables_inputs`), so the rows sit
+//! beside `iptables_restore_timing`'s. Per size: generation time (best of 5), `nft` wall time
+//! and CPU time (user + sys of the `nft` process, from `/proc/self/stat`'s children times),
+//! transaction size; for the full sync (a new proxier's first, the one after a start or a
+//! failure), for one service whose endpoints all change, and `nft`'s own floor at that table
+//! size (a transaction that only re-adds the table).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use benches::iptables_inputs::{cluster, options};
+use nftables_model::kube::{NftOptions, Proxier};
+
+/// A network namespace deleted on drop.
+struct Namespace(String);
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// CPU seconds of finished children (user + sys), from /proc/self/stat.
+fn children_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    // After the command name: state is field 3, so cutime (16) and cstime (17) are at 13, 14.
+    let ticks: f64 = fields[13].parse::<f64>().unwrap() + fields[14].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// `nft -f -` with `text` in `ns`; returns (wall, CPU).
+fn apply(ns: &str, text: &str) -> (Duration, f64) {
+    let cpu = children_cpu();
+    let start = Instant::now();
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, "nft", "-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "nft -f failed");
+    (start.elapsed(), children_cpu() - cpu)
+}
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let out = f();
+        best = best.min(start.elapsed());
+        last = Some(out);
+    }
+    (best, last.unwrap())
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let new_proxier = || Proxier::new(NftOptions::new(options())).unwrap();
+    println!("| services | sync | generation | transaction | nft -f wall | nft -f CPU |");
+    println!("|---|---|---|---|---|---|");
+    for size in sizes {
+        let ns = Namespace(format!("bench-nft-{size}-{}", std::process::id()));
+        assert!(
+            Command::new("ip")
+                .args(["netns", "add", &ns.0])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let (services, slices) = cluster(size, 3, 0);
+        let before = slices[size / 2].clone();
+        let after = cluster(size, 3, 1).1.swap_remove(size / 2);
+        let changed = |slice: &_| {
+            let mut all = slices.clone();
+            all[size / 2] = std::clone::Clone::clone(slice);
+            all
+        };
+        let (with_after, with_before) = (changed(&after), changed(&before));
+        let row = |sync: &str, generation: Duration, bytes: usize, (wall, cpu): (Duration, f64)| {
+            println!(
+                "| {size} | {sync} | {:.3} ms | {:.1} KB | {:.3} s | {cpu:.2} s |",
+                generation.as_secs_f64() * 1000.0,
+                bytes as f64 / 1000.0,
+                wall.as_secs_f64(),
+            );
+        };
+
+        let (generation, _) = best_of(5, || {
+            new_proxier()
+                .sync(&services, &slices, Duration::ZERO)
+                .transaction
+                .len()
+        });
+        let mut proxier = new_proxier();
+        let text = proxier
+            .sync(&services, &slices, Duration::ZERO)
+            .transaction
+            .to_text();
+        row("full", generation, text.len(), apply(&ns.0, &text));
+        proxier.applied(true);
+
+        // One service's endpoints change back and forth; an even number of runs leaves the
+        // proxier where the kernel is (`before`). The transaction's text is part of the cost.
+        let mut flip = false;
+        let mut now = Duration::ZERO;
+        let (generation, _) = best_of(6, || {
+            flip = !flip;
+            let all = if flip { &with_after } else { &with_before };
+            now += Duration::from_millis(10);
+            let n = proxier
+                .sync(&services, all, now)
+                .transaction
+                .to_text()
+                .len();
+            proxier.applied(true);
+            n
+        });
+        // The kernel holds `before`; apply the change to `after` for real. (The chains the
+        // runs above flushed are stale in the proxier's eyes, not yet due for deletion.)
+        now += Duration::from_millis(10);
+        let text = proxier
+            .sync(&services, &with_after, now)
+            .transaction
+            .to_text();
+        row("one service", generation, text.len(), apply(&ns.0, &text));
+        proxier.applied(true);
+        // What nft costs whatever the change, at this table size: a transaction that only
+        // re-adds the table.
+        let noop = "add table ip kube-proxy\n";
+        row(
+            "nothing (`add table`)",
+            Duration::ZERO,
+            noop.len(),
+            apply(&ns.0, noop),
+        );
+    }
+}
