@@ -165,9 +165,17 @@ impl Chain {
         out: &mut Vec<u8>,
     ) -> Outcome {
         match result {
-            Ok(raw) => match self.settle(req, &raw, out, Instant::now()) {
-                Ok(()) => Outcome::written("forward"),
-                Err(failure) => Outcome::failed(failure),
+            // serve_stale verify: only a reply that refreshes the entry replaces it.
+            Ok(raw) => match (stale, &self.cache) {
+                (Some(stale), Some(cache))
+                    if !cache.refreshes(req, &raw) && cache.serve_stale(&stale, req, out) =>
+                {
+                    Outcome::written("cache")
+                }
+                _ => match self.settle(req, &raw, out, Instant::now()) {
+                    Ok(()) => Outcome::written("forward"),
+                    Err(failure) => Outcome::failed(failure),
+                },
             },
             Err(failure) => match (stale, &self.cache) {
                 (Some(stale), Some(cache)) if cache.serve_stale(&stale, req, out) => {
@@ -299,10 +307,7 @@ impl Chain {
         };
         let result = self.forwarded(&req).await;
         if let Some(cache) = &self.cache {
-            if let Ok(raw) = &result {
-                cache.store(&req, raw, Instant::now(), None);
-            }
-            cache.refreshed(&req);
+            cache.refreshed(&req, result.as_deref().ok(), Instant::now());
         }
     }
 }

@@ -8,15 +8,15 @@ use dns_wire::{Message, Opcode, Rcode, Type};
 pub enum ReplyType {
     /// NOERROR with answers (or without answers, SOA or NS).
     NoError,
-    /// NXDOMAIN with an SOA record.
+    /// NXDOMAIN without answers.
     NameError,
     /// NOERROR, no answers, an SOA record.
     NoData,
     /// NOERROR, no answers, NS records in the authority section.
     Delegation,
-    /// SERVFAIL.
+    /// SERVFAIL or NOTIMP.
     ServerError,
-    /// Any other rcode, or NXDOMAIN without SOA.
+    /// Any other rcode, or NXDOMAIN with answers.
     OtherError,
     /// NOTIFY, AXFR or IXFR.
     Meta,
@@ -39,15 +39,20 @@ impl ReplyType {
             return Self::Meta;
         }
         let rcode = msg.rcode();
-        if msg.counts().answers > 0 && rcode == Rcode::NOERROR {
-            return Self::NoError;
+        if msg.counts().answers > 0 {
+            return match rcode {
+                Rcode::NOERROR => Self::NoError,
+                _ => Self::OtherError,
+            };
         }
         let soa = msg.authority().any(|r| r.rtype() == Type::SOA);
         let ns = msg.authority().any(|r| r.rtype() == Type::NS);
+        // Typify's order: NXDOMAIN is a name error with or without an SOA record (the
+        // cache refuses to store one without), and NOTIMP counts as a server error.
         match rcode {
             Rcode::NOERROR if soa => Self::NoData,
-            Rcode::NXDOMAIN if soa => Self::NameError,
-            Rcode::SERVFAIL => Self::ServerError,
+            Rcode::NXDOMAIN => Self::NameError,
+            Rcode::SERVFAIL | Rcode::NOTIMP => Self::ServerError,
             Rcode::NOERROR if ns => Self::Delegation,
             Rcode::NOERROR => Self::NoError,
             _ => Self::OtherError,
@@ -122,7 +127,7 @@ mod tests {
             ty(&reply(Rcode::NXDOMAIN, 0, Some(Type::SOA))),
             ReplyType::NameError
         );
-        assert_eq!(ty(&reply(Rcode::NXDOMAIN, 0, None)), ReplyType::OtherError);
+        assert_eq!(ty(&reply(Rcode::NXDOMAIN, 0, None)), ReplyType::NameError);
         assert_eq!(ty(&reply(Rcode::SERVFAIL, 0, None)), ReplyType::ServerError);
         assert_eq!(
             ty(&reply(Rcode::NOERROR, 0, Some(Type::NS))),
@@ -130,5 +135,20 @@ mod tests {
         );
         assert_eq!(ty(&reply(Rcode::REFUSED, 0, None)).class(), "error");
         assert_eq!(ReplyType::NoData.class(), "denial");
+    }
+
+    /// CoreDNS v1.14.7 plugin/pkg/response/typify.go `Typify`: an NXDOMAIN carrying answers
+    /// is `OtherError`, an NXDOMAIN without SOA is still `NameError`, and NOTIMP is a
+    /// `ServerError` (so the cache keeps it as long as a SERVFAIL).
+    #[test]
+    fn typify_name_errors_and_notimp_as_coredns_v1_14_7() {
+        assert_eq!(ty(&reply(Rcode::NXDOMAIN, 1, None)), ReplyType::OtherError);
+        assert_eq!(
+            ty(&reply(Rcode::NXDOMAIN, 1, Some(Type::SOA))),
+            ReplyType::OtherError
+        );
+        assert_eq!(ty(&reply(Rcode::NXDOMAIN, 0, None)).class(), "denial");
+        assert_eq!(ty(&reply(Rcode::NOTIMP, 0, None)), ReplyType::ServerError);
+        assert_eq!(ty(&reply(Rcode::REFUSED, 1, None)), ReplyType::OtherError);
     }
 }
