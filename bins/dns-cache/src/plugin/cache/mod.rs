@@ -294,6 +294,11 @@ impl Cache {
         })
     }
 
+    /// Whether `req`'s name is in the cache's zones (the queries it handles).
+    pub fn covers(&self, req: &Request<'_>) -> bool {
+        in_any(&req.name, &self.zones)
+    }
+
     /// The key of `req`, if the cache serves its name.
     fn key(&self, req: &Request<'_>) -> Option<u64> {
         if !in_any(&req.name, &self.zones) {
