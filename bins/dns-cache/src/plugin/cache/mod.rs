@@ -1182,4 +1182,31 @@ mod tests {
         assert!(matches!(c.lookup(&r, &mut out, late), Lookup::HitRefresh));
         assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::NOERROR);
     }
+
+    /// CoreDNS v1.14.7 typify.go `typifyExpired`: a DO reply with an expired RRSIG is an
+    /// `OtherError`, so cache.go `key()` does not store it.
+    #[test]
+    fn an_expired_signature_is_not_cached() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("sig.example.", Type::A, Some((1232, true)));
+        let expired = upstream(&q, 300, |m| {
+            let mut rdata = vec![0, 1, 8, 2, 0, 0, 0, 60, 0, 0, 0, 2, 0, 0, 0, 1];
+            rdata.extend_from_slice(&[0x12, 0x34, 0, 1, 2, 3]);
+            m.answers.push(OwnedRecord {
+                name: "sig.example.".parse().unwrap(),
+                rtype: Type::RRSIG,
+                class: Class::IN,
+                ttl: 300,
+                rdata: rdata.into(),
+            });
+            if let Some(edns) = &mut m.edns {
+                edns.dnssec_ok = true;
+            }
+        });
+        assert!(c.store(&req(&q), &expired, t0, Some(&mut out)));
+        assert_eq!(ttls(&out), [5, 5]);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
+    }
 }
