@@ -397,11 +397,13 @@ impl Cache {
         false
     }
 
-    /// Writes a stale reply (every TTL 0) for `req`.
+    /// Writes a stale reply for `req`: every TTL 0, or with `keepttl` the stored TTLs
+    /// (handler.go moves the clock to the expiry for a stale item, then `keepttl` moves it
+    /// back to the time the item was stored).
     pub fn serve_stale(&self, reply: &StoredReply, req: &Request<'_>, out: &mut Vec<u8>) -> bool {
         let how = Replay {
             age: 0,
-            stale_ttl: Some(0),
+            stale_ttl: if self.keepttl { None } else { Some(0) },
             hit: true,
         };
         let served = replay(reply, req, how, out);
@@ -1208,5 +1210,27 @@ mod tests {
         assert!(c.store(&req(&q), &expired, t0, Some(&mut out)));
         assert_eq!(ttls(&out), [5, 5]);
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
+    }
+
+    /// CoreDNS v1.14.7 handler.go `ServeDNS`: for a stale item `now` becomes its expiry,
+    /// then `keepttl` sets it to the time the item was stored, so a stale answer under
+    /// `keepttl` carries the original TTL rather than 0.
+    #[test]
+    fn keepttl_applies_to_stale_answers_too() {
+        let c = cache(CacheConfig {
+            keepttl: true,
+            serve_stale: Some((None, None)),
+            ..CacheConfig::default()
+        });
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("ks.example.", Type::A, None);
+        c.store(&req(&q), &upstream(&q, 100, |_| {}), t0, None);
+        let late = t0 + Duration::from_secs(150);
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, late),
+            Lookup::HitRefresh
+        ));
+        assert_eq!(ttls(&out), [100]);
     }
 }
