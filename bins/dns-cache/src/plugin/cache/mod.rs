@@ -352,7 +352,7 @@ impl Cache {
                 continue;
             };
             // getIfNotStale: whole seconds past expiry, strictly below the window.
-            if u64::from(age_secs - entry.ttl) >= stale.window.as_secs() {
+            if u64::from(age_secs.saturating_sub(entry.ttl)) >= stale.window.as_secs() {
                 continue;
             }
             let reply = entry.reply.clone();
