@@ -485,6 +485,12 @@ impl Cache {
             self.drops.inc();
             return false;
         };
+        // An extended rcode (BADCOOKIE, BADVERS) lives in the OPT record, which the stored
+        // form drops: such a reply, an error never stored, is passed on by `scrub`, which
+        // keeps it.
+        if msg.rcode().0 > 0xF {
+            return false;
+        }
         let kind = cache_reply_type(&msg);
         // The table, the table whose entry the stored one replaces, and the lifetime. A
         // SERVFAIL leaves a success entry in place (CoreDNS keeps both and prefers the
@@ -1232,5 +1238,30 @@ mod tests {
             Lookup::HitRefresh
         ));
         assert_eq!(ttls(&out), [100]);
+    }
+
+    /// An extended rcode is not lost: the reply goes to `scrub` (which writes it into the
+    /// mirrored OPT record, as miekg/dns packs `Rcode > 0xF`) rather than through the
+    /// stored form, which has no OPT record.
+    #[test]
+    fn an_extended_rcode_is_passed_on() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("cookie.example.", Type::A, Some((1232, false)));
+        let badcookie = upstream(&q, 300, |m| {
+            m.answers.clear();
+            m.header.rcode = (Rcode::BADCOOKIE.0 & 0xF) as u8;
+            if let Some(edns) = &mut m.edns {
+                edns.ext_rcode = (Rcode::BADCOOKIE.0 >> 4) as u8;
+            }
+        });
+        assert_eq!(
+            Message::parse(&badcookie).unwrap().rcode(),
+            Rcode::BADCOOKIE
+        );
+        assert!(!c.store(&req(&q), &badcookie, t0, Some(&mut out)));
+        crate::query::reply::scrub(&badcookie, &req(&q), &mut out).unwrap();
+        assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::BADCOOKIE);
     }
 }
