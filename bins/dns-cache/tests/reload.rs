@@ -96,6 +96,21 @@ fn sigusr1_refuses_a_corefile_without_server_blocks() {
     assert_eq!(answers(&server, "kept.example."), 1, "the old hosts answer");
 }
 
+/// The error of a refused reload is printed once: `run.rs` logs `{:#}`, which adds each
+/// source of the error after its text, and the parse error's text already held its source
+/// (`SIGUSR1: FILE:3 - Error during parsing: Unexpected EOF: FILE:3 - Error during parsing:
+/// Unexpected EOF`).
+#[test]
+fn a_refused_reload_prints_its_error_once() {
+    let server = DnsCache::start(KEPT);
+    server.rewrite(".:{PORT} {\n    bind 127.0.0.1\n    hosts {\n");
+    server.signal("USR1");
+    let line = server.wait_line("the refusal", |l| l.starts_with("[ERROR] SIGUSR1: "));
+    let file = server.corefile().display().to_string();
+    assert_eq!(line.matches(&file).count(), 1, "{line}");
+    assert_eq!(answers(&server, "kept.example."), 1, "the old hosts answer");
+}
+
 /// Whether `port` on 127.0.0.1 can be bound for UDP and TCP, that is, nothing holds it.
 fn released(port: u16) -> bool {
     std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok()

@@ -67,7 +67,9 @@ fn forwards_caches_and_ages_ttls() {
         "A.TEST.",
         "0x20 case kept"
     );
-    assert!(m.header().ra && !m.header().aa);
+    // A hit is authoritative: CoreDNS v1.14.7 plugin/cache/item.go sets
+    // `m1.Authoritative = true` for stub resolvers that drop other answers.
+    assert!(m.header().ra && m.header().aa);
     assert!(metric(&server, "coredns_cache_hits_total{") >= 2.0);
     assert!(metric(&server, "coredns_cache_entries{") >= 1.0);
 }
@@ -300,4 +302,26 @@ fn pooled_tcp_connections_the_upstream_closed_are_closed_here() {
         received += 1;
     }
     assert!(received >= 1);
+}
+
+/// CoreDNS v1.14.7 plugin/cache/handler.go `authenticatedRefreshState`: the cache passes the
+/// queries it handles on with AD set, so that an entry filled for a client that asked
+/// without AD still has the upstream's AD for a later client asking with AD. The fake
+/// upstream echoes the query's flags: its reply's AD is the AD it was asked with.
+#[test]
+fn the_cache_asks_upstream_with_ad() {
+    let (port, _) = silent_for("nothing.test.");
+    let server = forwarding(port, "");
+    // The first query goes out on the waiting path, the second without a task waiting.
+    for (id, name) in [(1, "first.test."), (2, "second.test.")] {
+        let plain = query(name, Type::A, None, id);
+        let reply = server.udp(&plain).unwrap();
+        let h = Message::parse(&reply).unwrap().header();
+        assert!(!h.ad, "{name}: AD not asked for, so cleared");
+        let mut with_ad = query(name, Type::A, None, id + 10);
+        with_ad[3] |= 0x20;
+        let reply = server.udp(&with_ad).unwrap();
+        let h = Message::parse(&reply).unwrap().header();
+        assert!(h.aa && h.ad, "{name}: a hit carrying the upstream's AD");
+    }
 }

@@ -47,11 +47,12 @@ pub(super) fn build_chain(
         .transpose()?;
     let loop_detect = match plugin_config::<plugins::Loop>(block, filename)? {
         Some(_) => {
-            let seed = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), index);
+            let random = std::hash::RandomState::new();
+            let seed = |label: u8| std::hash::BuildHasher::hash_one(&random, (index, label));
             Some(Arc::new(Loop::new(
                 zones.first().map_or(".", String::as_str),
                 listen,
-                seed,
+                [seed(1), seed(2)],
             )))
         }
         None => None,

@@ -12,12 +12,14 @@ use crate::plugin::hosts::HostsError;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The Corefile cannot be read.
-    #[error("{path}: {source}")]
+    /// (The I/O error is part of the text, not a `source`: a source would make `{:#}`, the
+    /// form the logs use, print it a second time.)
+    #[error("{path}: {error}")]
     Read {
         /// The file.
         path: String,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A reloaded Corefile without any server block: empty, blank, or only comments or
     /// snippets, as a file being truncated or rewritten looks for a moment. CoreDNS would
@@ -29,10 +31,10 @@ pub enum ConfigError {
     )]
     NoServerBlock(String),
     /// The Corefile does not parse (CoreDNS's text).
-    #[error("{0}")]
+    #[error(transparent)]
     Parse(#[from] corefile::Error),
     /// A plugin's arguments are wrong (CoreDNS's text).
-    #[error("{0}")]
+    #[error(transparent)]
     Plugin(#[from] PluginError),
     /// A directive this server does not implement.
     #[error("plugin/{0}: not supported by dns-cache (supported: {list})", list = PLUGINS.join(", "))]
@@ -55,13 +57,13 @@ pub enum ConfigError {
         address: String,
     },
     /// `cache` setup.
-    #[error("{0}")]
+    #[error(transparent)]
     Cache(#[from] CacheError),
     /// `forward` setup.
-    #[error("{0}")]
+    #[error(transparent)]
     Forward(#[from] ForwardError),
     /// `hosts` setup.
-    #[error("{0}")]
+    #[error(transparent)]
     Hosts(#[from] HostsError),
     /// An `errors { consolidate }` pattern the regular-expression engine cannot compile.
     #[error("plugin/errors: consolidate: {0}")]
@@ -72,4 +74,42 @@ pub enum ConfigError {
     /// A zone that is not a name.
     #[error("invalid zone {0:?}")]
     Zone(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::ConfigError;
+    use crate::config::plan::{Empty, build};
+    use crate::config::source::Source;
+    use crate::metrics::Metrics;
+
+    /// `run.rs` logs a failed reload as `{:#}` of an `anyhow` error, which prints the text
+    /// and then every `source` below it: an error whose text already includes its source
+    /// would print the cause twice (`Restart failed: X: X`). Each kind of error a reload
+    /// meets prints exactly its own text.
+    #[test]
+    fn a_failed_reload_prints_its_error_once() {
+        let metrics = Arc::new(Metrics::new());
+        let mut errors: Vec<ConfigError> = [
+            "example.org {\n",
+            ".:53 {\n    cache 30 {\n        bogus\n    }\n}\n",
+            ".:53 {\n    forward . not-an-address\n}\n",
+            ".:53 {\n    cache 30 example..org\n}\n",
+        ]
+        .iter()
+        .filter_map(|input| build(input.as_bytes(), "Corefile", 53, Empty::Refuse, &metrics).err())
+        .collect();
+        let missing = Source {
+            path: Some("/nonexistent/dns-cache/Corefile".into()),
+            dns_port: 53,
+        };
+        errors.extend(missing.read().err());
+        assert_eq!(errors.len(), 5, "{errors:?}");
+        for error in errors {
+            let once = error.to_string();
+            assert_eq!(format!("{:#}", anyhow::Error::from(error)), once);
+        }
+    }
 }

@@ -53,9 +53,9 @@ impl Source {
             None => Ok((Vec::new(), "Corefile".to_owned())),
             Some(path) => std::fs::read(path)
                 .map(|bytes| (bytes, path.display().to_string()))
-                .map_err(|source| ConfigError::Read {
+                .map_err(|error| ConfigError::Read {
                     path: path.display().to_string(),
-                    source,
+                    error,
                 }),
         }
     }

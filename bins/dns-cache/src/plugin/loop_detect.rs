@@ -20,24 +20,20 @@ const PROBE_FOR: Duration = Duration::from_secs(30);
 pub struct Loop {
     zone: String,
     server: SocketAddr,
-    probe: Name,
+    /// `None` when the zone leaves no room for the two labels (nothing is probed then).
+    probe: Option<Name>,
     seen: AtomicU32,
     done: AtomicBool,
 }
 
 impl Loop {
-    /// A detector for `zone` served at `server`, with a random probe name.
-    pub fn new(zone: &str, server: SocketAddr, random: u64) -> Self {
-        let text = format!(
-            "{}.{}.{}",
-            random % 1_000_000_007,
-            (random >> 32) % 999_983,
-            zone
-        );
+    /// A detector for `zone` served at `server`, its probe name made from two random
+    /// numbers.
+    pub fn new(zone: &str, server: SocketAddr, random: [u64; 2]) -> Self {
         Self {
             zone: zone.to_owned(),
             server,
-            probe: text.parse().unwrap_or_else(|_| Name::root()),
+            probe: probe_name(zone, random),
             seen: AtomicU32::new(0),
             done: AtomicBool::new(false),
         }
@@ -45,16 +41,19 @@ impl Loop {
 
     /// Counts the probe when it passes through the chain; a third sighting is fatal.
     pub fn check(&self, req: &Request<'_>) -> Result<(), Failure> {
+        let Some(probe) = self.probe else {
+            return Ok(());
+        };
         if self.done.load(Ordering::Relaxed)
             || req.question.qtype != Type::HINFO
-            || !req.question.name.eq_ignore_case(&self.probe.as_ref())
+            || !req.question.name.eq_ignore_case(&probe.as_ref())
         {
             return Ok(());
         }
         if self.seen.fetch_add(1, Ordering::AcqRel) + 1 > 2 {
             println!(
                 "[FATAL] plugin/loop: Loop ({} -> {}) detected for zone {:?}, see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO {}\"",
-                req.client, self.server, self.zone, self.probe
+                req.client, self.server, self.zone, probe
             );
             std::process::exit(1);
         }
@@ -63,6 +62,9 @@ impl Loop {
 
     /// Sends probes to the server until one is answered or 30 s have passed.
     pub async fn run(self: Arc<Self>) {
+        let Some(probe) = self.probe else {
+            return;
+        };
         let server = match self.server.ip() {
             ip if ip.is_unspecified() && ip.is_ipv4() => {
                 SocketAddr::from(([127, 0, 0, 1], self.server.port()))
@@ -75,7 +77,7 @@ impl Loop {
         let mut msg = OwnedMessage::default();
         msg.header.rd = true;
         msg.questions.push(OwnedQuestion {
-            name: self.probe,
+            name: probe,
             qtype: Type::HINFO,
             qclass: Class::IN,
         });
@@ -105,6 +107,19 @@ impl Loop {
     }
 }
 
+/// The probe's name as CoreDNS's `qname` (plugin/loop/setup.go) builds it: two random
+/// integers below 2^62 as labels, joined to the zone (`N.M.` for the root zone).
+fn probe_name(zone: &str, random: [u64; 2]) -> Option<Name> {
+    let [first, second] = random.map(|r| r >> 2);
+    let zone = zone.strip_suffix('.').unwrap_or(zone);
+    let text = if zone.is_empty() {
+        format!("{first}.{second}.")
+    } else {
+        format!("{first}.{second}.{zone}.")
+    };
+    text.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,18 +128,50 @@ mod tests {
 
     #[test]
     fn only_the_probe_counts() {
-        let l = Loop::new("example.org.", "127.0.0.1:53".parse().unwrap(), 42);
+        let l = Loop::new("example.org.", "127.0.0.1:53".parse().unwrap(), [42, 43]);
         let q = query("www.example.org.", Type::HINFO, None);
         let Admission::Query(req) = admit(&q, Proto::Udp, client()) else {
             panic!()
         };
         l.check(&req).unwrap();
-        let probe = query(&l.probe.to_string(), Type::HINFO, None);
+        let probe = query(&l.probe.unwrap().to_string(), Type::HINFO, None);
         let Admission::Query(req) = admit(&probe, Proto::Udp, client()) else {
             panic!()
         };
         l.check(&req).unwrap();
         l.check(&req).unwrap();
         assert_eq!(l.seen.load(Ordering::Relaxed), 2);
+    }
+
+    /// CoreDNS v1.14.7 plugin/loop/setup.go `qname`: `dnsutil.Join(l1, l2, zone)` with
+    /// `l1`, `l2` from `rand.Int(rand.Reader, 1<<62)`; for the root zone that is `N.M.`,
+    /// not the root name itself (which would count every `. HINFO` query as the probe).
+    #[test]
+    fn the_probe_of_the_root_zone_is_two_random_labels() {
+        let probe = probe_name(".", [u64::MAX, 7 << 2]).unwrap();
+        assert_eq!(probe.to_string(), format!("{}.7.", u64::MAX >> 2));
+        let other = probe_name(".", [1 << 2, 2 << 2]).unwrap();
+        assert_eq!(other.to_string(), "1.2.");
+        assert_eq!(
+            probe_name("example.org.", [3 << 2, 4 << 2])
+                .unwrap()
+                .to_string(),
+            "3.4.example.org."
+        );
+        assert_eq!(
+            probe_name("example.org", [3 << 2, 4 << 2])
+                .unwrap()
+                .to_string(),
+            "3.4.example.org."
+        );
+        let root = Loop::new(".", "127.0.0.1:53".parse().unwrap(), [5, 6]);
+        let q = query(".", Type::HINFO, None);
+        let Admission::Query(req) = admit(&q, Proto::Udp, client()) else {
+            panic!()
+        };
+        for _ in 0..3 {
+            root.check(&req).unwrap();
+        }
+        assert_eq!(root.seen.load(Ordering::Relaxed), 0);
     }
 }

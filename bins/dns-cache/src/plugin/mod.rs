@@ -149,7 +149,11 @@ impl Chain {
         out: &mut Vec<u8>,
     ) -> Outcome {
         let result = match (resume, &self.forward) {
-            (Some(attempts), Some(forward)) => forward.resume(req, attempts).await,
+            (Some(attempts), Some(forward)) => {
+                let query = self.upstream_query(req);
+                let query = query.as_deref().unwrap_or(req.bytes());
+                forward.resume(query, attempts).await
+            }
             _ => self.forwarded(req).await,
         };
         self.settled(req, result, stale, out)
@@ -165,9 +169,17 @@ impl Chain {
         out: &mut Vec<u8>,
     ) -> Outcome {
         match result {
-            Ok(raw) => match self.settle(req, &raw, out, Instant::now()) {
-                Ok(()) => Outcome::written("forward"),
-                Err(failure) => Outcome::failed(failure),
+            // serve_stale verify: only a reply that refreshes the entry replaces it.
+            Ok(raw) => match (stale, &self.cache) {
+                (Some(stale), Some(cache))
+                    if !cache.refreshes(req, &raw) && cache.serve_stale(&stale, req, out) =>
+                {
+                    Outcome::written("cache")
+                }
+                _ => match self.settle(req, &raw, out, Instant::now()) {
+                    Ok(()) => Outcome::written("forward"),
+                    Err(failure) => Outcome::failed(failure),
+                },
             },
             Err(failure) => match (stale, &self.cache) {
                 (Some(stale), Some(cache)) if cache.serve_stale(&stale, req, out) => {
@@ -255,13 +267,33 @@ impl Chain {
         )))
     }
 
+    /// The query to send upstream in place of `req`'s bytes, if it differs: CoreDNS's cache
+    /// passes on the queries it handles with AD set (handler.go
+    /// `authenticatedRefreshState`), so that a validating upstream says whether the answer
+    /// is authenticated and the entry can tell later clients that ask with AD or DO. The
+    /// client's own AD still decides what it is told (`reply::replay`).
+    pub fn upstream_query(&self, req: &Request<'_>) -> Option<Vec<u8>> {
+        if req.header.ad || !self.cache.as_ref().is_some_and(|c| c.covers(req)) {
+            return None;
+        }
+        let mut query = req.bytes().to_vec();
+        let flags = query.get_mut(3)?;
+        *flags |= 0x20;
+        Some(query)
+    }
+
     /// Everything below the cache, waiting for upstream if needed.
     async fn forwarded(&self, req: &Request<'_>) -> Result<Vec<u8>, Failure> {
         match self.below(req) {
             Below::Reply(raw, _) => Ok(raw),
             Below::Fail(failure) => Err(failure),
             Below::Forward => match &self.forward {
-                Some(forward) => forward.resolve(req).await,
+                Some(forward) => {
+                    let query = self.upstream_query(req);
+                    forward
+                        .resolve(req, query.as_deref().unwrap_or(req.bytes()))
+                        .await
+                }
                 None => Err(Failure::servfail("plugin/forward: no next plugin found")),
             },
         }
@@ -299,10 +331,7 @@ impl Chain {
         };
         let result = self.forwarded(&req).await;
         if let Some(cache) = &self.cache {
-            if let Ok(raw) = &result {
-                cache.store(&req, raw, Instant::now(), None);
-            }
-            cache.refreshed(&req);
+            cache.refreshed(&req, result.as_deref().ok(), Instant::now());
         }
     }
 }

@@ -181,6 +181,18 @@ fn append_opt(msg: &mut Vec<u8>, size: u16, ext_rcode: u8, dnssec_ok: bool) -> b
     write_opt_fields(msg, at, size, ext_rcode, dnssec_ok)
 }
 
+/// Header flag bits (RFC 1035 §4.1.1, RFC 4035 §3.2 for AD and CD).
+const FLAG_QR: u16 = 0x8000;
+const OPCODE: u16 = 0x7800;
+const FLAG_AA: u16 = 0x0400;
+const FLAG_TC: u16 = 0x0200;
+const FLAG_RD: u16 = 0x0100;
+const FLAG_RA: u16 = 0x0080;
+const FLAG_Z: u16 = 0x0040;
+const FLAG_AD: u16 = 0x0020;
+const FLAG_CD: u16 = 0x0010;
+const RCODE: u16 = 0x000F;
+
 /// How a cached reply is replayed.
 #[derive(Clone, Copy, Debug)]
 pub struct Replay {
@@ -188,6 +200,9 @@ pub struct Replay {
     pub age: u32,
     /// Whether the entry is served stale: every TTL becomes this value.
     pub stale_ttl: Option<u32>,
+    /// Served from the cache (CoreDNS `toMsg`: a new header, AA set) rather than passed on
+    /// as it came from upstream (the upstream's AA, TC and Z kept).
+    pub hit: bool,
 }
 
 /// Writes a stored reply (no OPT record, uncompressed question) for `req` into `out`
@@ -205,18 +220,24 @@ pub fn replay(stored: &StoredReply, req: &Request<'_>, how: Replay, out: &mut Ve
     if out.get(qtail..qtail + 4) != req.bytes().get(qtail..qtail + 4) {
         return false;
     }
-    // CoreDNS's cache: SetReply (opcode, RD, CD from the query), AA off, AD only when the
-    // query had DO or AD.
+    // CoreDNS v1.14.7's cache: opcode, RD and CD from the query (SetReply); RA and rcode
+    // stored; AD only when the query had DO or AD (RFC 6840 §5.7-5.8). A hit sets AA
+    // (item.go `toMsgWithTTL`: `m1.Authoritative = true`, for stub resolvers that drop
+    // non-authoritative answers); a reply on its way from upstream keeps its AA, TC and Z
+    // (cache.go `WriteMsg` writes the upstream's message).
     let stored_flags = u16::from_be_bytes([out[2], out[3]]);
-    let keep = 0x0080
-        | 0x000F
-        | if req.dnssec_ok() || req.header.ad {
-            0x0020
-        } else {
-            0
-        };
+    let ad = if req.dnssec_ok() || req.header.ad {
+        FLAG_AD
+    } else {
+        0
+    };
+    let (set, keep) = if how.hit {
+        (FLAG_AA, FLAG_RA | RCODE | ad)
+    } else {
+        (0, FLAG_AA | FLAG_TC | FLAG_Z | FLAG_RA | RCODE | ad)
+    };
     let query = req.header.flags();
-    let flags = 0x8000 | (query & (0x7800 | 0x0100 | 0x0010)) | (stored_flags & keep);
+    let flags = FLAG_QR | (query & (OPCODE | FLAG_RD | FLAG_CD)) | set | (stored_flags & keep);
     out[2..4].copy_from_slice(&flags.to_be_bytes());
     match how.stale_ttl {
         Some(ttl) => stored.rewrite_ttls(out, |_| ttl),
@@ -395,14 +416,16 @@ mod tests {
             &r,
             Replay {
                 age: 100,
-                stale_ttl: None
+                stale_ttl: None,
+                hit: true,
             },
             &mut out
         ));
         let m = Message::parse(&out).unwrap();
         let h = m.header();
         assert_eq!(h.id, 0x1234);
-        assert!(h.qr && h.rd && h.ra && !h.aa && !h.ad);
+        // A hit is authoritative (CoreDNS v1.14.7 plugin/cache/item.go `toMsgWithTTL`).
+        assert!(h.qr && h.rd && h.ra && h.aa && !h.ad);
         assert_eq!(m.question().unwrap().name.to_string(), "WwW.eXample.");
         assert!(m.answers().all(|a| a.ttl() == 200));
         assert_eq!(m.edns().unwrap().udp_payload_size, 1232);
@@ -411,7 +434,8 @@ mod tests {
             &r,
             Replay {
                 age: 0,
-                stale_ttl: Some(0)
+                stale_ttl: Some(0),
+                hit: true,
             },
             &mut out
         ));
@@ -427,7 +451,8 @@ mod tests {
             &req(&other, Proto::Udp),
             Replay {
                 age: 0,
-                stale_ttl: None
+                stale_ttl: None,
+                hit: true,
             },
             &mut out
         ));
@@ -443,7 +468,8 @@ mod tests {
             &req(&q, Proto::Udp),
             Replay {
                 age: 0,
-                stale_ttl: None
+                stale_ttl: None,
+                hit: true,
             },
             &mut out
         ));

@@ -61,6 +61,8 @@ pub(crate) enum Handled {
 pub(crate) struct Pending {
     route: Arc<Route>,
     query: Bytes,
+    /// The query to send upstream when it differs from `query` (`Chain::upstream_query`).
+    upstream: Option<Bytes>,
     proto: Proto,
     client: SocketAddr,
     start: Instant,
@@ -100,7 +102,7 @@ impl Pending {
         let Some(detached) = self.detached.take() else {
             return self.spawn_udp(None, Arc::clone(socket), permit);
         };
-        let query = self.query.clone();
+        let query = self.upstream.clone().unwrap_or_else(|| self.query.clone());
         let socket = Arc::clone(socket);
         detached.send(&query, outgoing, move |detached, delivery, outgoing| {
             self.complete_udp(detached, delivery, socket, permit, outgoing);
@@ -199,18 +201,28 @@ pub(crate) fn handle(
                     route.chain.finish(req, &route.zone, outcome, out, start);
                     Handled::Reply
                 }
-                Step::Forward { stale } => Handled::Pending(Pending {
-                    detached: match (&route.chain.forward, proto, &stale) {
+                Step::Forward { stale } => {
+                    let detached = match (&route.chain.forward, proto, &stale) {
                         (Some(forward), Proto::Udp, None) => forward.detach(req, start),
                         _ => None,
-                    },
-                    route: Arc::clone(route),
-                    query: Bytes::copy_from_slice(bytes),
-                    proto,
-                    client,
-                    start,
-                    stale,
-                }),
+                    };
+                    // Only a detached first attempt sends the bytes kept here; the waiting
+                    // path asks the chain again.
+                    let upstream = detached
+                        .as_ref()
+                        .and_then(|_| route.chain.upstream_query(req))
+                        .map(Bytes::from);
+                    Handled::Pending(Pending {
+                        detached,
+                        upstream,
+                        route: Arc::clone(route),
+                        query: Bytes::copy_from_slice(bytes),
+                        proto,
+                        client,
+                        start,
+                        stale,
+                    })
+                }
             }
         }
     }

@@ -2,11 +2,15 @@
 //! replayed by patching ID, flags, question case and TTLs in place (no message is built on a
 //! hit, and nothing is allocated once the output buffer has grown).
 //!
-//! As CoreDNS: the key is the lower-cased name, type, DO and CD bits; capacity is split
-//! into 256 shards and a full shard evicts a random entry; an entry lives for the smallest
-//! TTL of the reply clamped to the tier's `[MINTTL, TTL]`, and every TTL served is the
-//! entry's remaining lifetime; SERVFAIL is kept `servfail` long (5 s by default).
+//! As CoreDNS v1.14.7's `plugin/cache` (the differences that remain are listed in
+//! docs/dns-cache.md): the key is the lower-cased name, type, class, DO and CD bits;
+//! capacity is split into 256 shards and a full shard evicts a random entry; an entry lives
+//! for the smallest TTL of the reply clamped to the tier's `[MINTTL, TTL]`, and every TTL
+//! served is the entry's remaining lifetime; SERVFAIL and NOTIMP are kept `servfail` long
+//! (5 s by default). Every reply that passes through the cache for its zones gets that
+//! lifetime as its TTLs, stored or not.
 
+mod answers;
 mod shard;
 
 use std::hash::{BuildHasher, Hasher, RandomState};
@@ -15,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use corefile::plugins::{Cache as CacheConfig, CacheTier};
 use dns_wire::cache::TtlCursor;
-use dns_wire::{Message, RData, Type};
+use dns_wire::{Message, Rcode, Type};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 
@@ -40,7 +44,8 @@ const MAX_SUCCESS_TTL: u32 = 3600;
 const MAX_DENIAL_TTL: u32 = 1800;
 /// Default minimum TTL of both tables.
 const MIN_TTL: u32 = 5;
-/// TTL of replies with no records at all (CoreDNS `MinimalDefaultTTL`).
+/// TTL of replies with no records at all, and of replies that are neither answers nor
+/// denials (CoreDNS `MinimalDefaultTTL`).
 const EMPTY_REPLY_TTL: u32 = 5;
 /// Default SERVFAIL caching time.
 const SERVFAIL_TTL: u32 = 5;
@@ -62,9 +67,28 @@ struct Entry {
     reply: StoredReply,
     stored: Instant,
     ttl: u32,
+    /// Hits in a row, each within the prefetch window of the one before (CoreDNS `freq`).
     hits: u64,
-    window_start: Instant,
+    last_hit: Instant,
     refreshing: bool,
+}
+
+impl Entry {
+    fn new(reply: StoredReply, now: Instant, ttl: u32) -> Self {
+        Self {
+            reply,
+            stored: now,
+            ttl,
+            hits: 0,
+            last_hit: now,
+            refreshing: false,
+        }
+    }
+
+    /// Whole seconds since the entry was stored.
+    fn age(&self, now: Instant) -> u32 {
+        u32::try_from(now.saturating_duration_since(self.stored).as_secs()).unwrap_or(u32::MAX)
+    }
 }
 
 struct Tier {
@@ -270,6 +294,11 @@ impl Cache {
         })
     }
 
+    /// Whether `req`'s name is in the cache's zones (the queries it handles).
+    pub fn covers(&self, req: &Request<'_>) -> bool {
+        in_any(&req.name, &self.zones)
+    }
+
     /// The key of `req`, if the cache serves its name.
     fn key(&self, req: &Request<'_>) -> Option<u64> {
         if !in_any(&req.name, &self.zones) {
@@ -278,6 +307,7 @@ impl Cache {
         let mut h = self.hasher.build_hasher();
         h.write(req.name.as_wire());
         h.write_u16(req.question.qtype.0);
+        h.write_u16(req.question.qclass.0);
         h.write_u8(u8::from(req.dnssec_ok()) | u8::from(req.header.cd) << 1);
         Some(h.finish())
     }
@@ -288,7 +318,9 @@ impl Cache {
             return Lookup::Miss;
         };
         self.requests.inc();
-        // A key is in at most one table (storing removes it from the other).
+        // A key is in at most one table (storing removes it from the other), except that a
+        // SERVFAIL is stored beside a success entry; CoreDNS's getIfNotStale then prefers
+        // the success entry while it is usable, which looking at success first does.
         for tier in [&self.success, &self.denial] {
             let Some(mut shard) = tier.shard(key).and_then(|s| s.lock().ok()) else {
                 continue;
@@ -296,8 +328,7 @@ impl Cache {
             let Some(entry) = shard.get_mut(key) else {
                 continue;
             };
-            let age = now.saturating_duration_since(entry.stored);
-            let age_secs = u32::try_from(age.as_secs()).unwrap_or(u32::MAX);
+            let age_secs = entry.age(now);
             if age_secs < entry.ttl {
                 let refresh = self.should_prefetch(entry, now, entry.ttl - age_secs);
                 let reply = entry.reply.clone();
@@ -305,6 +336,7 @@ impl Cache {
                 let how = Replay {
                     age: if self.keepttl { 0 } else { age_secs },
                     stale_ttl: None,
+                    hit: true,
                 };
                 if !replay(&reply, req, how, out) {
                     break;
@@ -319,7 +351,8 @@ impl Cache {
             let Some(stale) = &self.stale else {
                 continue;
             };
-            if age > Duration::from_secs(u64::from(entry.ttl)) + stale.window {
+            // getIfNotStale: whole seconds past expiry, strictly below the window.
+            if u64::from(age_secs.saturating_sub(entry.ttl)) >= stale.window.as_secs() {
                 continue;
             }
             let reply = entry.reply.clone();
@@ -342,31 +375,36 @@ impl Cache {
         Lookup::Miss
     }
 
-    /// Counts a hit for prefetching; true when this hit should trigger a refresh.
+    /// Counts a hit for prefetching (CoreDNS `shouldPrefetch` and `freq.Update`); true when
+    /// this hit should trigger a refresh.
     fn should_prefetch(&self, entry: &mut Entry, now: Instant, remaining: u32) -> bool {
         let Some(rule) = &self.prefetch else {
             return false;
         };
-        if now.saturating_duration_since(entry.window_start) >= rule.window {
-            entry.window_start = now;
+        // A hit more than the window after the one before starts the count again.
+        if now.saturating_duration_since(entry.last_hit) > rule.window {
             entry.hits = 0;
         }
+        entry.last_hit = now;
         entry.hits += 1;
-        let threshold = (rule.percentage * u64::from(entry.ttl))
-            .div_ceil(100)
-            .max(1);
-        if entry.hits >= rule.amount && u64::from(remaining) <= threshold && !entry.refreshing {
+        if entry.hits >= rule.amount
+            && u64::from(remaining) <= prefetch_threshold(rule.percentage, entry.ttl)
+            && !entry.refreshing
+        {
             entry.refreshing = true;
             return true;
         }
         false
     }
 
-    /// Writes a stale reply (every TTL 0) for `req`.
+    /// Writes a stale reply for `req`: every TTL 0, or with `keepttl` the stored TTLs
+    /// (handler.go moves the clock to the expiry for a stale item, then `keepttl` moves it
+    /// back to the time the item was stored).
     pub fn serve_stale(&self, reply: &StoredReply, req: &Request<'_>, out: &mut Vec<u8>) -> bool {
         let how = Replay {
             age: 0,
-            stale_ttl: Some(0),
+            stale_ttl: if self.keepttl { None } else { Some(0) },
+            hit: true,
         };
         let served = replay(reply, req, how, out);
         if served {
@@ -375,24 +413,64 @@ impl Cache {
         served
     }
 
-    /// Marks the refresh of `req`'s entry as finished (whatever its result).
-    pub fn refreshed(&self, req: &Request<'_>) {
+    /// Whether `raw` may replace an expired entry of `req` (CoreDNS
+    /// `verifyStaleResponseWriter`, RFC 8767 §4): a complete reply to the question, NOERROR
+    /// or NXDOMAIN. Anything else leaves the stale entry to be served.
+    pub fn refreshes(&self, req: &Request<'_>, raw: &[u8]) -> bool {
+        let Ok(msg) = Message::parse(raw) else {
+            return false;
+        };
+        !msg.header().tc
+            && answers_request(&msg, req)
+            && !matches!(
+                ReplyType::of(&msg),
+                ReplyType::OtherError | ReplyType::Meta | ReplyType::Update
+            )
+            && matches!(msg.rcode(), Rcode::NOERROR | Rcode::NXDOMAIN)
+    }
+
+    /// Ends the background refresh of `req`'s entry (prefetch, `serve_stale immediate`)
+    /// with its reply, if one came. An expired entry is replaced only by a reply that
+    /// [`Cache::refreshes`] it; the new entry keeps the old one's hit count (CoreDNS
+    /// `doPrefetch`: `i1.Reset(now, i.Hits())`).
+    pub fn refreshed(&self, req: &Request<'_>, raw: Option<&[u8]>, now: Instant) {
         let Some(key) = self.key(req) else {
             return;
         };
-        for tier in [&self.denial, &self.success] {
+        let mut previous = None;
+        for tier in [&self.success, &self.denial] {
             if let Some(mut shard) = tier.shard(key).and_then(|s| s.lock().ok())
                 && let Some(entry) = shard.get_mut(key)
             {
                 entry.refreshing = false;
+                if previous.is_none() {
+                    previous = Some((entry.age(now) >= entry.ttl, entry.hits));
+                }
+            }
+        }
+        let Some(raw) = raw else {
+            return;
+        };
+        let (stale, hits) = previous.unwrap_or((false, 0));
+        if stale && !self.refreshes(req, raw) {
+            return;
+        }
+        self.store(req, raw, now, None);
+        for tier in [&self.success, &self.denial] {
+            if let Some(mut shard) = tier.shard(key).and_then(|s| s.lock().ok())
+                && let Some(entry) = shard.get_mut(key)
+                && entry.stored == now
+            {
+                entry.hits = hits;
             }
         }
     }
 
-    /// Stores `raw`, a reply to `req` from below the cache, if it is cacheable. With `out`,
-    /// also writes the reply the client should see now: the stored form, whose TTLs are
-    /// capped as the entry's (CoreDNS caps the reply that fills the cache the same way).
-    /// Returns whether `out` holds that reply.
+    /// Handles `raw`, a reply to `req` from below the cache, as CoreDNS's cache
+    /// `ResponseWriter.WriteMsg`: its lifetime is computed, every TTL set to it, and it is
+    /// stored if cacheable. With `out`, also writes the reply the client gets now (the
+    /// upstream's flags kept, AD cleared unless DO or AD was asked for). Returns whether
+    /// `out` holds that reply; if not, the caller passes `raw` on as it is.
     pub fn store(
         &self,
         req: &Request<'_>,
@@ -407,31 +485,39 @@ impl Cache {
             self.drops.inc();
             return false;
         };
-        if msg.header().tc
-            || msg.question().is_none_or(|q| {
-                q.qtype != req.question.qtype || !q.name.eq_ignore_case(&req.question.name)
-            })
-        {
+        // An extended rcode (BADCOOKIE, BADVERS) lives in the OPT record, which the stored
+        // form drops: such a reply, an error never stored, is passed on by `scrub`, which
+        // keeps it.
+        if msg.rcode().0 > 0xF {
             return false;
         }
-        let (tier, other, ttl) = match ReplyType::of(&msg) {
-            ReplyType::NoError | ReplyType::Delegation if !in_any(&req.name, &self.no_success) => (
-                &self.success,
+        let kind = cache_reply_type(&msg);
+        // The table, the table whose entry the stored one replaces, and the lifetime. A
+        // SERVFAIL leaves a success entry in place (CoreDNS keeps both and prefers the
+        // success entry while it is usable).
+        let (tier, other, ttl) = match kind {
+            ReplyType::NameError | ReplyType::NoData => (
                 &self.denial,
-                self.success.clamp(minimal_ttl(&msg, false)),
+                Some(&self.success),
+                self.denial
+                    .clamp(minimal_ttl(&msg, kind, self.denial.max_ttl)),
             ),
-            ReplyType::NameError | ReplyType::NoData if !in_any(&req.name, &self.no_denial) => (
-                &self.denial,
+            ReplyType::ServerError => (&self.denial, None, self.servfail_ttl),
+            _ => (
                 &self.success,
-                self.denial.clamp(minimal_ttl(&msg, true)),
+                Some(&self.denial),
+                self.success
+                    .clamp(minimal_ttl(&msg, kind, self.success.max_ttl)),
             ),
-            ReplyType::ServerError if self.servfail_ttl > 0 => {
-                (&self.denial, &self.success, self.servfail_ttl)
-            }
-            _ => return false,
         };
-        if ttl == 0 {
-            return false;
+        let excepted = match kind {
+            ReplyType::NoError | ReplyType::Delegation => in_any(&req.name, &self.no_success),
+            _ => in_any(&req.name, &self.no_denial),
+        };
+        let cacheable = cacheable(&msg, kind) && ttl > 0;
+        let matches = answers_request(&msg, req);
+        if cacheable && !matches {
+            self.drops.inc();
         }
         let Some(stored) = stored_form(&msg, ttl) else {
             self.drops.inc();
@@ -440,44 +526,86 @@ impl Cache {
         let fresh = Replay {
             age: 0,
             stale_ttl: None,
+            hit: false,
         };
         // Written before the entry is shared: the bytes move into the table uncloned.
         let served = out.is_some_and(|out| replay(&stored, req, fresh, out));
-        other.remove(key);
-        tier.insert(
-            key,
-            Entry {
-                reply: stored,
-                stored: now,
-                ttl,
-                hits: 0,
-                window_start: now,
-                refreshing: false,
-            },
-        );
+        if !cacheable || !matches || excepted {
+            return served;
+        }
+        if let Some(other) = other {
+            other.remove(key);
+        }
+        tier.insert(key, Entry::new(stored, now, ttl));
         served
     }
 }
 
-/// The smallest TTL of a reply (CoreDNS `MinimalTTL`): for a denial, the SOA's TTL capped
-/// by its MINIMUM field; a reply without records lives 5 s.
-fn minimal_ttl(msg: &Message<'_>, denial: bool) -> u32 {
+/// CoreDNS `cacheResponseType`: `Typify`, except that a NOERROR whose answers do not
+/// answer the question is a NODATA when an SOA gives it a denial TTL.
+fn cache_reply_type(msg: &Message<'_>) -> ReplyType {
+    let kind = ReplyType::of(msg);
+    if kind == ReplyType::NoError && has_soa(msg) && answers::is_nodata(msg) {
+        return ReplyType::NoData;
+    }
+    kind
+}
+
+/// CoreDNS `key()`'s refusals: truncated replies, errors other than SERVFAIL and NOTIMP,
+/// zone transfers, notifies and updates, an NXDOMAIN without SOA, and a NOERROR whose
+/// answers do not answer the question without an SOA (RFC 2308 §5).
+fn cacheable(msg: &Message<'_>, kind: ReplyType) -> bool {
+    !msg.header().tc
+        && match kind {
+            ReplyType::OtherError | ReplyType::Meta | ReplyType::Update => false,
+            ReplyType::NameError => has_soa(msg),
+            ReplyType::NoError => has_soa(msg) || !answers::is_nodata(msg),
+            _ => true,
+        }
+}
+
+/// An SOA record in the authority section.
+fn has_soa(msg: &Message<'_>) -> bool {
+    msg.authority().any(|r| r.rtype() == Type::SOA)
+}
+
+/// CoreDNS `request.Match`: a response (QR set) with one question, the request's name
+/// (case aside), type and class.
+fn answers_request(msg: &Message<'_>, req: &Request<'_>) -> bool {
+    msg.header().qr
+        && msg.counts().questions == 1
+        && msg.question().is_some_and(|q| {
+            q.qtype == req.question.qtype
+                && q.qclass == req.question.qclass
+                && q.name.eq_ignore_case(&req.question.name)
+        })
+}
+
+/// CoreDNS `shouldPrefetch`'s threshold, `math.Ceil(float64(percentage) / 100 *
+/// float64(origTTL))`, in the same floating point: 14 % of 50 s is 8 s there, not 7.
+fn prefetch_threshold(percentage: u64, ttl: u32) -> u64 {
+    (percentage as f64 / 100.0 * f64::from(ttl)).ceil() as u64
+}
+
+/// The smallest TTL of a reply (CoreDNS `MinimalTTLWithMaximum`): over every record but
+/// OPT, at most `max`; 5 s for a reply without records, or one that is neither an answer
+/// nor a denial (a delegation, a SERVFAIL, an error).
+fn minimal_ttl(msg: &Message<'_>, kind: ReplyType, max: u32) -> u32 {
+    if !matches!(
+        kind,
+        ReplyType::NoError | ReplyType::NameError | ReplyType::NoData
+    ) {
+        return EMPTY_REPLY_TTL;
+    }
     let counts = msg.counts();
     let opt = u16::from(msg.opt().is_some());
     if counts.answers + counts.authority == 0 && counts.additional <= opt {
         return EMPTY_REPLY_TTL;
     }
-    if denial {
-        for record in msg.authority() {
-            if let Ok(RData::Soa(soa)) = record.data() {
-                return record.ttl().min(soa.minimum);
-            }
-        }
-    }
     msg.records()
         .filter(|(_, r)| r.rtype() != Type::OPT)
         .map(|(_, r)| r.ttl())
-        .fold(MAX_SUCCESS_TTL, u32::min)
+        .fold(max, u32::min)
 }
 
 /// The reply to store: ID 0, no OPT record, every TTL set to `ttl`. The OPT record is
@@ -528,13 +656,14 @@ mod tests {
     use super::*;
     use crate::query::request::tests::{client, query};
     use crate::query::request::{Admission, Proto, admit};
-    use dns_wire::{Class, Name, OwnedEdns, OwnedMessage, OwnedRecord, Rcode};
+    use dns_wire::{Class, Name, OwnedEdns, OwnedMessage, OwnedRecord, RData};
 
+    /// The request of `bytes`; other classes are refused at admission, after parsing.
     fn req(bytes: &[u8]) -> Request<'_> {
-        let Admission::Query(r) = admit(bytes, Proto::Udp, client()) else {
-            panic!()
-        };
-        r
+        match admit(bytes, Proto::Udp, client()) {
+            Admission::Query(r) | Admission::Refused(r) => r,
+            _ => panic!(),
+        }
     }
 
     fn answer(q: &[u8], ttl: u32, rcode: Rcode, soa: bool) -> Vec<u8> {
@@ -615,8 +744,11 @@ mod tests {
         ));
     }
 
+    /// CoreDNS v1.14.7 cache.go `key()` refuses an NXDOMAIN without SOA; the denial's
+    /// lifetime is `MinimalTTLWithMaximum` over every record (the SOA's MINIMUM field
+    /// plays no part), as cache_test.go's "test dns.RcodeNameError cache" case.
     #[test]
-    fn denial_needs_an_soa_and_uses_its_minimum() {
+    fn denial_needs_an_soa_and_lives_its_smallest_ttl() {
         let c = cache(CacheConfig::default());
         let q = query("nx.example.", Type::A, None);
         let t0 = Instant::now();
@@ -627,7 +759,7 @@ mod tests {
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
         let m = Message::parse(&out).unwrap();
         assert_eq!(m.rcode(), Rcode::NXDOMAIN);
-        assert_eq!(m.authority().next().unwrap().ttl(), 60);
+        assert_eq!(m.authority().next().unwrap().ttl(), 900);
     }
 
     #[test]
@@ -757,5 +889,379 @@ mod tests {
         let mut out = Vec::new();
         assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
         let _ = OwnedMessage::default();
+    }
+
+    /// A reply as upstream sends it: `answer`'s, then changed by `edit`.
+    fn upstream(q: &[u8], ttl: u32, edit: impl FnOnce(&mut OwnedMessage)) -> Vec<u8> {
+        let mut m = OwnedMessage::from_message(
+            &Message::parse(&answer(q, ttl, Rcode::NOERROR, false)).unwrap(),
+        )
+        .unwrap();
+        edit(&mut m);
+        m.to_vec().unwrap()
+    }
+
+    fn header(out: &[u8]) -> dns_wire::Header {
+        Message::parse(out).unwrap().header()
+    }
+
+    fn ttls(out: &[u8]) -> Vec<u32> {
+        Message::parse(out)
+            .unwrap()
+            .records()
+            .filter(|(_, r)| r.rtype() != Type::OPT)
+            .map(|(_, r)| r.ttl())
+            .collect()
+    }
+
+    /// CoreDNS v1.14.7 plugin/cache/item.go `toMsgWithTTL` sets `m1.Authoritative = true`
+    /// on every hit (cache_test.go: "Cache entries are always Authoritative"); cache.go
+    /// `WriteMsg` passes the upstream's AA through on a miss.
+    #[test]
+    fn a_hit_is_authoritative_and_a_miss_keeps_the_upstreams_aa() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("aa.example.", Type::A, None);
+        let plain = upstream(&q, 300, |_| {});
+        assert!(c.store(&req(&q), &plain, t0, Some(&mut out)));
+        assert!(!header(&out).aa, "a miss keeps the upstream's AA=0");
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
+        assert!(header(&out).aa, "a hit is authoritative");
+        let q = query("aa2.example.", Type::A, None);
+        let authoritative = upstream(&q, 300, |m| m.header.aa = true);
+        assert!(c.store(&req(&q), &authoritative, t0, Some(&mut out)));
+        assert!(header(&out).aa, "a miss keeps the upstream's AA=1");
+    }
+
+    /// CoreDNS v1.14.7 cache.go `hash()` writes the class; item.go `matches` compares it.
+    #[test]
+    fn the_class_is_part_of_the_key() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q_in = query("c.example.", Type::A, None);
+        let mut q_ch = q_in.clone();
+        let at = q_ch.len() - 1;
+        q_ch[at] = 3;
+        c.store(&req(&q_in), &upstream(&q_in, 300, |_| {}), t0, None);
+        let chaos = upstream(&q_ch, 300, |m| {
+            m.questions[0].qclass = Class::CH;
+            m.answers[0].class = Class::CH;
+        });
+        // The server refuses other classes before the cache (docs/dns-cache.md); the
+        // cache itself keys them apart as CoreDNS does.
+        let r_ch = req(&q_ch);
+        c.store(&r_ch, &chaos, t0, None);
+        assert!(matches!(c.lookup(&req(&q_in), &mut out, t0), Lookup::Hit));
+        assert_eq!(
+            Message::parse(&out).unwrap().question().unwrap().qclass,
+            Class::IN
+        );
+        assert!(matches!(c.lookup(&r_ch, &mut out, t0), Lookup::Hit));
+        assert_eq!(
+            Message::parse(&out).unwrap().question().unwrap().qclass,
+            Class::CH
+        );
+    }
+
+    /// CoreDNS v1.14.7 cache.go `WriteMsg`: every reply passing through gets its computed
+    /// lifetime as TTLs and loses AD unless DO or AD was asked for, cached or not;
+    /// cache_test.go "test truncated responses shouldn't cache".
+    #[test]
+    fn uncached_replies_are_capped_too_and_truncated_ones_are_not_stored() {
+        let c = cache(CacheConfig {
+            ttl: Some(30),
+            ..CacheConfig::default()
+        });
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("tc.example.", Type::A, None);
+        let truncated = upstream(&q, 1800, |m| {
+            m.header.tc = true;
+            m.header.ad = true;
+        });
+        assert!(c.store(&req(&q), &truncated, t0, Some(&mut out)));
+        let h = header(&out);
+        assert!(h.tc && !h.ad);
+        assert_eq!(ttls(&out), [30]);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
+        // With AD in the query, the upstream's AD stays (RFC 6840 §5.7).
+        let mut q_ad = query("ad.example.", Type::A, None);
+        q_ad[3] |= 0x20;
+        let authenticated = upstream(&q_ad, 300, |m| m.header.ad = true);
+        assert!(c.store(&req(&q_ad), &authenticated, t0, Some(&mut out)));
+        assert!(header(&out).ad);
+        assert!(matches!(c.lookup(&req(&q_ad), &mut out, t0), Lookup::Hit));
+        assert!(header(&out).ad && header(&out).aa);
+    }
+
+    /// CoreDNS v1.14.7 pkg/dnsutil/ttl.go `MinimalTTLWithMaximum` gives a delegation (and
+    /// anything but an answer or a denial) `MinimalDefaultTTL`, 5 s.
+    #[test]
+    fn a_delegation_lives_five_seconds() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("sub.example.", Type::A, None);
+        let referral = upstream(&q, 3000, |m| {
+            let ns = m.answers.remove(0);
+            m.authority.push(OwnedRecord {
+                rtype: Type::NS,
+                rdata: vec![0].into(),
+                ..ns
+            });
+        });
+        assert!(c.store(&req(&q), &referral, t0, Some(&mut out)));
+        assert_eq!(ttls(&out), [5]);
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(4)),
+            Lookup::Hit
+        ));
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(5)),
+            Lookup::Miss
+        ));
+    }
+
+    fn cname(owner: &str, target: &str) -> OwnedRecord {
+        let target: Name = target.parse().unwrap();
+        OwnedRecord::new(
+            owner.parse().unwrap(),
+            Class::IN,
+            300,
+            &RData::Cname(target.as_ref()),
+        )
+    }
+
+    /// CoreDNS v1.14.7 cache.go `key()` (an unfinished CNAME chain without SOA is not
+    /// cached) and `cacheResponseType` (with an SOA it is a NODATA;
+    /// cache_test.go `TestCNAMEWithSOAStoredAsNODATA`).
+    #[test]
+    fn an_unfinished_cname_chain_is_nodata() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("alias.example.", Type::A, None);
+        let chain = upstream(&q, 300, |m| {
+            m.answers = vec![cname("alias.example.", "target.example.")];
+        });
+        c.store(&req(&q), &chain, t0, None);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
+        let with_soa = {
+            let soa = answer(&q, 60, Rcode::NOERROR, true);
+            let soa = Message::parse(&soa).unwrap();
+            let soa = OwnedMessage::from_message(&soa).unwrap().authority;
+            upstream(&q, 300, |m| {
+                m.answers = vec![cname("alias.example.", "target.example.")];
+                m.authority = soa;
+            })
+        };
+        c.store(&req(&q), &with_soa, t0, None);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
+        assert_eq!(ttls(&out), [60, 60]);
+        assert_eq!(c.denial.entries.get(), 1);
+        assert_eq!(c.success.entries.get(), 0);
+    }
+
+    /// CoreDNS v1.14.7 cache_test.go `TestServfailDoesNotShadowPositiveCache`: a SERVFAIL
+    /// (a prefetch's) does not hide a usable success entry, and is served once that has
+    /// expired; NOTIMP is kept as a SERVFAIL (typify.go).
+    #[test]
+    fn servfail_does_not_shadow_a_success_entry() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("sf.example.", Type::A, None);
+        c.store(&req(&q), &upstream(&q, 10, |_| {}), t0, None);
+        let fail = t0 + Duration::from_secs(8);
+        c.store(&req(&q), &answer(&q, 0, Rcode::SERVFAIL, false), fail, None);
+        assert!(matches!(c.lookup(&req(&q), &mut out, fail), Lookup::Hit));
+        assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::NOERROR);
+        let later = t0 + Duration::from_secs(11);
+        assert!(matches!(c.lookup(&req(&q), &mut out, later), Lookup::Hit));
+        assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::SERVFAIL);
+        let q = query("ni.example.", Type::A, None);
+        c.store(&req(&q), &answer(&q, 0, Rcode::NOTIMP, false), t0, None);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Hit));
+        assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::NOTIMP);
+    }
+
+    /// CoreDNS v1.14.7 cache.go `set()`: the denial exceptions (`disable denial`) cover
+    /// SERVFAIL too.
+    #[test]
+    fn disable_denial_covers_servfail() {
+        let c = cache(CacheConfig {
+            disable: vec![("denial".into(), vec![])],
+            ..CacheConfig::default()
+        });
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("sf.example.", Type::A, None);
+        c.store(&req(&q), &answer(&q, 0, Rcode::SERVFAIL, false), t0, None);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
+    }
+
+    /// CoreDNS v1.14.7 handler.go `getIfNotStale`: served stale while the whole seconds
+    /// past expiry are strictly below the window (`-ttl < staleUpTo`).
+    #[test]
+    fn the_stale_window_ends_at_its_last_second() {
+        let c = cache(CacheConfig {
+            serve_stale: Some((Some(corefile::go::Duration(10_000_000_000)), None)),
+            ..CacheConfig::default()
+        });
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("w.example.", Type::A, None);
+        c.store(&req(&q), &upstream(&q, 10, |_| {}), t0, None);
+        assert!(!matches!(
+            c.lookup(&req(&q), &mut out, t0 + Duration::from_millis(19_999)),
+            Lookup::Miss
+        ));
+        assert!(header(&out).aa);
+        assert_eq!(ttls(&out), [0]);
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, t0 + Duration::from_secs(20)),
+            Lookup::Miss
+        ));
+    }
+
+    /// CoreDNS v1.14.7 handler.go `shouldPrefetch`: `math.Ceil(float64(14) / 100 * 50)` is
+    /// 8 (floating point), and freq.go counts hits each within `duration` of the last.
+    #[test]
+    fn prefetch_threshold_and_hit_window_as_coredns() {
+        assert_eq!(prefetch_threshold(10, 30), 3);
+        assert_eq!(prefetch_threshold(14, 50), 8);
+        assert_eq!(prefetch_threshold(50, 1), 1);
+        let c = cache(CacheConfig {
+            prefetch: Some(corefile::plugins::Prefetch {
+                amount: 3,
+                duration: Some(corefile::go::Duration(10_000_000_000)),
+                percentage: Some(90),
+            }),
+            ..CacheConfig::default()
+        });
+        let q = query("pf.example.", Type::A, None);
+        let t0 = Instant::now();
+        c.store(&req(&q), &upstream(&q, 30, |_| {}), t0, None);
+        let mut out = Vec::new();
+        // Three hits 8 s apart: each within 10 s of the one before (a fixed window from
+        // the first would have restarted the count).
+        for s in [4, 12] {
+            let at = t0 + Duration::from_secs(s);
+            assert!(matches!(c.lookup(&req(&q), &mut out, at), Lookup::Hit));
+        }
+        let at = t0 + Duration::from_secs(20);
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, at),
+            Lookup::HitRefresh
+        ));
+        // The refresh keeps the count: the next hit prefetches again.
+        c.refreshed(&req(&q), Some(&upstream(&q, 30, |_| {})), at);
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, at + Duration::from_secs(5)),
+            Lookup::HitRefresh
+        ));
+    }
+
+    /// CoreDNS v1.14.7 cache.go `verifyStaleResponseWriter` (RFC 8767 §4): only a complete
+    /// NOERROR or NXDOMAIN to the question replaces an expired entry.
+    #[test]
+    fn only_noerror_or_nxdomain_refresh_a_stale_entry() {
+        let c = cache(CacheConfig {
+            serve_stale: Some((None, None)),
+            ..CacheConfig::default()
+        });
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("v.example.", Type::A, None);
+        let r = req(&q);
+        c.store(&r, &upstream(&q, 10, |_| {}), t0, None);
+        let servfail = answer(&q, 0, Rcode::SERVFAIL, false);
+        let truncated = upstream(&q, 10, |m| m.header.tc = true);
+        let refused = answer(&q, 0, Rcode::REFUSED, false);
+        for raw in [&servfail, &truncated, &refused] {
+            assert!(!c.refreshes(&r, raw));
+        }
+        assert!(c.refreshes(&r, &upstream(&q, 10, |_| {})));
+        assert!(c.refreshes(&r, &answer(&q, 10, Rcode::NXDOMAIN, true)));
+        let late = t0 + Duration::from_secs(20);
+        c.refreshed(&r, Some(&servfail), late);
+        assert!(matches!(c.lookup(&r, &mut out, late), Lookup::HitRefresh));
+        assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::NOERROR);
+    }
+
+    /// CoreDNS v1.14.7 typify.go `typifyExpired`: a DO reply with an expired RRSIG is an
+    /// `OtherError`, so cache.go `key()` does not store it.
+    #[test]
+    fn an_expired_signature_is_not_cached() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("sig.example.", Type::A, Some((1232, true)));
+        let expired = upstream(&q, 300, |m| {
+            let mut rdata = vec![0, 1, 8, 2, 0, 0, 0, 60, 0, 0, 0, 2, 0, 0, 0, 1];
+            rdata.extend_from_slice(&[0x12, 0x34, 0, 1, 2, 3]);
+            m.answers.push(OwnedRecord {
+                name: "sig.example.".parse().unwrap(),
+                rtype: Type::RRSIG,
+                class: Class::IN,
+                ttl: 300,
+                rdata: rdata.into(),
+            });
+            if let Some(edns) = &mut m.edns {
+                edns.dnssec_ok = true;
+            }
+        });
+        assert!(c.store(&req(&q), &expired, t0, Some(&mut out)));
+        assert_eq!(ttls(&out), [5, 5]);
+        assert!(matches!(c.lookup(&req(&q), &mut out, t0), Lookup::Miss));
+    }
+
+    /// CoreDNS v1.14.7 handler.go `ServeDNS`: for a stale item `now` becomes its expiry,
+    /// then `keepttl` sets it to the time the item was stored, so a stale answer under
+    /// `keepttl` carries the original TTL rather than 0.
+    #[test]
+    fn keepttl_applies_to_stale_answers_too() {
+        let c = cache(CacheConfig {
+            keepttl: true,
+            serve_stale: Some((None, None)),
+            ..CacheConfig::default()
+        });
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("ks.example.", Type::A, None);
+        c.store(&req(&q), &upstream(&q, 100, |_| {}), t0, None);
+        let late = t0 + Duration::from_secs(150);
+        assert!(matches!(
+            c.lookup(&req(&q), &mut out, late),
+            Lookup::HitRefresh
+        ));
+        assert_eq!(ttls(&out), [100]);
+    }
+
+    /// An extended rcode is not lost: the reply goes to `scrub` (which writes it into the
+    /// mirrored OPT record, as miekg/dns packs `Rcode > 0xF`) rather than through the
+    /// stored form, which has no OPT record.
+    #[test]
+    fn an_extended_rcode_is_passed_on() {
+        let c = cache(CacheConfig::default());
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        let q = query("cookie.example.", Type::A, Some((1232, false)));
+        let badcookie = upstream(&q, 300, |m| {
+            m.answers.clear();
+            m.header.rcode = (Rcode::BADCOOKIE.0 & 0xF) as u8;
+            if let Some(edns) = &mut m.edns {
+                edns.ext_rcode = (Rcode::BADCOOKIE.0 >> 4) as u8;
+            }
+        });
+        assert_eq!(
+            Message::parse(&badcookie).unwrap().rcode(),
+            Rcode::BADCOOKIE
+        );
+        assert!(!c.store(&req(&q), &badcookie, t0, Some(&mut out)));
+        crate::query::reply::scrub(&badcookie, &req(&q), &mut out).unwrap();
+        assert_eq!(Message::parse(&out).unwrap().rcode(), Rcode::BADCOOKIE);
     }
 }

@@ -117,8 +117,9 @@ impl Forward {
         self.stanza_of(req).is_some()
     }
 
-    /// Forwards `req`; the reply carries the client's ID.
-    pub async fn resolve(&self, req: &Request<'_>) -> Result<Vec<u8>, Failure> {
+    /// Forwards `req` as `query` (its bytes, or a copy the cache changed); the reply
+    /// carries the client's ID.
+    pub async fn resolve(&self, req: &Request<'_>, query: &[u8]) -> Result<Vec<u8>, Failure> {
         let Some((index, stanza)) = self
             .stanza_of(req)
             .and_then(|i| Some((i, self.stanzas.get(i)?)))
@@ -139,7 +140,7 @@ impl Forward {
             None => None,
         };
         let attempts = Attempts::new(stanza, index, req, Instant::now());
-        stanza.attempt(req, attempts, &self.metrics).await
+        stanza.attempt(query, attempts, &self.metrics).await
     }
 
     /// Starts `req` (received at `now`) on its first upstream without a task waiting (see
@@ -188,10 +189,11 @@ impl Forward {
         }
     }
 
-    /// The waiting path, going on after a detached attempt.
-    pub async fn resume(&self, req: &Request<'_>, attempts: Attempts) -> Result<Vec<u8>, Failure> {
+    /// The waiting path, going on after a detached attempt, with `query` as
+    /// [`Forward::resolve`] takes it.
+    pub async fn resume(&self, query: &[u8], attempts: Attempts) -> Result<Vec<u8>, Failure> {
         match self.stanzas.get(attempts.stanza) {
-            Some(stanza) => stanza.attempt(req, attempts, &self.metrics).await,
+            Some(stanza) => stanza.attempt(query, attempts, &self.metrics).await,
             None => Err(Failure::servfail("plugin/forward: no next plugin found")),
         }
     }
@@ -451,14 +453,14 @@ impl Stanza {
     /// Tries upstreams until one answers or the attempts run out.
     async fn attempt(
         &self,
-        req: &Request<'_>,
+        query: &[u8],
         mut attempts: Attempts,
         metrics: &Metrics,
     ) -> Result<Vec<u8>, Failure> {
         while let Some(upstream) = attempts.next(self, metrics)? {
             let sent = Instant::now();
             let result = upstream
-                .exchange(req.bytes(), attempts.transport, READ_TIMEOUT)
+                .exchange(query, attempts.transport, READ_TIMEOUT)
                 .await;
             if let Verdict::Reply(reply) = attempts.judge(self, upstream, sent, result) {
                 return Ok(reply);
