@@ -9,8 +9,8 @@
 //! and CPU time (user + sys of the `nft` process, from `/proc/self/stat`'s children times),
 //! transaction size; for the full sync (a new proxier's first, the one after a start or a
 //! failure), for one service whose endpoints all change (given every Service, and told which
-//! changed), and `nft`'s own floor at that table
-//! size (a transaction that only re-adds the table).
+//! changed), and `nft`'s own floor at that table size (a transaction that only re-adds the
+//! table).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
