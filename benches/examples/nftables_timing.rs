@@ -8,15 +8,18 @@
 //! beside `iptables_restore_timing`'s. Per size: generation time (best of 5), `nft` wall time
 //! and CPU time (user + sys of the `nft` process, from `/proc/self/stat`'s children times),
 //! transaction size; for the full sync (a new proxier's first, the one after a start or a
-//! failure), for one service whose endpoints all change, and `nft`'s own floor at that table
-//! size (a transaction that only re-adds the table).
+//! failure), for one service whose endpoints all change (given every Service, and told which
+//! changed), and `nft`'s own floor at that table size (a transaction that only re-adds the
+//! table).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use benches::iptables_inputs::{cluster, options};
+use iptables_model::kube::{EndpointSlice, Service};
 use nftables_model::kube::{NftOptions, Proxier};
 
 /// A network namespace deleted on drop.
@@ -71,6 +74,17 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
         last = Some(out);
     }
     (best, last.unwrap())
+}
+
+/// The slices of each Service, by (namespace, name).
+fn by_service(slices: &[EndpointSlice]) -> BTreeMap<(String, String), Vec<EndpointSlice>> {
+    let mut map: BTreeMap<(String, String), Vec<EndpointSlice>> = BTreeMap::new();
+    for e in slices {
+        map.entry((e.namespace.clone(), e.service.clone()))
+            .or_default()
+            .push(e.clone());
+    }
+    map
 }
 
 fn main() {
@@ -138,6 +152,26 @@ fn main() {
             proxier.applied(true);
             n
         });
+        // The same, the proxier told which Service changed (`sync_changed`, as service-proxy
+        // does): it reads that Service alone.
+        let service_map: BTreeMap<(String, String), Service> = services
+            .iter()
+            .map(|s| ((s.namespace.clone(), s.name.clone()), s.clone()))
+            .collect();
+        let (map_after, map_before) = (by_service(&with_after), by_service(&with_before));
+        let told = BTreeSet::from([(after.namespace.clone(), after.service.clone())]);
+        let (told_generation, _) = best_of(6, || {
+            flip = !flip;
+            let all = if flip { &map_after } else { &map_before };
+            now += Duration::from_millis(10);
+            let n = proxier
+                .sync_changed(&service_map, all, &told, now)
+                .transaction
+                .to_text()
+                .len();
+            proxier.applied(true);
+            n
+        });
         // The kernel holds `before`; apply the change to `after` for real. (The chains the
         // runs above flushed are stale in the proxier's eyes, not yet due for deletion.)
         now += Duration::from_millis(10);
@@ -146,6 +180,10 @@ fn main() {
             .transaction
             .to_text();
         row("one service", generation, text.len(), apply(&ns.0, &text));
+        println!(
+            "| {size} | one service, told (`sync_changed`) | {:.3} ms | | | |",
+            told_generation.as_secs_f64() * 1000.0
+        );
         proxier.applied(true);
         // What nft costs whatever the change, at this table size: a transaction that only
         // re-adds the table.

@@ -12,6 +12,10 @@
 
 mod common;
 
+extern crate alloc;
+
+use alloc::collections::{BTreeMap, BTreeSet};
+
 use core::time::Duration;
 
 use common::{ep_port, fake_options_v4, port, service, slice};
@@ -115,11 +119,15 @@ fn partial_syncs_reach_the_full_sync_table() {
             .collect();
         let mut proxier = Proxier::new(fake_options_v4()).unwrap();
         let mut table = Ruleset::new();
+        let mut told_proxier = Proxier::new(fake_options_v4()).unwrap();
+        let mut told_table = Ruleset::new();
         let mut now = Duration::ZERO;
         for round in 0..15 {
             // Change a few Services.
+            let mut changed = BTreeSet::new();
             for _ in 0..rng.next(3) + 1 {
                 let i = rng.next(10) + 1;
+                changed.insert(("ns".to_owned(), format!("svc{i}")));
                 let pos = services
                     .iter()
                     .position(|(s, _)| s.name == format!("svc{i}"));
@@ -150,6 +158,32 @@ fn partial_syncs_reach_the_full_sync_table() {
                 panic!("seed {seed} round {round}: {e}\n{}", synced.transaction)
             });
             proxier.applied(true);
+
+            // The same change told to a proxier that reads only the changed Services.
+            let by_key: BTreeMap<(String, String), Service> = svcs
+                .iter()
+                .map(|s| ((s.namespace.clone(), s.name.clone()), s.clone()))
+                .collect();
+            let slices_by_key: BTreeMap<(String, String), Vec<EndpointSlice>> = slices
+                .iter()
+                .map(|e| ((e.namespace.clone(), e.service.clone()), vec![e.clone()]))
+                .collect();
+            let told = told_proxier.sync_changed(&by_key, &slices_by_key, &changed, now);
+            if let Some(cleanup) = &told.cleanup {
+                told_table.apply(cleanup).unwrap();
+            }
+            told_table.apply(&told.transaction).unwrap_or_else(|e| {
+                panic!(
+                    "seed {seed} round {round} (told): {e}\n{}",
+                    told.transaction
+                )
+            });
+            told_proxier.applied(true);
+            assert_eq!(
+                settled(&told_table, &told.transaction),
+                settled(&table, &synced.transaction),
+                "seed {seed} round {round} (told)"
+            );
 
             let mut fresh = Proxier::new(fake_options_v4()).unwrap();
             let full = fresh.sync(&svcs, &slices, now);

@@ -9,10 +9,13 @@
 
 mod common;
 
+extern crate alloc;
+
+use alloc::collections::{BTreeMap, BTreeSet};
 use core::time::Duration;
 
 use common::{fake_options_v4, many};
-use iptables_model::kube::EndpointSlice;
+use iptables_model::kube::{EndpointSlice, Service};
 use nftables_model::kube::Proxier;
 use nftables_model::{Op, Ruleset};
 
@@ -148,4 +151,82 @@ fn a_failed_cleanup_is_retried() {
     proxier.applied(true);
     let retry = proxier.sync(&services[..1], &slices[..1], Duration::from_secs(8));
     assert_eq!(retry.cleanup.map(|c| c.len()), Some(flushed));
+}
+
+/// The inputs of `sync_changed`: Services and their slices by (namespace, name).
+type Keyed = (
+    BTreeMap<(String, String), Service>,
+    BTreeMap<(String, String), Vec<EndpointSlice>>,
+);
+
+fn keyed(services: &[Service], slices: &[EndpointSlice]) -> Keyed {
+    let mut by_slice: BTreeMap<(String, String), Vec<EndpointSlice>> = BTreeMap::new();
+    for e in slices {
+        by_slice
+            .entry((e.namespace.clone(), e.service.clone()))
+            .or_default()
+            .push(e.clone());
+    }
+    let by_service = services
+        .iter()
+        .map(|s| ((s.namespace.clone(), s.name.clone()), s.clone()))
+        .collect();
+    (by_service, by_slice)
+}
+
+#[test]
+fn a_told_sync_reads_only_the_services_named() {
+    let (services, mut slices) = many(20);
+    let mut proxier = Proxier::new(fake_options_v4()).unwrap();
+    let (by_service, by_slice) = keyed(&services, &slices);
+    // The first sync is full whatever is named.
+    let full = proxier.sync_changed(&by_service, &by_slice, &BTreeSet::new(), Duration::ZERO);
+    assert!(full.full);
+    proxier.applied(true);
+
+    let victim = (slices[11].namespace.clone(), slices[11].service.clone());
+    slices[11].endpoints[0].addresses = vec!["10.99.0.1".into()];
+    let (by_service, by_slice) = keyed(&services, &slices);
+    // Not named: not read, nothing written.
+    let silent = proxier.sync_changed(
+        &by_service,
+        &by_slice,
+        &BTreeSet::new(),
+        Duration::from_millis(10),
+    );
+    assert!(silent.transaction.is_empty(), "{}", silent.transaction);
+    proxier.applied(true);
+    // Named: only that Service's objects are written.
+    let told = proxier.sync_changed(
+        &by_service,
+        &by_slice,
+        &BTreeSet::from([victim.clone()]),
+        Duration::from_millis(20),
+    );
+    assert!(!told.full);
+    let text = told.transaction.to_text();
+    assert!(text.contains("10.99.0.1"), "{text}");
+    let others = services
+        .iter()
+        .filter(|s| s.name != victim.1)
+        .any(|s| text.contains(&format!("/{}/", s.name)));
+    assert!(!others, "{text}");
+    proxier.applied(true);
+    // Named again with nothing new: nothing written but the stale endpoint chain, flushed
+    // again as every sync does until it is deleted.
+    let again = proxier.sync_changed(
+        &by_service,
+        &by_slice,
+        &BTreeSet::from([victim]),
+        Duration::from_millis(30),
+    );
+    assert!(
+        again
+            .transaction
+            .ops
+            .iter()
+            .all(|op| matches!(op, Op::FlushChain(_))),
+        "{}",
+        again.transaction
+    );
 }

@@ -2,8 +2,8 @@
 //! same translated inputs the iptables mode's proxier keeps), an `nftables_model` [`Proxier`]
 //! that turns them into transactions, and `nft` that applies them.
 //!
-//! `nftables_model`'s proxier is given every Service at each sync and finds the changed ones
-//! itself; this keeps them. Chains it flushes as no longer used are deleted by a sync more
+//! This keeps the Services and notes which changed; `nftables_model`'s proxier reads only
+//! those in a partial sync, and all of them in a full one. Chains it flushes as no longer used are deleted by a sync more
 //! than a second later: one is due then even without a change (the next wake-up of the sync
 //! loop, at the latest the periodic one). Its options are fixed when it is made, so a change of the node's
 //! zone or interface addresses makes a new one, whose first sync is full and is told first of
@@ -229,13 +229,6 @@ impl NftRules {
         Ok(())
     }
 
-    /// The Services and slices as the proxier takes them.
-    fn inputs(&self) -> (Vec<Service>, Vec<EndpointSlice>) {
-        let services = self.services.values().cloned().collect();
-        let slices = self.slices.values().flatten().cloned().collect();
-        (services, slices)
-    }
-
     /// Writes what changed: the deletion of chains stale for long enough first (its failure
     /// is logged and retried later), then the sync; Services left out are logged.
     ///
@@ -249,9 +242,10 @@ impl NftRules {
                 .await
                 .map_err(|error| Failed { full: true, error })?;
         }
-        let (services, slices) = self.inputs();
         let now = self.epoch.elapsed();
-        let synced = self.proxier.sync(&services, &slices, now);
+        let synced = self
+            .proxier
+            .sync_changed(&self.services, &self.slices, &self.changed, now);
         self.changed.clear();
         for rejected in &synced.rejected {
             tracing::warn!(family, %rejected, "Service skipped");
@@ -293,8 +287,12 @@ impl NftRules {
 
     /// The transaction of the next sync, built and dropped (for `--dry-run`).
     pub fn dry_run(&mut self) -> String {
-        let (services, slices) = self.inputs();
-        let synced = self.proxier.sync(&services, &slices, self.epoch.elapsed());
+        let synced = self.proxier.sync_changed(
+            &self.services,
+            &self.slices,
+            &self.changed,
+            self.epoch.elapsed(),
+        );
         self.proxier.applied(false);
         let mut text = synced.cleanup.map(|c| c.to_text()).unwrap_or_default();
         text.push_str(&synced.transaction.to_text());

@@ -3,10 +3,14 @@
 //! of Services that changed are rewritten, only changed set and map elements are added or
 //! deleted, chains no longer used are flushed at once and deleted by a later sync at least a
 //! second after (kernels before 6.2 notice late that a map no longer refers to them), and
-//! unused affinity sets are deleted at once.
+//! unused affinity sets are deleted at once. What each Service wants (chains, affinity sets,
+//! set and map elements) is counted when it is written and counted down when it changes or
+//! goes, so a partial sync touches only the changed Services: told which they are
+//! ([`Proxier::sync_changed`]), its time follows the change, not the number of Services.
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
@@ -18,7 +22,7 @@ use super::names::{AFFINITY_PREFIX, is_service_chain, table};
 use super::options::NftOptions;
 use super::service::{Context, PortNames, Wanted};
 use super::setup::setup;
-use super::store::Stores;
+use super::store::{Key, Owner, Stores};
 use crate::error::Error;
 use crate::name::Name;
 use crate::transaction::{Op, Transaction};
@@ -65,7 +69,12 @@ pub struct Synced {
     pub rejected: Vec<Rejected>,
 }
 
-type Key = (String, String);
+/// One Service's inputs in a sync: its key, the Service (`None` when it is gone) and its
+/// EndpointSlices.
+type Group<'a> = (ServiceKey<'a>, Option<&'a Service>, Vec<&'a EndpointSlice>);
+
+/// A Service's (namespace, name), borrowed from the inputs.
+type ServiceKey<'a> = (&'a str, &'a str);
 
 /// kube-proxy's nftables proxier for one IP family.
 #[derive(Clone, Debug)]
@@ -80,23 +89,92 @@ pub struct Proxier {
     affinity_sets: BTreeSet<Name>,
     /// Flushed chains and when they became stale.
     stale: BTreeMap<Name, Duration>,
+    /// How many written Services want each chain and affinity set.
+    owners: Owners,
     /// What the last sync wrote for each Service: the Service and its slices.
     written: BTreeMap<Key, Written>,
-    /// The state to keep if the pending transaction succeeds.
+    /// What the kernel holds if the pending transaction succeeds.
     pending: Option<Pending>,
 }
 
-#[derive(Clone, Debug)]
+/// The chains and affinity sets Services want, counted, and those whose count fell (or that
+/// were found in the kernel) since the last sync, which it checks.
+#[derive(Clone, Debug, Default)]
+struct Owners {
+    chains: BTreeMap<Name, u32>,
+    affinity: BTreeMap<Name, u32>,
+    unsettled_chains: BTreeSet<Name>,
+    unsettled_affinity: BTreeSet<Name>,
+}
+
+fn count_up(counts: &mut BTreeMap<Name, u32>, name: &Name) {
+    match counts.get_mut(name) {
+        Some(n) => *n = n.saturating_add(1),
+        None => {
+            counts.insert(name.clone(), 1);
+        }
+    }
+}
+
+/// Counts `name` down; whether no one wants it any more.
+fn count_down(counts: &mut BTreeMap<Name, u32>, name: &Name) -> bool {
+    match counts.get_mut(name) {
+        Some(n) if *n > 1 => {
+            *n -= 1;
+            false
+        }
+        Some(_) => {
+            counts.remove(name);
+            true
+        }
+        None => false,
+    }
+}
+
+impl Owners {
+    /// Counts what `owner` wants.
+    fn want(&mut self, stores: &mut Stores, owner: &Owner, wanted: &[Wanted]) {
+        for w in wanted {
+            match w {
+                Wanted::Element(slot, element) => stores.get(*slot).want(owner, element),
+                Wanted::Chain(name) => count_up(&mut self.chains, name),
+                Wanted::Affinity(name) => count_up(&mut self.affinity, name),
+            }
+        }
+    }
+
+    /// Counts down what `owner` wanted.
+    fn release(&mut self, stores: &mut Stores, owner: &Owner, wanted: &[Wanted]) {
+        for w in wanted {
+            match w {
+                Wanted::Element(slot, element) => stores.get(*slot).release(owner, element),
+                Wanted::Chain(name) => {
+                    if count_down(&mut self.chains, name) {
+                        self.unsettled_chains.insert(name.clone());
+                    }
+                }
+                Wanted::Affinity(name) => {
+                    if count_down(&mut self.affinity, name) {
+                        self.unsettled_affinity.insert(name.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The changes to the kernel's per-service chains and affinity sets that a transaction makes.
+#[derive(Clone, Debug, Default)]
 struct Pending {
-    chains: BTreeSet<Name>,
-    affinity_sets: BTreeSet<Name>,
-    /// The changes to [`Proxier::written`]: a new copy, or `None` to forget the Service.
-    written: Vec<(Key, Option<Written>)>,
+    added_chains: BTreeSet<Name>,
+    added_affinity: BTreeSet<Name>,
+    deleted_affinity: Vec<Name>,
 }
 
 /// A Service and its EndpointSlices as a sync wrote them, and what they wanted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Written {
+    owner: Owner,
     service: Service,
     slices: Vec<EndpointSlice>,
     wanted: Vec<Wanted>,
@@ -128,6 +206,7 @@ impl Proxier {
             chains: BTreeSet::new(),
             affinity_sets: BTreeSet::new(),
             stale: BTreeMap::new(),
+            owners: Owners::default(),
             written: BTreeMap::new(),
             pending: None,
         })
@@ -138,24 +217,129 @@ impl Proxier {
         &self.options
     }
 
+    /// Whether the next sync is full: [`Proxier::sync_changed`] then reads every Service.
+    pub const fn full_sync_pending(&self) -> bool {
+        self.need_full
+    }
+
     /// Notes chains and sets found in the kernel's table (`nft list chains`/`sets`), such as
     /// those of an earlier run: unused per-service ones are cleaned up by the next sync.
     pub fn note_existing(&mut self, names: impl IntoIterator<Item = Name>) {
         for name in names {
             if name.as_str().starts_with(AFFINITY_PREFIX) {
-                self.affinity_sets.insert(name);
+                self.affinity_sets.insert(name.clone());
+                self.owners.unsettled_affinity.insert(name);
             } else if is_service_chain(&name) {
-                self.chains.insert(name);
+                self.chains.insert(name.clone());
+                self.owners.unsettled_chains.insert(name);
             }
         }
     }
 
-    /// Builds the sync of `services` and `slices` at time `now` (any monotonic clock; it only
-    /// times stale chains). Call [`Proxier::applied`] with the outcome of running it.
+    /// Builds the sync of `services` and `slices` (every Service and slice) at time `now` (any
+    /// monotonic clock; it only times stale chains). Call [`Proxier::applied`] with the
+    /// outcome of running it. Each Service is compared with the copy last written; a caller
+    /// that knows which Services changed saves that with [`Proxier::sync_changed`].
     pub fn sync(
         &mut self,
         services: &[Service],
         slices: &[EndpointSlice],
+        now: Duration,
+    ) -> Synced {
+        // Services in (namespace, name) order with their slices.
+        let mut by_service: BTreeMap<ServiceKey<'_>, (Option<&Service>, Vec<&EndpointSlice>)> =
+            BTreeMap::new();
+        for s in services {
+            by_service
+                .entry((s.namespace.as_str(), s.name.as_str()))
+                .or_default()
+                .0 = Some(s);
+        }
+        for e in slices {
+            by_service
+                .entry((e.namespace.as_str(), e.service.as_str()))
+                .or_default()
+                .1
+                .push(e);
+        }
+        let gone: Vec<Key> = self
+            .written
+            .keys()
+            .filter(|(ns, name)| {
+                !by_service
+                    .get(&(ns.as_str(), name.as_str()))
+                    .is_some_and(|(s, _)| s.is_some())
+            })
+            .cloned()
+            .collect();
+        let groups = by_service
+            .into_iter()
+            .filter(|(_, (s, _))| s.is_some())
+            .map(|(key, (s, e))| (key, s, e))
+            .chain(
+                gone.iter()
+                    .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
+            );
+        self.sync_groups(groups, now)
+    }
+
+    /// Builds the sync at time `now` when the caller knows which Services changed since the
+    /// last sync (added, changed, removed, or their slices changed): `changed` names them,
+    /// `services` and `slices` hold every Service and the slices of each, by (namespace,
+    /// name). A partial sync reads only the changed Services, so its time follows the change,
+    /// not the number of Services; a full one ([`Proxier::full_sync_pending`]) reads them all.
+    /// Call [`Proxier::applied`] with the outcome of running it.
+    pub fn sync_changed(
+        &mut self,
+        services: &BTreeMap<Key, Service>,
+        slices: &BTreeMap<Key, Vec<EndpointSlice>>,
+        changed: &BTreeSet<Key>,
+        now: Duration,
+    ) -> Synced {
+        if self.need_full {
+            let gone: Vec<Key> = self
+                .written
+                .keys()
+                .filter(|k| !services.contains_key(*k))
+                .cloned()
+                .collect();
+            let groups = services
+                .iter()
+                .map(|(key, s)| {
+                    (
+                        (key.0.as_str(), key.1.as_str()),
+                        Some(s),
+                        slices
+                            .get(key)
+                            .map(|e| e.iter().collect())
+                            .unwrap_or_default(),
+                    )
+                })
+                .chain(
+                    gone.iter()
+                        .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
+                );
+            self.sync_groups(groups, now)
+        } else {
+            let groups = changed.iter().map(|key| {
+                (
+                    (key.0.as_str(), key.1.as_str()),
+                    services.get(key),
+                    slices
+                        .get(key)
+                        .map(|e| e.iter().collect())
+                        .unwrap_or_default(),
+                )
+            });
+            self.sync_groups(groups, now)
+        }
+    }
+
+    /// The sync of `groups`: every Service in a full sync, else at least the changed ones
+    /// (unchanged ones are skipped), and those gone with no Service.
+    fn sync_groups<'a>(
+        &mut self,
+        groups: impl Iterator<Item = Group<'a>>,
         now: Duration,
     ) -> Synced {
         let family = self.options.family();
@@ -178,57 +362,40 @@ impl Proxier {
         if full {
             setup(&mut tx, &self.options, !self.flushed, &mut self.stores);
             self.flushed = true;
-        }
-        for store in self.stores.all() {
-            store.begin();
-        }
-
-        // Services in (namespace, name) order with their slices.
-        let mut by_service: BTreeMap<Key, (Option<&Service>, Vec<&EndpointSlice>)> =
-            BTreeMap::new();
-        for s in services {
-            by_service
-                .entry((s.namespace.clone(), s.name.clone()))
-                .or_default()
-                .0 = Some(s);
-        }
-        for e in slices {
-            by_service
-                .entry((e.namespace.clone(), e.service.clone()))
-                .or_default()
-                .1
-                .push(e);
+            self.owners = Owners::default();
         }
 
         let local = matches(&self.options.proxy.local_detector, family)
             .ok()
             .flatten();
-        let mut active_chains = BTreeSet::new();
-        let mut active_affinity = BTreeSet::new();
+        let mut created = BTreeSet::new();
+        let mut added_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
-        // What the record of written Services becomes if the transaction is applied: only the
-        // Services that changed are copied.
-        let mut written: Vec<(Key, Option<Written>)> = Vec::new();
         let mut ctx = Context {
             family,
             masquerade_all: self.options.proxy.masquerade_all,
             node_ip: self.options.proxy.node_ip,
             local: local.as_ref(),
             tx: &mut tx,
-            stores: &mut self.stores,
-            active_chains: &mut active_chains,
-            active_affinity: &mut active_affinity,
+            created: &mut created,
             wanted: Vec::new(),
         };
-        for (key, (service, own_slices)) in &by_service {
-            let Some(service) = service else { continue };
-            let previous = self.written.get(key).filter(|w| w.is(service, own_slices));
-            if let (false, Some(w)) = (full, previous) {
-                // Unchanged since it was written: nothing to write, the same to keep.
-                ctx.replay(&w.wanted);
+        for ((ns, name), service, own_slices) in groups {
+            let key = (String::from(ns), String::from(name));
+            let previous = self.written.get(&key);
+            let unchanged = previous.is_some_and(|w| service.is_some_and(|s| w.is(s, &own_slices)));
+            if unchanged && !full {
                 continue;
             }
-            let ports = resolve_ports(&self.options.proxy, service, own_slices);
+            let owner = previous.map(|w| Arc::clone(&w.owner));
+            if let (false, Some(w)) = (full, previous) {
+                self.owners.release(&mut self.stores, &w.owner, &w.wanted);
+            }
+            let Some(service) = service else {
+                self.written.remove(&key);
+                continue;
+            };
+            let ports = resolve_ports(&self.options.proxy, service, &own_slices);
             let names = match ports
                 .iter()
                 .map(PortNames::of)
@@ -236,9 +403,7 @@ impl Proxier {
             {
                 Ok(names) => names,
                 Err(error) => {
-                    if self.written.contains_key(key) {
-                        written.push((key.clone(), None));
-                    }
+                    self.written.remove(&key);
                     rejected.push(Rejected {
                         namespace: service.namespace.clone(),
                         name: service.name.clone(),
@@ -251,45 +416,62 @@ impl Proxier {
                 ctx.write_port(port, names);
             }
             let wanted = core::mem::take(&mut ctx.wanted);
-            if previous.is_none() {
+            for w in &wanted {
+                if let Wanted::Affinity(set) = w {
+                    added_affinity.insert(set.clone());
+                }
+            }
+            let owner = owner.unwrap_or_else(|| Arc::new(key.clone()));
+            self.owners.want(&mut self.stores, &owner, &wanted);
+            if !unchanged {
                 let copy = Written {
-                    service: (*service).clone(),
+                    owner,
+                    service: service.clone(),
                     slices: own_slices.iter().map(|e| (*e).clone()).collect(),
                     wanted,
                 };
-                written.push((key.clone(), Some(copy)));
-            }
-        }
-        // Services gone since the last sync.
-        for key in self.written.keys() {
-            if !by_service.get(key).is_some_and(|(s, _)| s.is_some()) {
-                written.push((key.clone(), None));
+                self.written.insert(key, copy);
             }
         }
 
-        for chain in &self.chains {
-            if active_chains.contains(chain) {
-                self.stale.remove(chain);
-            } else {
+        // Chains no Service wants: flushed now, deleted a second later.
+        let candidates: BTreeSet<Name> = if full {
+            self.owners.unsettled_chains.clear();
+            self.chains.clone()
+        } else {
+            let mut c = core::mem::take(&mut self.owners.unsettled_chains);
+            c.extend(self.stale.keys().cloned());
+            c
+        };
+        for chain in candidates {
+            if self.owners.chains.contains_key(&chain) {
+                self.stale.remove(&chain);
+            } else if self.chains.contains(&chain) {
                 tx.push(Op::FlushChain(chain.clone()));
-                self.stale.insert(chain.clone(), now);
+                self.stale.insert(chain, now);
             }
         }
-        for set in &self.affinity_sets {
-            if !active_affinity.contains(set) {
+        let candidates: BTreeSet<Name> = if full {
+            self.owners.unsettled_affinity.clear();
+            self.affinity_sets.clone()
+        } else {
+            core::mem::take(&mut self.owners.unsettled_affinity)
+        };
+        let mut deleted_affinity = Vec::new();
+        for set in candidates {
+            if !self.owners.affinity.contains_key(&set) && self.affinity_sets.contains(&set) {
                 tx.push(Op::DeleteContainer(set.clone(), false));
+                deleted_affinity.push(set);
             }
         }
         for store in self.stores.all() {
-            store.cleanup(&mut tx);
+            store.settle(&mut tx);
         }
 
-        let mut chains = active_chains;
-        chains.extend(self.stale.keys().cloned());
         self.pending = Some(Pending {
-            chains,
-            affinity_sets: active_affinity,
-            written,
+            added_chains: created,
+            added_affinity,
+            deleted_affinity,
         });
         Synced {
             cleanup: (!cleanup.is_empty()).then_some(cleanup),
@@ -305,28 +487,22 @@ impl Proxier {
         for op in &cleanup.ops {
             if let Op::DeleteChain(name) = op {
                 self.chains.insert(name.clone());
+                self.owners.unsettled_chains.insert(name.clone());
             }
         }
     }
 
-    /// Records whether the last [`Proxier::sync`]'s transaction was applied. After a failure
-    /// the next sync is full.
+    /// Records whether the last sync's transaction was applied. After a failure the next sync
+    /// is full.
     pub fn applied(&mut self, ok: bool) {
         let pending = self.pending.take();
         match (ok, pending) {
             (true, Some(p)) => {
                 self.need_full = false;
-                self.chains = p.chains;
-                self.affinity_sets = p.affinity_sets;
-                for (key, copy) in p.written {
-                    match copy {
-                        Some(w) => {
-                            self.written.insert(key, w);
-                        }
-                        None => {
-                            self.written.remove(&key);
-                        }
-                    }
+                self.chains.extend(p.added_chains);
+                self.affinity_sets.extend(p.added_affinity);
+                for set in &p.deleted_affinity {
+                    self.affinity_sets.remove(set);
                 }
             }
             _ => {

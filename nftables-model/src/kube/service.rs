@@ -13,7 +13,7 @@ use super::names::{
     NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, fixed,
 };
 use super::setup::ensure_chain;
-use super::store::{Slot, Stores};
+use super::store::Slot;
 use crate::element::{Atom, Element, Verdict};
 use crate::error::Error;
 use crate::name::{Comment, Name};
@@ -94,9 +94,8 @@ pub(crate) struct Context<'a> {
     /// The local-traffic matches: (from a local pod, from elsewhere).
     pub(crate) local: Option<&'a (RuleText, RuleText)>,
     pub(crate) tx: &'a mut Transaction,
-    pub(crate) stores: &'a mut Stores,
-    pub(crate) active_chains: &'a mut BTreeSet<Name>,
-    pub(crate) active_affinity: &'a mut BTreeSet<Name>,
+    /// The chains this transaction adds (each once).
+    pub(crate) created: &'a mut BTreeSet<Name>,
     /// What the Service being written wants.
     pub(crate) wanted: Vec<Wanted>,
 }
@@ -112,28 +111,13 @@ fn element(container: &'static str, key: Vec<Atom>, value: Option<Verdict>) -> E
 
 impl Context<'_> {
     fn ensure(&mut self, chain: &Name) {
-        ensure_chain(self.tx, self.active_chains, chain);
+        ensure_chain(self.tx, self.created, chain);
         self.wanted.push(Wanted::Chain(chain.clone()));
     }
 
+    /// Wants `element`: the proxier settles the stores once the Service is written.
     fn element(&mut self, slot: Slot, element: Element) {
-        self.wanted.push(Wanted::Element(slot, element.clone()));
-        self.stores.get(slot).ensure(self.tx, element);
-    }
-
-    /// Wants again what an unchanged Service wanted when it was written.
-    pub(crate) fn replay(&mut self, wanted: &[Wanted]) {
-        for w in wanted {
-            match w {
-                Wanted::Element(slot, element) => self.stores.get(*slot).keep(self.tx, element),
-                Wanted::Chain(name) => {
-                    self.active_chains.insert(name.clone());
-                }
-                Wanted::Affinity(name) => {
-                    self.active_affinity.insert(name.clone());
-                }
-            }
-        }
+        self.wanted.push(Wanted::Element(slot, element));
     }
 
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<&'static str>) {
@@ -153,7 +137,6 @@ impl Context<'_> {
         for (_, ep) in &names.endpoints {
             self.ensure(&ep.chain);
             if affinity.is_some() {
-                self.active_affinity.insert(ep.affinity.clone());
                 self.wanted.push(Wanted::Affinity(ep.affinity.clone()));
             }
         }

@@ -1,21 +1,39 @@
 //! What one set or map holds in the kernel, so a sync adds only new or changed elements and
-//! deletes only the ones no longer wanted (kube-proxy's `nftElementStorage`).
+//! deletes only the ones no longer wanted (kube-proxy's `nftElementStorage`). Each element
+//! keeps the Services that want it, so a sync that rewrites a few Services settles only the
+//! elements those Services wanted before or want now.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::element::{Atom, Element, Verdict};
 use crate::name::Name;
 use crate::transaction::{Op, Transaction};
 
-/// The elements of one set or map, by key, each with the number of the last sync that wanted
-/// it.
+/// A Service, by namespace and name.
+pub(crate) type Key = (String, String);
+
+/// The Service that wants an element: shared by all the elements it wants.
+pub(crate) type Owner = Arc<Key>;
+
+/// One element: the value the kernel holds (`None` while it is not there) and the Services
+/// that want it, in (namespace, name) order, each with the element it wants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    written: Option<Option<Verdict>>,
+    owners: Vec<(Owner, Element)>,
+}
+
+/// The elements of one set or map, by key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Store {
     name: Name,
     map: bool,
-    elements: BTreeMap<Vec<Atom>, (Option<Verdict>, u64)>,
-    sync: u64,
+    elements: BTreeMap<Vec<Atom>, Entry>,
+    /// The keys whose owners changed since the last [`Store::settle`].
+    dirty: BTreeSet<Vec<Atom>>,
 }
 
 impl Store {
@@ -24,69 +42,75 @@ impl Store {
             name,
             map,
             elements: BTreeMap::new(),
-            sync: 0,
+            dirty: BTreeSet::new(),
         }
     }
 
     /// Forgets every element and flushes the set or map (a full sync).
     pub(crate) fn reset(&mut self, tx: &mut Transaction) {
         self.elements.clear();
+        self.dirty.clear();
         tx.push(Op::FlushContainer(self.name.clone(), self.map));
     }
 
-    /// Starts a sync: no element is wanted until [`Store::ensure`] or [`Store::keep`] says so.
-    pub(crate) fn begin(&mut self) {
-        self.sync += 1;
-    }
-
-    /// Makes sure `element` is there: added when new, deleted and added again when its value
-    /// changed, nothing when it is already there.
-    pub(crate) fn ensure(&mut self, tx: &mut Transaction, element: Element) {
-        let sync = self.sync;
-        match self.elements.get_mut(&element.key) {
-            Some((value, wanted)) if *value == element.value => *wanted = sync,
-            Some((value, wanted)) => {
-                value.clone_from(&element.value);
-                *wanted = sync;
-                tx.push(Op::DeleteElement(element.clone()));
-                tx.push(Op::AddElement(element));
-            }
-            None => {
-                self.elements
-                    .insert(element.key.clone(), (element.value.clone(), sync));
-                tx.push(Op::AddElement(element));
-            }
-        }
-    }
-
-    /// [`Store::ensure`] for an element an unchanged Service wrote in an earlier sync: copied
-    /// only when it is missing or another Service changed its value since (two Services
-    /// claiming one address, as during a delete and re-create), so that the last Service
-    /// written decides, as it would in a full sync.
-    pub(crate) fn keep(&mut self, tx: &mut Transaction, element: &Element) {
-        match self.elements.get_mut(&element.key) {
-            Some((value, wanted)) if *value == element.value => *wanted = self.sync,
-            _ => self.ensure(tx, element.clone()),
-        }
-    }
-
-    /// Deletes the elements nothing wanted this sync.
-    pub(crate) fn cleanup(&mut self, tx: &mut Transaction) {
-        let sync = self.sync;
-        let unwanted: Vec<Vec<Atom>> = self
+    /// Notes that `owner` wants `element`. Where Services disagree on a key's value, the last
+    /// in (namespace, name) order decides, as when a full sync writes them in that order.
+    pub(crate) fn want(&mut self, owner: &Owner, element: &Element) {
+        let entry = self
             .elements
-            .iter()
-            .filter(|(_, (_, wanted))| *wanted != sync)
-            .map(|(key, _)| key.clone())
-            .collect();
-        for key in unwanted {
-            self.elements.remove(&key);
-            tx.push(Op::DeleteElement(Element {
-                container: self.name.clone(),
-                key,
-                value: None,
-                comment: None,
-            }));
+            .entry(element.key.clone())
+            .or_insert_with(|| Entry {
+                written: None,
+                owners: Vec::new(),
+            });
+        let at = entry.owners.partition_point(|(o, _)| o <= owner);
+        entry
+            .owners
+            .insert(at, (Arc::clone(owner), element.clone()));
+        self.dirty.insert(element.key.clone());
+    }
+
+    /// Notes that `owner` no longer wants `element` (once, as it was wanted).
+    pub(crate) fn release(&mut self, owner: &Owner, element: &Element) {
+        if let Some(entry) = self.elements.get_mut(&element.key)
+            && let Some(at) = entry
+                .owners
+                .iter()
+                .position(|(o, e)| o == owner && e == element)
+        {
+            entry.owners.remove(at);
+            self.dirty.insert(element.key.clone());
+        }
+    }
+
+    /// Writes what changed for the keys whose owners changed: an element no Service wants is
+    /// deleted, a new one added, one whose value changed deleted and added again.
+    pub(crate) fn settle(&mut self, tx: &mut Transaction) {
+        for key in core::mem::take(&mut self.dirty) {
+            let Some(entry) = self.elements.get_mut(&key) else {
+                continue;
+            };
+            let Some((_, element)) = entry.owners.last() else {
+                if entry.written.is_some() {
+                    tx.push(Op::DeleteElement(Element {
+                        container: self.name.clone(),
+                        key: key.clone(),
+                        value: None,
+                        comment: None,
+                    }));
+                }
+                self.elements.remove(&key);
+                continue;
+            };
+            match &entry.written {
+                Some(value) if *value == element.value => {}
+                Some(_) => {
+                    tx.push(Op::DeleteElement(element.clone()));
+                    tx.push(Op::AddElement(element.clone()));
+                }
+                None => tx.push(Op::AddElement(element.clone())),
+            }
+            entry.written = Some(element.value.clone());
         }
     }
 }
