@@ -8,76 +8,16 @@
 //! a minimal partial sync (`PartialSync::Minimal`) and kube-proxy's partial sync (KEP-3453).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use benches::iptables_inputs::{cluster, options};
+use benches::netns_timing::{Namespace, best_of, run_with_input};
 use iptables_model::kube::{PartialSync, Proxier, jump_rules_text};
-
-/// A network namespace deleted on drop.
-struct Namespace(String);
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-/// CPU seconds of finished children (user + sys), from /proc/self/stat.
-fn children_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    // After the command name: state is field 3, so cutime (16) and cstime (17) are at 13, 14.
-    let ticks: f64 = fields[13].parse::<f64>().unwrap() + fields[14].parse::<f64>().unwrap();
-    ticks / 100.0
-}
 
 /// Restores `text` in `ns`; returns (wall, CPU).
 fn restore(ns: &str, program: &str, text: &str) -> (Duration, f64) {
-    let cpu = children_cpu();
-    let start = Instant::now();
-    let mut child = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            ns,
-            program,
-            "-w",
-            "5",
-            "-W",
-            "100000",
-            "--noflush",
-            "--counters",
-        ])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success(), "{program} failed");
-    (start.elapsed(), children_cpu() - cpu)
-}
-
-fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..runs {
-        let start = Instant::now();
-        let out = f();
-        best = best.min(start.elapsed());
-        last = Some(out);
-    }
-    (best, last.unwrap())
+    let args = ["-w", "5", "-W", "100000", "--noflush", "--counters"];
+    run_with_input(ns, program, &args, text)
 }
 
 fn main() {
@@ -87,14 +27,7 @@ fn main() {
     println!("| backend | services | sync | generation | input | restore wall | restore CPU |");
     println!("|---|---|---|---|---|---|---|");
     for size in args.iter().skip(1).map(|s| s.parse::<usize>().unwrap()) {
-        let ns = Namespace(format!("bench-{backend}-{size}-{}", std::process::id()));
-        assert!(
-            Command::new("ip")
-                .args(["netns", "add", &ns.0])
-                .status()
-                .unwrap()
-                .success()
-        );
+        let ns = Namespace::add(format!("bench-{backend}-{size}-{}", std::process::id()));
         let (services, slices) = cluster(size, 3, 0);
         let after = cluster(size, 3, 1).1.swap_remove(size / 2);
         let row = |sync: &str, generation: Duration, bytes: usize, (wall, cpu): (Duration, f64)| {

@@ -14,66 +14,16 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use benches::iptables_inputs::{cluster, options};
+use benches::netns_timing::{Namespace, best_of, run_with_input};
 use iptables_model::kube::{EndpointSlice, Service};
 use nftables_model::kube::{NftOptions, Proxier};
 
-/// A network namespace deleted on drop.
-struct Namespace(String);
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-/// CPU seconds of finished children (user + sys), from /proc/self/stat.
-fn children_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    // After the command name: state is field 3, so cutime (16) and cstime (17) are at 13, 14.
-    let ticks: f64 = fields[13].parse::<f64>().unwrap() + fields[14].parse::<f64>().unwrap();
-    ticks / 100.0
-}
-
 /// `nft -f -` with `text` in `ns`; returns (wall, CPU).
 fn apply(ns: &str, text: &str) -> (Duration, f64) {
-    let cpu = children_cpu();
-    let start = Instant::now();
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, "nft", "-f", "-"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success(), "nft -f failed");
-    (start.elapsed(), children_cpu() - cpu)
-}
-
-fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..runs {
-        let start = Instant::now();
-        let out = f();
-        best = best.min(start.elapsed());
-        last = Some(out);
-    }
-    (best, last.unwrap())
+    run_with_input(ns, "nft", &["-f", "-"], text)
 }
 
 /// The slices of each Service, by (namespace, name).
@@ -96,14 +46,7 @@ fn main() {
     println!("| services | sync | generation | transaction | nft -f wall | nft -f CPU |");
     println!("|---|---|---|---|---|---|");
     for size in sizes {
-        let ns = Namespace(format!("bench-nft-{size}-{}", std::process::id()));
-        assert!(
-            Command::new("ip")
-                .args(["netns", "add", &ns.0])
-                .status()
-                .unwrap()
-                .success()
-        );
+        let ns = Namespace::add(format!("bench-nft-{size}-{}", std::process::id()));
         let (services, slices) = cluster(size, 3, 0);
         let before = slices[size / 2].clone();
         let after = cluster(size, 3, 1).1.swap_remove(size / 2);

@@ -7,6 +7,7 @@
 
 pub mod dns;
 pub mod iptables_inputs;
+pub mod netns_timing;
 pub mod nginx_inputs;
 pub mod report;
 

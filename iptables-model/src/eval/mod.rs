@@ -7,6 +7,7 @@ mod odds;
 pub use kube_test::{KubeTrace, trace_kube_test};
 pub use odds::{
     Host, Outcome, Packet, Path, RULE_BUDGET, SourceNat, Verdict, evaluate, evaluate_with_budget,
+    merge,
 };
 
 /// Nested chain calls allowed before a trace gives up (the kernel's own limit is the number of

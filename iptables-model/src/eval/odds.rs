@@ -595,31 +595,37 @@ pub fn evaluate_with_budget(
             finished.push((s, Verdict::Accept));
         }
     }
+    Ok(merge(finished.into_iter().map(|(s, verdict)| Outcome {
+        verdict,
+        destination: s.packet.destination,
+        destination_port: s.packet.destination_port,
+        source_nat: s.snat,
+        mark: s.packet.mark,
+        exact: s.exact,
+        kernel: s.kernel,
+    })))
+}
+
+/// The outcomes of every path a flow took, merged where they end the same (verdict,
+/// destination, source NAT, mark: their probabilities add up), most likely first.
+pub fn merge(ends: impl IntoIterator<Item = Outcome>) -> Vec<Outcome> {
     let mut outcomes: Vec<Outcome> = Vec::new();
-    for (s, verdict) in finished {
+    for end in ends {
         let same = |o: &&mut Outcome| {
-            o.verdict == verdict
-                && o.destination == s.packet.destination
-                && o.destination_port == s.packet.destination_port
-                && o.source_nat == s.snat
-                && o.mark == s.packet.mark
+            o.verdict == end.verdict
+                && o.destination == end.destination
+                && o.destination_port == end.destination_port
+                && o.source_nat == end.source_nat
+                && o.mark == end.mark
         };
         match outcomes.iter_mut().find(same) {
             Some(o) => {
-                o.exact += s.exact;
-                o.kernel += s.kernel;
+                o.exact += end.exact;
+                o.kernel += end.kernel;
             }
-            None => outcomes.push(Outcome {
-                verdict,
-                destination: s.packet.destination,
-                destination_port: s.packet.destination_port,
-                source_nat: s.snat,
-                mark: s.packet.mark,
-                exact: s.exact,
-                kernel: s.kernel,
-            }),
+            None => outcomes.push(end),
         }
     }
     outcomes.sort_by(|a, b| b.exact.cmp(&a.exact));
-    Ok(outcomes)
+    outcomes
 }

@@ -18,7 +18,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use iptables_model::eval::{Host, Outcome, Packet, Path, SourceNat, Verdict as End};
-use iptables_model::eval::{MAX_DEPTH, RULE_BUDGET};
+use iptables_model::eval::{MAX_DEPTH, RULE_BUDGET, merge};
 use iptables_model::kube::Protocol;
 use num_rational::BigRational;
 use num_traits::One;
@@ -390,32 +390,13 @@ pub fn evaluate(
         };
         finished.extend(after.into_iter().map(|s| (s, End::Accept)));
     }
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    for (s, verdict) in finished {
-        let source_nat = s.masquerade.then_some(SourceNat::Masquerade);
-        let same = |o: &&mut Outcome| {
-            o.verdict == verdict
-                && o.destination == s.packet.destination
-                && o.destination_port == s.packet.destination_port
-                && o.source_nat == source_nat
-                && o.mark == s.packet.mark
-        };
-        match outcomes.iter_mut().find(same) {
-            Some(o) => {
-                o.exact += s.exact;
-                o.kernel += s.kernel;
-            }
-            None => outcomes.push(Outcome {
-                verdict,
-                destination: s.packet.destination,
-                destination_port: s.packet.destination_port,
-                source_nat,
-                mark: s.packet.mark,
-                exact: s.exact,
-                kernel: s.kernel,
-            }),
-        }
-    }
-    outcomes.sort_by(|a, b| b.exact.cmp(&a.exact));
-    Ok(outcomes)
+    Ok(merge(finished.into_iter().map(|(s, verdict)| Outcome {
+        verdict,
+        destination: s.packet.destination,
+        destination_port: s.packet.destination_port,
+        source_nat: s.masquerade.then_some(SourceNat::Masquerade),
+        mark: s.packet.mark,
+        exact: s.exact,
+        kernel: s.kernel,
+    })))
 }
