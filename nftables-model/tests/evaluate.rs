@@ -13,7 +13,7 @@ mod common;
 use core::net::IpAddr;
 use core::time::Duration;
 
-use iptables_model::kube::{Endpoint, EndpointSlice, Protocol, Service};
+use iptables_model::kube::{EndpointSlice, Protocol, Service};
 use nftables_model::Ruleset;
 use nftables_model::eval::{End, EvalError, Host, Packet, Path, SourceNat, evaluate};
 use nftables_model::kube::Proxier;
@@ -193,5 +193,49 @@ fn a_rule_outside_kube_proxys_dialect_is_an_error() {
     let packet = Packet::tcp(ip("10.0.0.2"), ip("172.30.0.10"), 80);
     let error = evaluate(&rules, &host(), &packet, Path::Incoming).unwrap_err();
     assert!(matches!(error, EvalError::Unreadable { .. }), "{error}");
-    let _ = Endpoint::default();
+}
+
+#[test]
+fn a_numgen_map_without_every_bucket_passes_the_rest_on() {
+    // Bucket 0 drops (its second entry and bucket 7, past the modulus, are not used); buckets
+    // 1 and 2 have no element: the rule ends without a verdict and the Service is reached.
+    let (svcs, slices) = service_with(1);
+    let mut rules = ruleset(&svcs, &slices);
+    let services = nftables_model::Name::new("services").unwrap();
+    let text = nftables_model::RuleText::new()
+        .word("numgen")
+        .word("random")
+        .word("mod")
+        .number(3)
+        .word("vmap")
+        .word("{")
+        .number(0)
+        .word(":")
+        .word("drop")
+        .word(",")
+        .number(0)
+        .word(":")
+        .word("accept")
+        .word(",")
+        .number(7)
+        .word(":")
+        .word("drop")
+        .word("}");
+    let chain = rules.chains.get_mut(&services).unwrap();
+    chain
+        .rules
+        .insert(0, nftables_model::Rule::new(services.clone(), text));
+    let packet = Packet::tcp(ip("10.0.0.2"), ip("172.30.0.10"), 80);
+    let outcomes = evaluate(&rules, &host(), &packet, Path::Incoming).unwrap();
+    assert_eq!(outcomes.len(), 2, "{outcomes:#?}");
+    let dropped = outcomes
+        .iter()
+        .find(|o| matches!(o.verdict, End::Drop { .. }))
+        .unwrap();
+    assert_eq!(dropped.exact, ratio(1, 3));
+    assert_eq!(dropped.kernel, ratio(1_431_655_766, 1 << 32));
+    let served = outcomes.iter().find(|o| o.verdict == End::Accept).unwrap();
+    assert_eq!(served.destination, ip("10.180.0.1"));
+    assert_eq!(served.exact, ratio(2, 3));
+    assert_eq!(served.kernel, ratio(2 * 1_431_655_765, 1 << 32));
 }

@@ -244,25 +244,31 @@ impl Evaluator<'_> {
                         break;
                     }
                     Item::Numgen { modulus, verdicts } => {
+                        // Each bucket below the modulus takes the first verdict written for it
+                        // (as a map with one element per key); the buckets without one end the
+                        // rule without a verdict.
                         let mut split = Vec::new();
+                        let mut taken: Vec<u32> = Vec::new();
+                        let (mut exact_rest, mut kernel_rest) =
+                            (BigRational::one(), BigRational::one());
                         for (bucket, verdict) in verdicts {
+                            if *bucket >= *modulus || taken.contains(bucket) {
+                                continue;
+                            }
+                            taken.push(*bucket);
+                            let exact = BigRational::new(1.into(), (*modulus).into());
+                            let kernel = numgen::kernel_share(*bucket, *modulus);
+                            exact_rest -= &exact;
+                            kernel_rest -= &kernel;
                             let mut branch = state.clone();
-                            branch.exact *= BigRational::new(1.into(), (*modulus).into());
-                            branch.kernel *= numgen::kernel_share(*bucket, *modulus);
+                            branch.exact *= exact;
+                            branch.kernel *= kernel;
                             split.push((branch, Some(verdict.clone())));
                         }
-                        // Buckets without an element: no verdict, the next rule.
-                        let covered: u32 = u32::try_from(verdicts.len()).unwrap_or(u32::MAX);
-                        if covered < *modulus {
+                        if taken.len() < usize::try_from(*modulus).unwrap_or(usize::MAX) {
                             let mut rest = state.clone();
-                            let missing: Vec<u32> = (0..*modulus)
-                                .filter(|b| !verdicts.iter().any(|(v, _)| v == b))
-                                .collect();
-                            rest.exact *= BigRational::new(missing.len().into(), (*modulus).into());
-                            rest.kernel *= missing
-                                .iter()
-                                .map(|b| numgen::kernel_share(*b, *modulus))
-                                .fold(BigRational::new(0.into(), 1.into()), |a, b| a + b);
+                            rest.exact *= exact_rest;
+                            rest.kernel *= kernel_rest;
                             split.push((rest, None));
                         }
                         outcome = Some(split);
