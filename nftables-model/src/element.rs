@@ -1,7 +1,6 @@
 //! Set and map elements: keys made of typed atoms (addresses, protocols, ports), verdicts as
 //! map values, and an optional comment. Nothing in an element is free text.
 
-use alloc::vec::Vec;
 use core::fmt;
 use core::net::IpAddr;
 
@@ -27,6 +26,90 @@ impl fmt::Display for Atom {
             Self::Protocol(p) => f.write_str(p.lower()),
             Self::Port(p) => write!(f, "{p}"),
         }
+    }
+}
+
+/// The most atoms a [`Key`] holds: kube-proxy's longest keys are `address . protocol . port`.
+pub const MAX_ATOMS: usize = 3;
+
+/// An element key: one atom per key type of its set or map, held inline (a key is copied
+/// into the proxier's indexes and into each operation that names it).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// The atoms; those past `len` are always [`Key::FILLER`], so equal keys are equal arrays.
+    atoms: [Atom; MAX_ATOMS],
+    len: u8,
+}
+
+impl Key {
+    const FILLER: Atom = Atom::Port(0);
+
+    /// The key of `atoms`; `None` when there are more than [`MAX_ATOMS`].
+    pub fn new(atoms: &[Atom]) -> Option<Self> {
+        let mut key = Self {
+            atoms: [Self::FILLER; MAX_ATOMS],
+            len: u8::try_from(atoms.len()).ok()?,
+        };
+        key.atoms.get_mut(..atoms.len())?.copy_from_slice(atoms);
+        Some(key)
+    }
+
+    /// The atoms, in order.
+    pub fn as_slice(&self) -> &[Atom] {
+        self.atoms
+            .get(..usize::from(self.len))
+            .unwrap_or(&self.atoms)
+    }
+}
+
+impl From<Atom> for Key {
+    fn from(atom: Atom) -> Self {
+        Self {
+            atoms: [atom, Self::FILLER, Self::FILLER],
+            len: 1,
+        }
+    }
+}
+
+impl From<[Atom; 2]> for Key {
+    fn from([a, b]: [Atom; 2]) -> Self {
+        Self {
+            atoms: [a, b, Self::FILLER],
+            len: 2,
+        }
+    }
+}
+
+impl From<[Atom; 3]> for Key {
+    fn from(atoms: [Atom; 3]) -> Self {
+        Self { atoms, len: 3 }
+    }
+}
+
+impl core::ops::Deref for Key {
+    type Target = [Atom];
+
+    fn deref(&self) -> &[Atom] {
+        self.as_slice()
+    }
+}
+
+/// Keys sort as their atoms do, one by one.
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
 
@@ -73,7 +156,7 @@ pub struct Element {
     /// The set or map.
     pub container: Name,
     /// The key, one atom per key type.
-    pub key: Vec<Atom>,
+    pub key: Key,
     /// The map value (`None` in a set).
     pub value: Option<Verdict>,
     /// `comment`.
@@ -103,5 +186,28 @@ impl Element {
             write!(f, " : {v}")?;
         }
         f.write_str(" }")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_hold_up_to_three_atoms_and_sort_as_their_atoms() {
+        let ip = |s: &str| Atom::Ip(s.parse().unwrap());
+        let tcp = Atom::Protocol(Protocol::Tcp);
+        assert_eq!(
+            Key::new(&[ip("10.0.0.1"), tcp, Atom::Port(80), Atom::Port(1)]),
+            None
+        );
+        let short = Key::from(ip("10.0.0.1"));
+        let long = Key::from([ip("10.0.0.1"), tcp, Atom::Port(80)]);
+        assert_eq!(Key::new(&[ip("10.0.0.1")]), Some(short));
+        assert_eq!(&*long, &[ip("10.0.0.1"), tcp, Atom::Port(80)]);
+        // A prefix sorts first, as slices do, whatever the filler atoms are.
+        assert!(short < long);
+        assert!(Key::from([tcp, Atom::Port(0)]) > Key::from(tcp));
+        assert_ne!(Key::from([tcp, Atom::Port(0)]), Key::from(tcp));
     }
 }

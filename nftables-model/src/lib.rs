@@ -17,7 +17,7 @@ pub mod rule;
 pub mod ruleset;
 pub mod transaction;
 
-pub use element::{Atom, Element, Verdict};
+pub use element::{Atom, Element, Key, Verdict};
 pub use error::{ApplyError, Error};
 pub use name::{Comment, Name};
 pub use object::{BaseChain, Chain, ChainType, Container, Family, Hook, KeyType, SetFlag, Table};

@@ -2,7 +2,7 @@
 //! value can change the shape of the line it is written into: object names ([`Name`]) and
 //! comments ([`Comment`]).
 
-use alloc::string::String;
+use alloc::sync::Arc;
 use core::fmt;
 
 use crate::error::Error;
@@ -13,9 +13,59 @@ pub const MAX_NAME: usize = 255;
 /// The longest comment nft accepts (`NFT_USERDATA_MAXLEN` for comments).
 pub const MAX_COMMENT: usize = 128;
 
+/// The text of a [`Name`] or [`Comment`]: a constant of this crate, or text made at run
+/// time and shared, so that a clone never copies (a chain's name is in its `add chain`, in
+/// each of its rules and in every verdict that reaches it).
+#[derive(Clone)]
+enum Text {
+    Fixed(&'static str),
+    Shared(Arc<str>),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Self::Fixed(s) => s,
+            Self::Shared(s) => s,
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl PartialOrd for Text {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Text {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl core::hash::Hash for Text {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// The name of a table, chain, set or map: nft's identifier syntax, so it is written bare.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Name(String);
+pub struct Name(Text);
 
 impl Name {
     /// `text` as a name.
@@ -33,7 +83,7 @@ impl Name {
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.'));
         if first_ok && rest_ok && bytes.len() <= MAX_NAME {
-            Ok(Self(text.into()))
+            Ok(Self(Text::Shared(text.into())))
         } else {
             Err(Error::Name(text.into()))
         }
@@ -42,25 +92,25 @@ impl Name {
     /// One of this crate's constant names, known to be valid (a test checks each).
     pub(crate) fn trusted(text: &'static str) -> Self {
         debug_assert!(Self::new(text).is_ok(), "{text}");
-        Self(text.into())
+        Self(Text::Fixed(text))
     }
 
     /// The name.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 /// A comment, written between double quotes as Go's `%q` writes printable text: without `"`,
 /// `\` or control characters there is nothing to escape and nothing can end the quotes early.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Comment(String);
+pub struct Comment(Text);
 
 impl Comment {
     /// `text` as a comment.
@@ -75,21 +125,27 @@ impl Comment {
                 .chars()
                 .any(|c| c.is_control() || matches!(c, '"' | '\\'));
         if ok {
-            Ok(Self(text.into()))
+            Ok(Self(Text::Shared(text.into())))
         } else {
             Err(Error::Comment(text.into()))
         }
     }
 
+    /// One of this crate's constant comments, known to be valid (a test checks each).
+    pub(crate) fn trusted(text: &'static str) -> Self {
+        debug_assert!(Self::new(text).is_ok(), "{text}");
+        Self(Text::Fixed(text))
+    }
+
     /// The comment's text (without quotes).
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
 impl fmt::Display for Comment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\"", self.0)
+        write!(f, "\"{}\"", self.as_str())
     }
 }
 

@@ -17,9 +17,10 @@ use crate::name::{Comment, Name};
 pub struct RuleText(String);
 
 impl RuleText {
-    /// An empty rule text.
+    /// An empty rule text, with room for most of kube-proxy's rules (so that building one
+    /// word by word seldom grows it).
     pub fn new() -> Self {
-        Self::default()
+        Self(String::with_capacity(96))
     }
 
     fn space(&mut self) {

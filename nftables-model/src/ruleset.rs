@@ -47,7 +47,7 @@ pub struct Ruleset {
 fn describe(e: &Element) -> String {
     let mut s = String::new();
     let _ = write!(s, "{} {{", e.container);
-    for a in &e.key {
+    for a in e.key.iter() {
         let _ = write!(s, " {a}");
     }
     s.push_str(" }");

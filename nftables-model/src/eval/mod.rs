@@ -119,7 +119,7 @@ impl Evaluator<'_> {
         Ok(container
             .elements
             .iter()
-            .find(|e| e.key == key)
+            .find(|e| e.key.as_slice() == key)
             .map(|e| e.value.clone()))
     }
 

@@ -63,32 +63,62 @@ pub fn table() -> Name {
     fixed(TABLE)
 }
 
-fn hash_and_truncate(name: &str) -> String {
-    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    let digest = Sha256::digest(name.as_bytes());
-    // Eight base32 characters are the first 40 bits.
-    let bits = digest
-        .iter()
-        .take(5)
-        .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-    let mut out = String::with_capacity(9 + name.len());
-    for i in (0..8).rev() {
-        let index = usize::try_from((bits >> (i * 5)) & 31).unwrap_or(0);
-        out.push(char::from(ALPHABET.get(index).copied().unwrap_or(b'A')));
-    }
-    out.push('-');
-    out.push_str(name);
-    if out.len() > BASE_MAX {
-        // The text is ASCII (it becomes a Name only if it is), so any byte is a boundary;
-        // a non-ASCII one is refused by Name::new below anyway.
-        let mut cut = BASE_MAX - 3;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
+/// The base of a per-service name (`hashAndTruncate`): eight base32 characters of
+/// `sha256(text)`, `-`, and `text`, cut to [`BASE_MAX`] bytes with `...`.
+struct Base<'a> {
+    hash: [u8; 8],
+    text: &'a str,
+}
+
+impl<'a> Base<'a> {
+    fn new(text: &'a str) -> Self {
+        const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        let digest = Sha256::digest(text.as_bytes());
+        // Eight base32 characters are the first 40 bits.
+        let bits = digest
+            .iter()
+            .take(5)
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let mut hash = [b'A'; 8];
+        for (i, out) in hash.iter_mut().enumerate() {
+            let index = usize::try_from((bits >> ((7 - i) * 5)) & 31).unwrap_or(0);
+            *out = ALPHABET.get(index).copied().unwrap_or(b'A');
         }
-        out.truncate(cut);
-        out.push_str("...");
+        Self { hash, text }
     }
-    out
+
+    /// `prefix` and the base as a name, written in `scratch` first (so only the name
+    /// allocates).
+    fn name(&self, prefix: &str, scratch: &mut String) -> Result<Name, Error> {
+        scratch.clear();
+        scratch.push_str(prefix);
+        let start = scratch.len();
+        scratch.extend(self.hash.iter().map(|b| char::from(*b)));
+        scratch.push('-');
+        scratch.push_str(self.text);
+        if scratch.len() - start > BASE_MAX {
+            // A non-ASCII text is refused by Name::new below; the cut only has to stay on a
+            // character boundary until then.
+            let mut cut = start + BASE_MAX - 3;
+            while !scratch.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            scratch.truncate(cut);
+            scratch.push_str("...");
+        }
+        Name::new(scratch)
+    }
+}
+
+/// Writes what it is given with each `:` as `.` (IPv6 colons are not allowed in names).
+struct Dotted<'a>(&'a mut String);
+
+impl Write for Dotted<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0
+            .extend(s.chars().map(|c| if c == ':' { '.' } else { c }));
+        Ok(())
+    }
 }
 
 /// The names of one service port's chains, which share a base.
@@ -104,13 +134,6 @@ pub struct PortChains {
     pub firewall: Name,
 }
 
-fn prefixed(prefix: &str, base: &str) -> Result<Name, Error> {
-    let mut s = String::with_capacity(prefix.len() + base.len());
-    s.push_str(prefix);
-    s.push_str(base);
-    Name::new(&s)
-}
-
 impl PortChains {
     /// The chains of port `port_name` of Service `namespace/name` with `protocol`.
     ///
@@ -123,14 +146,15 @@ impl PortChains {
         protocol: Protocol,
         port_name: &str,
     ) -> Result<Self, Error> {
-        let mut text = String::new();
+        let mut text = String::with_capacity(namespace.len() + name.len() + port_name.len() + 8);
         let _ = write!(text, "{namespace}/{name}/{}/{port_name}", protocol.lower());
-        let base = hash_and_truncate(&text);
+        let base = Base::new(&text);
+        let mut scratch = String::with_capacity(text.len() + 20);
         Ok(Self {
-            cluster: prefixed("service-", &base)?,
-            local: prefixed("local-", &base)?,
-            external: prefixed("external-", &base)?,
-            firewall: prefixed("firewall-", &base)?,
+            cluster: base.name("service-", &mut scratch)?,
+            local: base.name("local-", &mut scratch)?,
+            external: base.name("external-", &mut scratch)?,
+            firewall: base.name("firewall-", &mut scratch)?,
         })
     }
 }
@@ -158,7 +182,7 @@ impl EndpointNames {
         ip: IpAddr,
         port: u16,
     ) -> Result<Self, Error> {
-        let mut text = String::new();
+        let mut text = String::with_capacity(namespace.len() + name.len() + port_name.len() + 56);
         let _ = write!(
             text,
             "{namespace}/{name}/{}/{port_name}__",
@@ -166,11 +190,13 @@ impl EndpointNames {
         );
         // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
         // is refused below).
-        let _ = write!(text, "{}/{port}", alloc::format!("{ip}").replace(':', "."));
-        let base = hash_and_truncate(&text);
+        let _ = write!(Dotted(&mut text), "{ip}");
+        let _ = write!(text, "/{port}");
+        let base = Base::new(&text);
+        let mut scratch = String::with_capacity(text.len() + 20);
         Ok(Self {
-            chain: prefixed("endpoint-", &base)?,
-            affinity: prefixed(AFFINITY_PREFIX, &base)?,
+            chain: base.name("endpoint-", &mut scratch)?,
+            affinity: base.name(AFFINITY_PREFIX, &mut scratch)?,
         })
     }
 }

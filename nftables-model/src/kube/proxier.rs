@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
+use hashbrown::{HashMap, HashSet};
 use iptables_model::kube::{EndpointSlice, Service, resolve_ports};
 
 use super::local::matches;
@@ -76,6 +77,17 @@ type Group<'a> = (ServiceKey<'a>, Option<&'a Service>, Vec<&'a EndpointSlice>);
 /// A Service's (namespace, name), borrowed from the inputs.
 type ServiceKey<'a> = (&'a str, &'a str);
 
+/// A Service's (namespace, name) borrowed, to look up an owned [`Key`] without making one:
+/// it hashes as the owned pair does (each string as `str`, in order).
+#[derive(Hash)]
+struct Borrowed<'a>(&'a str, &'a str);
+
+impl hashbrown::Equivalent<Key> for Borrowed<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
+}
+
 /// kube-proxy's nftables proxier for one IP family.
 #[derive(Clone, Debug)]
 pub struct Proxier {
@@ -92,7 +104,7 @@ pub struct Proxier {
     /// How many written Services want each chain and affinity set.
     owners: Owners,
     /// What the last sync wrote for each Service: the Service and its slices.
-    written: BTreeMap<Key, Written>,
+    written: HashMap<Key, Written>,
     /// What the kernel holds if the pending transaction succeeds.
     pending: Option<Pending>,
 }
@@ -101,13 +113,13 @@ pub struct Proxier {
 /// were found in the kernel) since the last sync, which it checks.
 #[derive(Clone, Debug, Default)]
 struct Owners {
-    chains: BTreeMap<Name, u32>,
-    affinity: BTreeMap<Name, u32>,
+    chains: HashMap<Name, u32>,
+    affinity: HashMap<Name, u32>,
     unsettled_chains: BTreeSet<Name>,
     unsettled_affinity: BTreeSet<Name>,
 }
 
-fn count_up(counts: &mut BTreeMap<Name, u32>, name: &Name) {
+fn count_up(counts: &mut HashMap<Name, u32>, name: &Name) {
     match counts.get_mut(name) {
         Some(n) => *n = n.saturating_add(1),
         None => {
@@ -117,7 +129,7 @@ fn count_up(counts: &mut BTreeMap<Name, u32>, name: &Name) {
 }
 
 /// Counts `name` down; whether no one wants it any more.
-fn count_down(counts: &mut BTreeMap<Name, u32>, name: &Name) -> bool {
+fn count_down(counts: &mut HashMap<Name, u32>, name: &Name) -> bool {
     match counts.get_mut(name) {
         Some(n) if *n > 1 => {
             *n -= 1;
@@ -166,7 +178,7 @@ impl Owners {
 /// The changes to the kernel's per-service chains and affinity sets that a transaction makes.
 #[derive(Clone, Debug, Default)]
 struct Pending {
-    added_chains: BTreeSet<Name>,
+    added_chains: HashSet<Name>,
     added_affinity: BTreeSet<Name>,
     deleted_affinity: Vec<Name>,
 }
@@ -207,7 +219,7 @@ impl Proxier {
             affinity_sets: BTreeSet::new(),
             stale: BTreeMap::new(),
             owners: Owners::default(),
-            written: BTreeMap::new(),
+            written: HashMap::new(),
             pending: None,
         })
     }
@@ -368,7 +380,7 @@ impl Proxier {
         let local = matches(&self.options.proxy.local_detector, family)
             .ok()
             .flatten();
-        let mut created = BTreeSet::new();
+        let mut created = HashSet::new();
         let mut added_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
         let mut ctx = Context {
@@ -381,7 +393,7 @@ impl Proxier {
             wanted: Vec::new(),
         };
         for ((ns, name), service, own_slices) in groups {
-            let key = (String::from(ns), String::from(name));
+            let key = Borrowed(ns, name);
             let previous = self.written.get(&key);
             let unchanged = previous.is_some_and(|w| service.is_some_and(|s| w.is(s, &own_slices)));
             if unchanged && !full {
@@ -421,16 +433,20 @@ impl Proxier {
                     added_affinity.insert(set.clone());
                 }
             }
-            let owner = owner.unwrap_or_else(|| Arc::new(key.clone()));
+            let owner = owner.unwrap_or_else(|| Arc::new((String::from(ns), String::from(name))));
             self.owners.want(&mut self.stores, &owner, &wanted);
-            if !unchanged {
+            if unchanged {
+                // Its wants are kept already: the buffer serves the next Service.
+                ctx.wanted = wanted;
+                ctx.wanted.clear();
+            } else {
                 let copy = Written {
-                    owner,
+                    owner: Arc::clone(&owner),
                     service: service.clone(),
                     slices: own_slices.iter().map(|e| (*e).clone()).collect(),
                     wanted,
                 };
-                self.written.insert(key, copy);
+                self.written.insert(Key::clone(&owner), copy);
             }
         }
 

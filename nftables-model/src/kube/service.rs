@@ -1,11 +1,11 @@
 //! The chains, rules, sets and elements of one service port (the loop body of
 //! `syncProxyRules` and `writeServiceToEndpointRules`).
 
-use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::net::IpAddr;
 
+use hashbrown::HashSet;
 use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
 
 use super::names::{
@@ -14,7 +14,7 @@ use super::names::{
 };
 use super::setup::ensure_chain;
 use super::store::Slot;
-use crate::element::{Atom, Element, Verdict};
+use crate::element::{Atom, Element, Key, Verdict};
 use crate::error::Error;
 use crate::name::{Comment, Name};
 use crate::object::{Container, Family, SetFlag};
@@ -95,12 +95,12 @@ pub(crate) struct Context<'a> {
     pub(crate) local: Option<&'a (RuleText, RuleText)>,
     pub(crate) tx: &'a mut Transaction,
     /// The chains this transaction adds (each once).
-    pub(crate) created: &'a mut BTreeSet<Name>,
+    pub(crate) created: &'a mut HashSet<Name>,
     /// What the Service being written wants.
     pub(crate) wanted: Vec<Wanted>,
 }
 
-fn element(container: &'static str, key: Vec<Atom>, value: Option<Verdict>) -> Element {
+fn element(container: &'static str, key: Key, value: Option<Verdict>) -> Element {
     Element {
         container: fixed(container),
         key,
@@ -122,7 +122,7 @@ impl Context<'_> {
 
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<&'static str>) {
         let mut rule = Rule::new(chain.clone(), text);
-        rule.comment = comment.and_then(|c| Comment::new(c).ok());
+        rule.comment = comment.map(Comment::trusted);
         self.tx.push(Op::AddRule(rule));
     }
 
@@ -173,23 +173,22 @@ impl Context<'_> {
         let internal_verdict = filter_verdict(has_internal);
         let external_verdict = filter_verdict(has_external);
         let dest = |ip: IpAddr| {
-            vec![
+            Key::from([
                 Atom::Ip(ip),
                 Atom::Protocol(proto),
                 Atom::Port(port.port.port),
-            ]
+            ])
         };
-        let no_endpoint =
-            |key: Vec<Atom>, container: &'static str, verdict: &Option<Verdict>| Element {
-                container: fixed(container),
-                key,
-                value: verdict.clone(),
-                comment: Some(names.comment.clone()),
-            };
+        let no_endpoint = |key: Key, container: &'static str, verdict: &Option<Verdict>| Element {
+            container: fixed(container),
+            key,
+            value: verdict.clone(),
+            comment: Some(names.comment.clone()),
+        };
 
         self.element(
             Slot::ClusterIps,
-            element(CLUSTER_IPS, vec![Atom::Ip(port.cluster_ip)], None),
+            element(CLUSTER_IPS, Key::from(Atom::Ip(port.cluster_ip)), None),
         );
         if has_internal {
             self.element(
@@ -263,7 +262,7 @@ impl Context<'_> {
             }
         }
         if port.node_port != 0 {
-            let key = || vec![Atom::Protocol(proto), Atom::Port(port.node_port)];
+            let key = || Key::from([Atom::Protocol(proto), Atom::Port(port.node_port)]);
             if has_endpoints {
                 self.element(
                     Slot::ServiceNodeports,

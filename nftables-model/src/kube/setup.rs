@@ -3,7 +3,6 @@
 //! services without endpoints and source ranges, the dispatch maps, and a flush of every set
 //! and map the sync refills.
 
-use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -16,11 +15,12 @@ use super::names::{
 };
 use super::options::NftOptions;
 use super::store::Stores;
-use crate::element::{Atom, Element};
+use crate::element::{Atom, Element, Key};
 use crate::name::{Comment, Name};
 use crate::object::{BaseChain, Chain, ChainType, Container, Hook, KeyType, Table};
 use crate::rule::{Rule, RuleText};
 use crate::transaction::{Op, Transaction};
+use hashbrown::HashSet;
 
 /// kube-proxy's base chains: filtering before DNAT (priority dstnat-10), filtering at the
 /// filter priority, and NAT.
@@ -61,7 +61,7 @@ const JUMPS: [(&str, &str, bool); 11] = [
 ];
 
 /// Adds `chain` and flushes it, once per transaction (`ensureChain`).
-pub(crate) fn ensure_chain(tx: &mut Transaction, created: &mut BTreeSet<Name>, chain: &Name) {
+pub(crate) fn ensure_chain(tx: &mut Transaction, created: &mut HashSet<Name>, chain: &Name) {
     if created.insert(chain.clone()) {
         tx.push(Op::AddChain(Chain::regular(chain.clone())));
         tx.push(Op::FlushChain(chain.clone()));
@@ -69,7 +69,7 @@ pub(crate) fn ensure_chain(tx: &mut Transaction, created: &mut BTreeSet<Name>, c
 }
 
 fn comment(text: &'static str) -> Option<Comment> {
-    Comment::new(text).ok()
+    Some(Comment::trusted(text))
 }
 
 fn map(name: &'static str, key: Vec<KeyType>, text: &'static str) -> Op {
@@ -126,7 +126,7 @@ pub(crate) fn setup(tx: &mut Transaction, options: &NftOptions, first: bool, sto
         }));
         tx.push(Op::FlushChain(fixed(name)));
     }
-    let mut created = BTreeSet::new();
+    let mut created = HashSet::new();
     for (to, from, new_only) in JUMPS {
         ensure_chain(tx, &mut created, &fixed(to));
         let text = if new_only {
@@ -204,7 +204,7 @@ pub(crate) fn setup(tx: &mut Transaction, options: &NftOptions, first: bool, sto
                         seen.push(*ip);
                         tx.push(Op::AddElement(Element {
                             container: fixed(NODEPORT_IPS),
-                            key: vec![Atom::Ip(*ip)],
+                            key: Key::from(Atom::Ip(*ip)),
                             value: None,
                             comment: None,
                         }));

@@ -3,12 +3,13 @@
 //! keeps the Services that want it, so a sync that rewrites a few Services settles only the
 //! elements those Services wanted before or want now.
 
-use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use crate::element::{Atom, Element, Verdict};
+use hashbrown::HashMap;
+
+use crate::element::{Element, Key as ElementKey, Verdict};
 use crate::name::Name;
 use crate::transaction::{Op, Transaction};
 
@@ -31,18 +32,18 @@ struct Entry {
 pub(crate) struct Store {
     name: Name,
     map: bool,
-    elements: BTreeMap<Vec<Atom>, Entry>,
-    /// The keys whose owners changed since the last [`Store::settle`].
-    dirty: BTreeSet<Vec<Atom>>,
+    elements: HashMap<ElementKey, Entry>,
+    /// The keys whose owners changed since the last [`Store::settle`] (once or more).
+    dirty: Vec<ElementKey>,
 }
 
 impl Store {
-    pub(crate) const fn new(name: Name, map: bool) -> Self {
+    pub(crate) fn new(name: Name, map: bool) -> Self {
         Self {
             name,
             map,
-            elements: BTreeMap::new(),
-            dirty: BTreeSet::new(),
+            elements: HashMap::new(),
+            dirty: Vec::new(),
         }
     }
 
@@ -56,18 +57,15 @@ impl Store {
     /// Notes that `owner` wants `element`. Where Services disagree on a key's value, the last
     /// in (namespace, name) order decides, as when a full sync writes them in that order.
     pub(crate) fn want(&mut self, owner: &Owner, element: &Element) {
-        let entry = self
-            .elements
-            .entry(element.key.clone())
-            .or_insert_with(|| Entry {
-                written: None,
-                owners: Vec::new(),
-            });
+        let entry = self.elements.entry(element.key).or_insert_with(|| Entry {
+            written: None,
+            owners: Vec::new(),
+        });
         let at = entry.owners.partition_point(|(o, _)| o <= owner);
         entry
             .owners
             .insert(at, (Arc::clone(owner), element.clone()));
-        self.dirty.insert(element.key.clone());
+        self.dirty.push(element.key);
     }
 
     /// Notes that `owner` no longer wants `element` (once, as it was wanted).
@@ -79,14 +77,17 @@ impl Store {
                 .position(|(o, e)| o == owner && e == element)
         {
             entry.owners.remove(at);
-            self.dirty.insert(element.key.clone());
+            self.dirty.push(element.key);
         }
     }
 
     /// Writes what changed for the keys whose owners changed: an element no Service wants is
     /// deleted, a new one added, one whose value changed deleted and added again.
     pub(crate) fn settle(&mut self, tx: &mut Transaction) {
-        for key in core::mem::take(&mut self.dirty) {
+        let mut dirty = core::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for key in dirty {
             let Some(entry) = self.elements.get_mut(&key) else {
                 continue;
             };
@@ -94,7 +95,7 @@ impl Store {
                 if entry.written.is_some() {
                     tx.push(Op::DeleteElement(Element {
                         container: self.name.clone(),
-                        key: key.clone(),
+                        key,
                         value: None,
                         comment: None,
                     }));
