@@ -104,6 +104,11 @@ pub struct Args {
     #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u8).range(0..=31))]
     pub iptables_masquerade_bit: u8,
 
+    /// The nftables mode's masquerade bit: the config file's `nftables.masqueradeBit` (no
+    /// flag sets it in kube-proxy either).
+    #[arg(skip = 14)]
+    pub nftables_masquerade_bit: u8,
+
     /// The local addresses NodePort connections are accepted on: CIDRs (`10.0.0.0/8,fd00::/64`:
     /// the node's interface addresses inside them) or `primary` (each family's --node-ip).
     /// Unset: every local address.
@@ -301,8 +306,13 @@ impl Args {
         let mut options = ProxyOptions::new(self.hostname(), node_ip);
         options.local_detector = self.local_detector(ipv6);
         options.masquerade_all = self.masquerade_all;
-        options.masquerade_mark = 1 << self.iptables_masquerade_bit;
         let nftables = self.proxy_mode == Some(ProxyMode::Nftables);
+        options.masquerade_mark = 1
+            << if nftables {
+                self.nftables_masquerade_bit
+            } else {
+                self.iptables_masquerade_bit
+            };
         // The nftables mode has no localhost NodePorts, and takes NodePorts on the node's
         // primary addresses when `--nodeport-addresses` is not given (kube-proxy's
         // `platformApplyDefaults`, `cmd/kube-proxy/app/server_linux.go`).

@@ -97,35 +97,67 @@ pub fn apply_file(
         })?;
         file.set_value("proxy_mode", &mut args.proxy_mode, Some(mode));
     }
-    if let Some(iptables) = &config.iptables {
-        if let Some(all) = iptables.masquerade_all {
+    if let Some(on) = config
+        .iptables
+        .as_ref()
+        .and_then(|i| i.localhost_node_ports)
+    {
+        let flag = &mut args.iptables_localhost_nodeports;
+        file.set_value("iptables_localhost_nodeports", flag, on);
+    }
+    // The mode in use picks the section that sets masquerading and the sync periods
+    // (kube-proxy's `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration`:
+    // `nftables.*` in the nftables mode, `iptables.*` otherwise); the other is ignored.
+    let nftables = args.proxy_mode == Some(ProxyMode::Nftables);
+    let section = if nftables {
+        config.nftables.as_ref().map(|n| Section {
+            name: "nftables",
+            masquerade_all: n.masquerade_all,
+            masquerade_bit: n.masquerade_bit,
+            sync_period: n.sync_period,
+            min_sync_period: n.min_sync_period,
+        })
+    } else {
+        config.iptables.as_ref().map(|i| Section {
+            name: "iptables",
+            masquerade_all: i.masquerade_all,
+            masquerade_bit: i.masquerade_bit,
+            sync_period: i.sync_period,
+            min_sync_period: i.min_sync_period,
+        })
+    };
+    if let Some(section) = section {
+        if let Some(all) = section.masquerade_all {
             file.set_value("masquerade_all", &mut args.masquerade_all, all);
         }
-        if let Some(bit) = iptables.masquerade_bit {
+        if let Some(bit) = section.masquerade_bit {
             let bit = u8::try_from(bit)
                 .ok()
                 .filter(|bit| *bit <= 31)
                 .ok_or_else(|| {
-                    error("iptables.masqueradeBit", format!("{bit}: must be 0 to 31"))
+                    let field = format!("{}.masqueradeBit", section.name);
+                    error(&field, format!("{bit}: must be 0 to 31"))
                 })?;
-            file.set_value(
-                "iptables_masquerade_bit",
-                &mut args.iptables_masquerade_bit,
-                bit,
-            );
+            // kube-proxy's `--iptables-masquerade-bit` sets only the iptables section: the
+            // nftables mode's bit comes from the file alone.
+            if nftables {
+                args.nftables_masquerade_bit = bit;
+            } else {
+                file.set_value(
+                    "iptables_masquerade_bit",
+                    &mut args.iptables_masquerade_bit,
+                    bit,
+                );
+            }
         }
-        if let Some(on) = iptables.localhost_node_ports {
-            let flag = &mut args.iptables_localhost_nodeports;
-            file.set_value("iptables_localhost_nodeports", flag, on);
-        }
-        if let Some(period) = non_zero(iptables.sync_period) {
+        if let Some(period) = non_zero(section.sync_period) {
             file.set_value(
                 "iptables_sync_period",
                 &mut args.iptables_sync_period,
                 period,
             );
         }
-        if let Some(period) = non_zero(iptables.min_sync_period) {
+        if let Some(period) = non_zero(section.min_sync_period) {
             let flag = &mut args.iptables_min_sync_period;
             file.set_value("iptables_min_sync_period", flag, period);
         }
@@ -213,6 +245,15 @@ impl FileOnArgs<'_> {
             *flag = value;
         }
     }
+}
+
+/// The fields of the `iptables` or `nftables` section that the mode in use reads.
+struct Section {
+    name: &'static str,
+    masquerade_all: Option<bool>,
+    masquerade_bit: Option<i32>,
+    sync_period: Option<GoDuration>,
+    min_sync_period: Option<GoDuration>,
 }
 
 fn non_empty(text: &Option<String>) -> Option<&str> {

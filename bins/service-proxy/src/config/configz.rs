@@ -69,6 +69,12 @@ pub fn configz(args: &Args) -> Value {
                 "SyncPeriod": go_duration(args.iptables_sync_period),
                 "MinSyncPeriod": go_duration(args.iptables_min_sync_period),
             },
+            "NFTables": {
+                "MasqueradeBit": args.nftables_masquerade_bit,
+                "MasqueradeAll": args.masquerade_all,
+                "SyncPeriod": go_duration(args.iptables_sync_period),
+                "MinSyncPeriod": go_duration(args.iptables_min_sync_period),
+            },
             "DetectLocalMode": local_mode(args.detect_local_mode.unwrap_or(LocalMode::ClusterCidr)),
             "DetectLocal": {
                 "BridgeInterface": args.pod_bridge_interface.clone().unwrap_or_default(),

@@ -311,6 +311,43 @@ mod tests {
     }
 
     #[test]
+    fn the_mode_in_use_picks_the_section_of_masquerading_and_sync_periods() {
+        // kube-proxy's v1alpha1 conversion: `nftables.*` in the nftables mode, `iptables.*`
+        // otherwise; kubeadm's ConfigMap carries both sections.
+        let body = "iptables:\n  masqueradeAll: false\n  masqueradeBit: 12\n  syncPeriod: 1m\n  \
+            minSyncPeriod: 2s\nnftables:\n  masqueradeAll: true\n  masqueradeBit: 9\n  \
+            syncPeriod: 45s\n  minSyncPeriod: 500ms\n";
+        let nft = resolve(Some(&format!("mode: nftables\n{body}")), &[])
+            .unwrap()
+            .args;
+        assert_eq!(nft.iptables_sync_period, Duration::from_secs(45));
+        assert_eq!(nft.iptables_min_sync_period, Duration::from_millis(500));
+        let v4 = nft.options(Family::Ipv4);
+        assert!(v4.masquerade_all);
+        assert_eq!(v4.masquerade_mark, 1 << 9);
+        let ipt = resolve(Some(body), &[]).unwrap().args;
+        assert_eq!(ipt.iptables_sync_period, Duration::from_secs(60));
+        assert_eq!(ipt.iptables_min_sync_period, Duration::from_secs(2));
+        let v4 = ipt.options(Family::Ipv4);
+        assert!(!v4.masquerade_all);
+        assert_eq!(v4.masquerade_mark, 1 << 12);
+        // `--iptables-masquerade-bit` is the iptables mode's; the nftables mode keeps 14.
+        let flag = resolve(Some("mode: nftables\n"), &["--iptables-masquerade-bit=3"])
+            .unwrap()
+            .args;
+        assert_eq!(flag.options(Family::Ipv4).masquerade_mark, 1 << 14);
+        let error = resolve(
+            Some("mode: nftables\nnftables:\n  masqueradeBit: 40\n"),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            format!("{error:#}").contains("nftables.masqueradeBit"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
     fn flags_given_on_the_command_line_win_over_the_file() {
         let body = "hostnameOverride: from-file\nclusterCIDR: 10.244.0.0/16\n\
             iptables:\n  masqueradeBit: 12\n  syncPeriod: 1m\nlogging:\n  verbosity: 2\n";

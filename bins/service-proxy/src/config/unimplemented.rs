@@ -141,16 +141,6 @@ pub fn unimplemented_fields(config: &KubeProxyConfiguration) -> Vec<String> {
         out.duration("ipvs.tcpFinTimeout", ipvs.tcp_fin_timeout, ZERO);
         out.duration("ipvs.udpTimeout", ipvs.udp_timeout, ZERO);
     }
-    if let Some(nftables) = &config.nftables {
-        out.note(
-            "nftables.masqueradeBit",
-            nftables.masquerade_bit.as_ref(),
-            &[14],
-        );
-        out.flag("nftables.masqueradeAll", nftables.masquerade_all);
-        out.duration("nftables.syncPeriod", nftables.sync_period, 30 * SECOND);
-        out.duration("nftables.minSyncPeriod", nftables.min_sync_period, SECOND);
-    }
     out.note("oomScoreAdj", config.oom_score_adj.as_ref(), &[-999]);
     if let Some(conntrack) = &config.conntrack {
         // Zero leaves the kernel's value alone, as service-proxy does.
