@@ -7,10 +7,10 @@
 //! The clusters are the iptables benchmark's (`benches::iptables_inputs`), so the rows sit
 //! beside `iptables_restore_timing`'s. Per size: generation time (best of 5), `nft` wall time
 //! and CPU time (user + sys of the `nft` process, from `/proc/self/stat`'s children times),
-//! transaction size; for the full sync (a new proxier's first, the one after a start or a
-//! failure), for one service whose endpoints all change (given every Service, and told which
-//! changed), and `nft`'s own floor at that table size (a transaction that only re-adds the
-//! table).
+//! transaction size; for the full sync (a new proxier's first, and the same proxier's again,
+//! as after a failure), for one service whose endpoints all change (given every Service, and
+//! told which changed), and `nft`'s own floor at that table size (a transaction that only
+//! re-adds the table).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,6 +78,20 @@ fn main() {
             .to_text();
         row("full", generation, text.len(), apply(&ns.0, &text));
         proxier.applied(true);
+        // A full sync again by the same proxier (after a failed one, or on a restart's first
+        // sync when kube-proxy finds its table): what the iptables rows' full syncs measure.
+        let (again, _) = best_of(5, || {
+            proxier.applied(false);
+            proxier
+                .sync(&services, &slices, Duration::ZERO)
+                .transaction
+                .len()
+        });
+        proxier.applied(true);
+        println!(
+            "| {size} | full, same proxier again | {:.3} ms | | | |",
+            again.as_secs_f64() * 1000.0
+        );
 
         // One service's endpoints change back and forth; an even number of runs leaves the
         // proxier where the kernel is (`before`). The transaction's text is part of the cost.
