@@ -147,8 +147,9 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// A rule without a comment.
-    pub const fn new(chain: Name, text: RuleText) -> Self {
+    /// A rule without a comment. Its text keeps no spare room (a transaction holds many).
+    pub fn new(chain: Name, mut text: RuleText) -> Self {
+        text.0.shrink_to_fit();
         Self {
             chain,
             text,

@@ -3,6 +3,7 @@
 //! result as knftables' fake does (`fake.go` `Dump`: one `add` line per object, rule and
 //! element), which is what kube-proxy's unit tests compare.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -136,7 +137,7 @@ impl Ruleset {
                     self.containers.insert(
                         c.name.clone(),
                         ContainerState {
-                            container: c.clone(),
+                            container: Container::clone(c),
                             elements: Vec::new(),
                         },
                     );
@@ -158,7 +159,7 @@ impl Ruleset {
                         return Err(ApplyError::ElementExists(describe(e)));
                     }
                     Some(_) => {}
-                    None => state.elements.push(e.clone()),
+                    None => state.elements.push(Element::clone(e)),
                 }
             }
             Op::DeleteElement(e) => {
@@ -187,13 +188,17 @@ impl Ruleset {
         ops.extend(
             self.containers
                 .values()
-                .map(|c| Op::AddContainer(c.container.clone())),
+                .map(|c| Op::AddContainer(Box::new(c.container.clone()))),
         );
         for c in self.chains.values() {
             ops.extend(c.rules.iter().cloned().map(Op::AddRule));
         }
         for c in self.containers.values() {
-            ops.extend(c.elements.iter().cloned().map(Op::AddElement));
+            ops.extend(
+                c.elements
+                    .iter()
+                    .map(|e| Op::AddElement(Box::new(e.clone()))),
+            );
         }
         let mut out = String::new();
         for op in &ops {

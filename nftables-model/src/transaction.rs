@@ -2,6 +2,7 @@
 //! written line for line as knftables writes them (`transaction.go`, `objects.go`
 //! `writeOperation`).
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -27,15 +28,16 @@ pub enum Op {
     /// `add rule`: appends to the chain.
     AddRule(Rule),
     /// `add set` / `add map` (creates it if missing; keeps its elements).
-    AddContainer(Container),
+    AddContainer(Box<Container>),
     /// `flush set` / `flush map` (the flag says map): removes every element.
     FlushContainer(Name, bool),
     /// `delete set` / `delete map` (the flag says map).
     DeleteContainer(Name, bool),
-    /// `add element`.
-    AddElement(Element),
+    /// `add element`. (Boxed, as the set and map operations: a transaction holds many
+    /// operations, each as large as the largest kind.)
+    AddElement(Box<Element>),
     /// `delete element` (only the key is written).
-    DeleteElement(Element),
+    DeleteElement(Box<Element>),
 }
 
 /// The operations on one table, in order.

@@ -1,6 +1,7 @@
 //! The chains, rules, sets and elements of one service port (the loop body of
 //! `syncProxyRules` and `writeServiceToEndpointRules`).
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -344,14 +345,14 @@ impl Context<'_> {
         }
         if let Some(timeout) = affinity {
             for (_, ep) in &names.endpoints {
-                self.tx.push(Op::AddContainer(Container {
+                self.tx.push(Op::AddContainer(Box::new(Container {
                     name: ep.affinity.clone(),
                     key: vec![self.family.addr_type()],
                     value: None,
                     flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
                     timeout: Some(timeout),
                     comment: None,
-                }));
+                })));
             }
         }
         if uses_cluster_chain {

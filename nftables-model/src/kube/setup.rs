@@ -3,6 +3,7 @@
 //! services without endpoints and source ranges, the dispatch maps, and a flush of every set
 //! and map the sync refills.
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -73,25 +74,25 @@ fn comment(text: &'static str) -> Option<Comment> {
 }
 
 fn map(name: &'static str, key: Vec<KeyType>, text: &'static str) -> Op {
-    Op::AddContainer(Container {
+    Op::AddContainer(Box::new(Container {
         name: fixed(name),
         key,
         value: Some(KeyType::Verdict),
         flags: Vec::new(),
         timeout: None,
         comment: comment(text),
-    })
+    }))
 }
 
 fn set(name: &'static str, key: KeyType, text: &'static str) -> Op {
-    Op::AddContainer(Container {
+    Op::AddContainer(Box::new(Container {
         name: fixed(name),
         key: vec![key],
         value: None,
         flags: Vec::new(),
         timeout: None,
         comment: comment(text),
-    })
+    }))
 }
 
 fn rule(chain: &'static str, text: RuleText) -> Op {
@@ -202,12 +203,12 @@ pub(crate) fn setup(tx: &mut Transaction, options: &NftOptions, first: bool, sto
                 for ip in &options.proxy.interface_addresses {
                     if cidr.contains(*ip) && !ip.is_loopback() && !seen.contains(ip) {
                         seen.push(*ip);
-                        tx.push(Op::AddElement(Element {
+                        tx.push(Op::AddElement(Box::new(Element {
                             container: fixed(NODEPORT_IPS),
                             key: Key::from(Atom::Ip(*ip)),
                             value: None,
                             comment: None,
-                        }));
+                        })));
                     }
                 }
             }

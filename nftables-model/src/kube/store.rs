@@ -3,6 +3,7 @@
 //! keeps the Services that want it, so a sync that rewrites a few Services settles only the
 //! elements those Services wanted before or want now.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -93,12 +94,12 @@ impl Store {
             };
             let Some((_, element)) = entry.owners.last() else {
                 if entry.written.is_some() {
-                    tx.push(Op::DeleteElement(Element {
+                    tx.push(Op::DeleteElement(Box::new(Element {
                         container: self.name.clone(),
                         key,
                         value: None,
                         comment: None,
-                    }));
+                    })));
                 }
                 self.elements.remove(&key);
                 continue;
@@ -106,10 +107,10 @@ impl Store {
             match &entry.written {
                 Some(value) if *value == element.value => {}
                 Some(_) => {
-                    tx.push(Op::DeleteElement(element.clone()));
-                    tx.push(Op::AddElement(element.clone()));
+                    tx.push(Op::DeleteElement(Box::new(element.clone())));
+                    tx.push(Op::AddElement(Box::new(element.clone())));
                 }
-                None => tx.push(Op::AddElement(element.clone())),
+                None => tx.push(Op::AddElement(Box::new(element.clone()))),
             }
             entry.written = Some(element.value.clone());
         }
