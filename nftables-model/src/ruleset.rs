@@ -99,8 +99,11 @@ impl Ruleset {
                 }
             }
             Op::DeleteTable => *self = Self::new(),
+            // `add chain NAME` without properties leaves an existing chain as it is, base
+            // chain or not (the kernel's `nf_tables_updchain` with no hook); with other
+            // properties than it has, the kernel refuses it.
             Op::AddChain(c) => match self.chains.get(&c.name) {
-                Some(existing) if existing.chain.base != c.base => {
+                Some(existing) if c.base.is_some() && existing.chain.base != c.base => {
                     return Err(ApplyError::Redefined(c.name.as_str().into()));
                 }
                 Some(_) => {}

@@ -73,6 +73,112 @@ fn steps(text: &str) -> Vec<(String, Option<usize>, String)> {
     out
 }
 
+/// `TestSyncProxyRulesStartup` (proxier_test.go, commit 81810de635aa): a new proxier (a
+/// restart) finds part of what it wants in the kernel, lists it (chains, sets, the elements
+/// of the sets and maps it fills) and writes only the rest: existing elements and endpoint
+/// chains are kept, the Service chains rewritten.
+#[test]
+fn test_sync_proxy_rules_startup() {
+    use common::{ep_port, port, service, slice};
+    use iptables_model::kube::Protocol;
+    use nftables_model::Name;
+    use nftables_model::kube::names::ELEMENT_CONTAINERS;
+    let tcp = Protocol::Tcp;
+    let data = steps(include_str!("data/sync_proxy_rules_startup.nft"));
+    let [(_, _, preloaded), (_, Some(extra_ops), expected)] = data.as_slice() else {
+        panic!("sync_proxy_rules_startup.nft: two steps expected");
+    };
+    // A new proxier told what the kernel holds: its chains and sets, and the elements of
+    // the sets and maps (as `nft list` gives them after an earlier run).
+    let lister = |table: &Ruleset| {
+        let mut proxier = Proxier::new(fake_options_v4()).unwrap();
+        proxier.note_existing(table.chains.keys().chain(table.containers.keys()).cloned());
+        // A set or map the table does not have is listed as empty (kube-proxy's
+        // `readOrReset` on a not-found error).
+        for name in ELEMENT_CONTAINERS {
+            let name = Name::new(name).unwrap();
+            let elements = table
+                .containers
+                .get(&name)
+                .into_iter()
+                .flat_map(|state| state.elements.iter().map(|e| (e.key, e.value.clone())));
+            assert!(proxier.note_elements(&name, elements));
+        }
+        proxier
+    };
+    // setupOps: a first sync without Services into a table that has nothing yet.
+    let setup_ops = lister(&Ruleset::new())
+        .sync(&[], &[], Duration::ZERO)
+        .transaction
+        .len();
+
+    // The table an earlier run left: svc1 and svc2 with one endpoint each (the test's
+    // ParseDump, checked line for line).
+    let mut table = Ruleset::new();
+    let mut services = vec![
+        service("ns1", "svc1", "172.30.0.41", vec![port("p80", 80, tcp, 0)]),
+        service(
+            "ns2",
+            "svc2",
+            "172.30.0.42",
+            vec![port("p8080", 8080, tcp, 0)],
+        ),
+    ];
+    let mut slices = vec![
+        slice(
+            "ns1",
+            "svc1",
+            ep_port("p80", 80, tcp),
+            &[("10.0.1.1", None)],
+        ),
+        slice(
+            "ns2",
+            "svc2",
+            ep_port("p8080", 8080, tcp),
+            &[("10.0.2.1", None)],
+        ),
+    ];
+    let mut earlier = Proxier::new(fake_options_v4()).unwrap();
+    let dump = apply(
+        &mut table,
+        &earlier.sync(&services, &slices, Duration::ZERO).transaction,
+    );
+    assert_same("preloaded", &[BASE, preloaded].concat(), &dump);
+
+    // svc1 gains a second endpoint and svc3, without endpoints, is added.
+    services.push(service(
+        "ns3",
+        "svc3",
+        "172.30.0.43",
+        vec![port("p80", 80, tcp, 0)],
+    ));
+    slices[0] = slice(
+        "ns1",
+        "svc1",
+        ep_port("p80", 80, tcp),
+        &[("10.0.1.1", None), ("10.0.1.2", None)],
+    );
+    let mut proxier = lister(&table);
+    let synced = proxier.sync(&services, &slices, Duration::ZERO);
+    assert!(synced.full);
+    let dump = apply(&mut table, &synced.transaction);
+    assert_same("startup", &[BASE, expected].concat(), &dump);
+    assert_eq!(
+        synced.transaction.len(),
+        setup_ops + extra_ops,
+        "setupOps {setup_ops}:\n{}",
+        synced.transaction
+    );
+
+    // A proxier told nothing about the kernel flushes the sets and maps instead, and reaches
+    // the same table.
+    let mut blind = Proxier::new(fake_options_v4()).unwrap();
+    let blind_tx = blind.sync(&services, &slices, Duration::ZERO).transaction;
+    let dump = apply(&mut table, &blind_tx);
+    assert_same("told nothing", &[BASE, expected].concat(), &dump);
+    assert!(blind_tx.len() > synced.transaction.len());
+}
+
 /// `TestSyncProxyRulesRepeated` (proxier_test.go, commit 030880a5dc54): a full sync, then
 /// partial ones as Services and endpoints come and go; after each, the table and the number
 /// of operations of the transaction (stale chains are deleted by a transaction of their own).

@@ -47,6 +47,18 @@ pub const NO_ENDPOINT_NODEPORTS: &str = "no-endpoint-nodeports";
 /// LoadBalancer IPs subject to source ranges.
 pub const FIREWALL_IPS: &str = "firewall-ips";
 
+/// The sets and maps a sync fills element by element: those whose elements
+/// [`Proxier::note_elements`](super::Proxier::note_elements) takes from a listing of the
+/// kernel's table (kube-proxy's `readOrReset`).
+pub const ELEMENT_CONTAINERS: [&str; 6] = [
+    CLUSTER_IPS,
+    SERVICE_IPS,
+    FIREWALL_IPS,
+    NO_ENDPOINT_SERVICES,
+    NO_ENDPOINT_NODEPORTS,
+    SERVICE_NODEPORTS,
+];
+
 /// The prefix of affinity sets.
 pub const AFFINITY_PREFIX: &str = "affinity-";
 

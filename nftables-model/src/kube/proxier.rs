@@ -21,9 +21,10 @@ use iptables_model::kube::{EndpointSlice, Service, resolve_ports};
 use super::local::matches;
 use super::names::{AFFINITY_PREFIX, is_service_chain, table};
 use super::options::NftOptions;
-use super::service::{Context, PortNames, Wanted};
+use super::service::{Context, Found, PortNames, Wanted};
 use super::setup::setup;
 use super::store::{Key, Owner, Stores};
+use crate::element::{Key as ElementKey, Verdict};
 use crate::error::Error;
 use crate::name::Name;
 use crate::transaction::{Op, Transaction};
@@ -95,6 +96,9 @@ pub struct Proxier {
     need_full: bool,
     /// Base chains were recreated once (the first sync adds and deletes them).
     flushed: bool,
+    /// A sync was built and its outcome told ([`Proxier::applied`]): endpoint chains found in
+    /// the kernel are kept only by the first.
+    synced_once: bool,
     stores: Stores,
     /// Per-service chains and affinity sets believed to exist in the kernel.
     chains: BTreeSet<Name>,
@@ -214,6 +218,7 @@ impl Proxier {
             options,
             need_full: true,
             flushed: false,
+            synced_once: false,
             stores: Stores::new(),
             chains: BTreeSet::new(),
             affinity_sets: BTreeSet::new(),
@@ -245,6 +250,32 @@ impl Proxier {
                 self.chains.insert(name.clone());
                 self.owners.unsettled_chains.insert(name);
             }
+        }
+    }
+
+    /// Notes what the kernel's set or map `container` holds (`nft list set`/`map`, keys and
+    /// values; comments are not compared), such as an earlier run left it: the next full
+    /// sync keeps those elements still wanted and writes only the difference, as kube-proxy's
+    /// `readOrReset`. Returns `false` (and notes nothing) when `container` is not one of the
+    /// sets and maps a sync fills element by element (`cluster-ips`, `service-ips`,
+    /// `firewall-ips`, `no-endpoint-services`, `no-endpoint-nodeports`, `service-nodeports`).
+    /// Without it, a full sync flushes them and writes every element.
+    pub fn note_elements(
+        &mut self,
+        container: &Name,
+        elements: impl IntoIterator<Item = (ElementKey, Option<Verdict>)>,
+    ) -> bool {
+        match self
+            .stores
+            .all()
+            .into_iter()
+            .find(|s| s.name() == container)
+        {
+            Some(store) => {
+                store.note(elements);
+                true
+            }
+            None => false,
         }
     }
 
@@ -391,6 +422,10 @@ impl Proxier {
             tx: &mut tx,
             created: &mut created,
             wanted: Vec::new(),
+            found: (!self.synced_once).then_some(Found {
+                chains: &self.chains,
+                affinity_sets: &self.affinity_sets,
+            }),
         };
         for ((ns, name), service, own_slices) in groups {
             let key = Borrowed(ns, name);
@@ -511,6 +546,10 @@ impl Proxier {
     /// Records whether the last sync's transaction was applied. After a failure the next sync
     /// is full.
     pub fn applied(&mut self, ok: bool) {
+        self.synced_once = true;
+        for store in self.stores.all() {
+            store.applied(ok);
+        }
         let pending = self.pending.take();
         match (ok, pending) {
             (true, Some(p)) => {

@@ -2,6 +2,7 @@
 //! `syncProxyRules` and `writeServiceToEndpointRules`).
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::net::IpAddr;
@@ -99,6 +100,27 @@ pub(crate) struct Context<'a> {
     pub(crate) created: &'a mut HashSet<Name>,
     /// What the Service being written wants.
     pub(crate) wanted: Vec<Wanted>,
+    /// On a proxier's first sync, what an earlier run left in the kernel: an endpoint chain
+    /// found there is kept as it is.
+    pub(crate) found: Option<Found<'a>>,
+}
+
+/// The per-service chains and affinity sets found in the kernel's table.
+#[derive(Clone, Copy)]
+pub(crate) struct Found<'a> {
+    pub(crate) chains: &'a BTreeSet<Name>,
+    pub(crate) affinity_sets: &'a BTreeSet<Name>,
+}
+
+impl Found<'_> {
+    /// Whether an endpoint chain found in the kernel is already what this sync would write
+    /// (kube-proxy's `epChainSkipUpdate`): its name holds the endpoint's address and port,
+    /// so only client-IP affinity could differ, and its affinity set is there exactly when
+    /// the chain updates it.
+    fn keeps(&self, endpoint: &EndpointNames, affinity: bool) -> bool {
+        self.chains.contains(&endpoint.chain)
+            && affinity == self.affinity_sets.contains(&endpoint.affinity)
+    }
 }
 
 fn element(container: &'static str, key: Key, value: Option<Verdict>) -> Element {
@@ -135,8 +157,16 @@ impl Context<'_> {
         let affinity = port.service.client_ip_affinity;
         let chains = &names.chains;
 
+        let kept = |ctx: &Self, ep: &EndpointNames| {
+            ctx.found
+                .is_some_and(|found| found.keeps(ep, affinity.is_some()))
+        };
         for (_, ep) in &names.endpoints {
-            self.ensure(&ep.chain);
+            if kept(self, ep) {
+                self.wanted.push(Wanted::Chain(ep.chain.clone()));
+            } else {
+                self.ensure(&ep.chain);
+            }
             if affinity.is_some() {
                 self.wanted.push(Wanted::Affinity(ep.affinity.clone()));
             }
@@ -362,6 +392,9 @@ impl Context<'_> {
             self.dispatch(&chains.local, &port.local, names, affinity.is_some());
         }
         for (ep, ep_names) in &names.endpoints {
+            if kept(self, ep_names) {
+                continue;
+            }
             let chain = &ep_names.chain;
             self.add_rule(
                 chain,

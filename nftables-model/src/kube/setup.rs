@@ -311,6 +311,6 @@ pub(crate) fn setup(tx: &mut Transaction, options: &NftOptions, first: bool, sto
     ));
 
     for store in stores.all() {
-        store.reset(tx);
+        store.read_or_reset(tx);
     }
 }

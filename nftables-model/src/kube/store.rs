@@ -1,7 +1,11 @@
 //! What one set or map holds in the kernel, so a sync adds only new or changed elements and
 //! deletes only the ones no longer wanted (kube-proxy's `nftElementStorage`). Each element
 //! keeps the Services that want it, so a sync that rewrites a few Services settles only the
-//! elements those Services wanted before or want now.
+//! elements those Services wanted before or want now. A full sync keeps what the kernel is
+//! known to hold (from the transactions applied, or from a listing of an earlier run's
+//! table) and writes the difference, as kube-proxy's `readOrReset`; only when that is
+//! unknown (a new proxier told nothing, or after a failed transaction) does it flush the
+//! set or map and write every element.
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -36,6 +40,8 @@ pub(crate) struct Store {
     elements: HashMap<ElementKey, Entry>,
     /// The keys whose owners changed since the last [`Store::settle`] (once or more).
     dirty: Vec<ElementKey>,
+    /// Whether `written` is what the kernel holds.
+    known: bool,
 }
 
 impl Store {
@@ -45,14 +51,56 @@ impl Store {
             map,
             elements: HashMap::new(),
             dirty: Vec::new(),
+            known: false,
         }
     }
 
-    /// Forgets every element and flushes the set or map (a full sync).
-    pub(crate) fn reset(&mut self, tx: &mut Transaction) {
+    /// The set or map's name.
+    pub(crate) const fn name(&self) -> &Name {
+        &self.name
+    }
+
+    /// Starts a full sync: every element the kernel is known to hold is kept, wanted by no
+    /// Service until the sync wants it again (the rest are deleted when it settles); when
+    /// that is not known, the set or map is flushed.
+    pub(crate) fn read_or_reset(&mut self, tx: &mut Transaction) {
+        self.dirty.clear();
+        if self.known {
+            self.elements.retain(|_, entry| entry.written.is_some());
+            for (key, entry) in &mut self.elements {
+                entry.owners.clear();
+                self.dirty.push(*key);
+            }
+        } else {
+            self.elements.clear();
+            tx.push(Op::FlushContainer(self.name.clone(), self.map));
+        }
+    }
+
+    /// Records what the kernel holds (a listing of the set or map): the next full sync writes
+    /// only the difference.
+    pub(crate) fn note(
+        &mut self,
+        elements: impl IntoIterator<Item = (ElementKey, Option<Verdict>)>,
+    ) {
         self.elements.clear();
         self.dirty.clear();
-        tx.push(Op::FlushContainer(self.name.clone(), self.map));
+        for (key, value) in elements {
+            self.elements.insert(
+                key,
+                Entry {
+                    written: Some(value),
+                    owners: Vec::new(),
+                },
+            );
+        }
+        self.known = true;
+    }
+
+    /// Records whether the last transaction was applied: if not, what the kernel holds is no
+    /// longer known (`written` was set as if it would be).
+    pub(crate) const fn applied(&mut self, ok: bool) {
+        self.known = ok;
     }
 
     /// Notes that `owner` wants `element`. Where Services disagree on a key's value, the last
