@@ -68,6 +68,29 @@ impl Nft {
         Ok(names)
     }
 
+    /// `nft -j list KIND FAMILY TABLE NAME` (`KIND` `set` or `map`): the set or map with its
+    /// elements, as nft's JSON; `None` when the table or the set or map does not exist.
+    ///
+    /// # Errors
+    ///
+    /// The program could not run, failed otherwise, or timed out.
+    pub async fn list_json(
+        &self,
+        kind: &str,
+        family: &str,
+        table: &str,
+        name: &str,
+    ) -> Result<Option<String>, ExecError> {
+        match self
+            .run(&["-j", "list", kind, family, table, name], None)
+            .await
+        {
+            Ok(json) => Ok(Some(json)),
+            Err(ExecError::Failed { stderr, .. }) if stderr.contains(NO_SUCH_TABLE) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
     /// `nft delete table FAMILY TABLE`; `Ok(false)` when there was no such table.
     ///
     /// # Errors

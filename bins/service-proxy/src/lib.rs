@@ -9,6 +9,7 @@ pub mod feed;
 pub mod health;
 pub mod leftovers;
 pub mod metrics;
+pub mod nft_elements;
 pub mod nftables;
 pub mod node;
 pub mod nodeports;

@@ -15,8 +15,11 @@ use std::time::{Duration, Instant};
 
 use iptables_exec::{ExecError, Nft};
 use iptables_model::kube::{EndpointSlice, Service};
+use nftables_model::kube::names::{CLUSTER_IPS, ELEMENT_CONTAINERS};
 use nftables_model::kube::{NftOptions, Proxier};
 use nftables_model::{Error as ModelError, Name, Op, Transaction};
+
+use crate::nft_elements::elements;
 
 /// The table kube-proxy's nftables mode writes, in each family.
 pub const TABLE: &str = "kube-proxy";
@@ -172,11 +175,13 @@ impl NftRules {
         self.full_next
     }
 
-    /// Makes the next sync full.
+    /// Makes the next sync full; it reads the table's elements first, as kube-proxy's full
+    /// syncs do, so it repairs what another program changed.
     pub fn force_full_sync(&mut self) {
         // With no sync pending, a failure reported makes the proxier's next sync full.
         self.proxier.applied(false);
         self.full_next = true;
+        self.relist = true;
     }
 
     /// Sets the node's zone; whether it changed.
@@ -215,16 +220,42 @@ impl NftRules {
         }
     }
 
-    /// Lists the chains and sets an earlier run left in the table, for the first sync to
-    /// clean up those no longer used.
+    /// Lists what an earlier run left in the table: its chains and sets, for the first sync
+    /// to clean up those no longer used and keep the endpoint chains it would write the
+    /// same, and the elements of the sets and maps a sync fills, for it to write only the
+    /// difference (kube-proxy's `readOrReset`). A set or map whose listing cannot be read
+    /// is flushed and written whole by that sync.
     ///
     /// # Errors
     ///
     /// `nft` could not list them.
     pub async fn note_existing(&mut self) -> Result<(), ExecError> {
-        let existing = self.nft.chains_and_sets(self.family(), TABLE).await?;
+        let family = self.family();
+        let existing = self.nft.chains_and_sets(family, TABLE).await?;
         self.proxier
             .note_existing(existing.iter().filter_map(|n| Name::new(n).ok()));
+        for name in ELEMENT_CONTAINERS {
+            let kind = if name == CLUSTER_IPS { "set" } else { "map" };
+            let listed = match self.nft.list_json(kind, family, TABLE, name).await? {
+                Some(json) => elements(&json),
+                None => Ok(Vec::new()),
+            };
+            // The names are nftables-model's own, valid names.
+            let Ok(container) = Name::new(name) else {
+                continue;
+            };
+            match listed {
+                Ok(elements) => {
+                    self.proxier.note_elements(&container, elements);
+                }
+                Err(error) => tracing::warn!(
+                    family,
+                    set = name,
+                    %error,
+                    "elements not read: flushed and written again"
+                ),
+            }
+        }
         self.relist = false;
         Ok(())
     }
@@ -266,6 +297,8 @@ impl NftRules {
         };
         self.proxier.applied(result.is_ok());
         self.full_next = result.is_err();
+        // What the kernel holds is read again before the next, full, sync.
+        self.relist |= result.is_err();
         if cleanup_failed || (result.is_ok() && flushes_stale_chains(&synced.transaction)) {
             // A failed deletion: the next sync flushes the chains again, a later one retries.
             self.stale_due = Some(now + STALE_DELETION);

@@ -398,6 +398,19 @@ fn start_proxy(
 ) -> Running {
     let dir = tempfile::tempdir().unwrap();
     write_manifests(dir.path(), net, &net.endpoints);
+    start_proxy_on(topology, net, variant, extra, path, dir)
+}
+
+/// Starts `service-proxy` as [`start_proxy`] does, on the manifests already in `dir` (a
+/// restart).
+fn start_proxy_on(
+    topology: &Topology,
+    net: &Net,
+    variant: &str,
+    extra: &[&str],
+    path: Option<&str>,
+    dir: tempfile::TempDir,
+) -> Running {
     let log = tempfile::NamedTempFile::new().unwrap();
     let proxy_args = [
         "netns",
@@ -1131,6 +1144,51 @@ fn the_nftables_mode_works_end_to_end() {
         text.contains("full=false"),
         "no partial sync logged:\n{text}"
     );
+    // A restart (kube-proxy 1.35's first sync on the table an earlier run left) keeps the
+    // endpoint chains it would write the same, and rewrites the Service chains: the rule
+    // handles of the first are unchanged, those of the second are new.
+    let handles = |chain: &str| {
+        let listing = topology
+            .node(&["nft", "-a", "list", "chain", "ip", "kube-proxy", chain])
+            .unwrap();
+        // The rules' handles (the table and the chain carry theirs too, on lines ending `{`).
+        listing
+            .lines()
+            .filter(|l| !l.contains('{'))
+            .filter_map(|l| l.split("# handle ").nth(1).map(str::to_owned))
+            .collect::<Vec<_>>()
+    };
+    let table = nft_table(&topology);
+    let chain_of = |prefix: &str| {
+        let line = table
+            .lines()
+            .find(|l| l.trim_start().starts_with(prefix) && l.contains("demo/echo/"))
+            .unwrap();
+        line.split_whitespace().nth(1).unwrap().to_owned()
+    };
+    let (endpoint_chain, service_chain) = (chain_of("chain endpoint-"), chain_of("chain service-"));
+    let (endpoint_before, service_before) = (handles(&endpoint_chain), handles(&service_chain));
+    assert!(!endpoint_before.is_empty() && !service_before.is_empty());
+    let Running { process, dir, .. } = proxy;
+    drop(process);
+    let proxy = start_proxy_on(&topology, net, variant, &nftables, None, dir);
+    poll(
+        "the first sync after the restart",
+        || read_log(&proxy.log),
+        |log| log.contains("rules synced"),
+    );
+    assert_eq!(
+        handles(&endpoint_chain),
+        endpoint_before,
+        "endpoint chain rewritten"
+    );
+    let service_after = handles(&service_chain);
+    assert!(
+        service_after.iter().all(|h| !service_before.contains(h)),
+        "{service_before:?} {service_after:?}"
+    );
+    assert_eq!(ask(), held, "the held connection moved or broke");
+
     drop(to_hold);
     let _ = hold.wait();
 
