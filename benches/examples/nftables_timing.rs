@@ -8,18 +8,20 @@
 //! beside `iptables_restore_timing`'s. Per size: generation time (best of 5), `nft` wall time
 //! and CPU time (user + sys of the `nft` process, from `/proc/self/stat`'s children times),
 //! transaction size; for the full sync (a new proxier's first, and the same proxier's again,
-//! as after a failure), for one service whose endpoints all change (given every Service, and
+//! as after a failure), for a restart (a new proxier on the table found, one sync), for one service whose endpoints all change (given every Service, and
 //! told which changed), and `nft`'s own floor at that table size (a transaction that only
 //! re-adds the table).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use benches::iptables_inputs::{cluster, options};
 use benches::netns_timing::{Namespace, best_of, run_with_input};
 use iptables_model::kube::{EndpointSlice, Service};
+use nftables_model::kube::names::ELEMENT_CONTAINERS;
 use nftables_model::kube::{NftOptions, Proxier};
+use nftables_model::{Name, Ruleset};
 
 /// `nft -f -` with `text` in `ns`; returns (wall, CPU).
 fn apply(ns: &str, text: &str) -> (Duration, f64) {
@@ -72,14 +74,45 @@ fn main() {
                 .len()
         });
         let mut proxier = new_proxier();
-        let text = proxier
-            .sync(&services, &slices, Duration::ZERO)
-            .transaction
-            .to_text();
+        let full = proxier.sync(&services, &slices, Duration::ZERO).transaction;
+        let text = full.to_text();
         row("full", generation, text.len(), apply(&ns.0, &text));
         proxier.applied(true);
-        // A full sync again by the same proxier (after a failed one, or on a restart's first
-        // sync when kube-proxy finds its table): what the iptables rows' full syncs measure.
+        // A restart: a new proxier told what the kernel holds (chains, sets, the elements of
+        // the six sets and maps, as service-proxy lists them) keeps the elements and endpoint
+        // chains and writes the Service chains again.
+        let mut kernel = Ruleset::new();
+        kernel.apply(&full).unwrap();
+        let mut restarted = new_proxier();
+        restarted.note_existing(
+            kernel
+                .chains
+                .keys()
+                .chain(kernel.containers.keys())
+                .cloned(),
+        );
+        for name in ELEMENT_CONTAINERS {
+            let name = Name::new(name).unwrap();
+            let state = kernel.containers.get(&name).unwrap();
+            restarted.note_elements(
+                &name,
+                state.elements.iter().map(|e| (e.key, e.value.clone())),
+            );
+        }
+        let started = Instant::now();
+        let restart = restarted
+            .sync(&services, &slices, Duration::ZERO)
+            .transaction;
+        let took = started.elapsed();
+        let restart_text = restart.to_text();
+        row(
+            "restart (new proxier, table found)",
+            took,
+            restart_text.len(),
+            apply(&ns.0, &restart_text),
+        );
+        // A full sync again by the same proxier after a failure (the kernel's elements not
+        // listed again): what the iptables rows' full syncs measure.
         let (again, _) = best_of(5, || {
             proxier.applied(false);
             proxier
