@@ -11,11 +11,12 @@
 use std::time::Duration;
 
 use benches::iptables_inputs::{cluster, options};
-use benches::netns_timing::{Namespace, best_of, run_with_input};
+use benches::netns_timing::{best_of, run_with_input};
 use iptables_model::kube::{PartialSync, Proxier, jump_rules_text};
+use netns::Namespace;
 
 /// Restores `text` in `ns`; returns (wall, CPU).
-fn restore(ns: &str, program: &str, text: &str) -> (Duration, f64) {
+fn restore(ns: &Namespace, program: &str, text: &str) -> (Duration, f64) {
     let args = ["-w", "5", "-W", "100000", "--noflush", "--counters"];
     run_with_input(ns, program, &args, text)
 }
@@ -27,7 +28,8 @@ fn main() {
     println!("| backend | services | sync | generation | input | restore wall | restore CPU |");
     println!("|---|---|---|---|---|---|---|");
     for size in args.iter().skip(1).map(|s| s.parse::<usize>().unwrap()) {
-        let ns = Namespace::add(format!("bench-{backend}-{size}-{}", std::process::id()));
+        let ns = Namespace::add(format!("bench-{backend}-{size}-{}", std::process::id()))
+            .expect("ip netns add (root is needed)");
         let (services, slices) = cluster(size, 3, 0);
         let after = cluster(size, 3, 1).1.swap_remove(size / 2);
         let row = |sync: &str, generation: Duration, bytes: usize, (wall, cpu): (Duration, f64)| {
@@ -38,7 +40,7 @@ fn main() {
                 wall.as_secs_f64(),
             );
         };
-        restore(&ns.0, &program, &jump_rules_text());
+        restore(&ns, &program, &jump_rules_text());
         let mut proxier = Proxier::new(options()).with_partial_sync(PartialSync::Minimal);
         proxier.sync(&services, &slices);
         // A full sync of the objects the proxier holds (a periodic resync, or the one after a
@@ -53,7 +55,7 @@ fn main() {
             "full",
             generation,
             text.len(),
-            restore(&ns.0, &program, &text),
+            restore(&ns, &program, &text),
         );
         proxier.restored();
         let mut kube_proxy = Proxier::new(options());
@@ -77,16 +79,11 @@ fn main() {
             // The kernel holds `before`; restore the change to `after` for real.
             p.update_endpoint_slices(&after.namespace, &after.service, vec![after.clone()]);
             let text = p.sync_changes().text.clone();
-            row(
-                label,
-                generation,
-                text.len(),
-                restore(&ns.0, &program, &text),
-            );
+            row(label, generation, text.len(), restore(&ns, &program, &text));
             p.restored();
             p.update_endpoint_slices(&before.namespace, &before.service, vec![before.clone()]);
             let text = p.sync_changes().text.clone();
-            restore(&ns.0, &program, &text);
+            restore(&ns, &program, &text);
             p.restored();
         }
     }

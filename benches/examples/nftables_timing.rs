@@ -17,14 +17,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use benches::iptables_inputs::{cluster, options};
-use benches::netns_timing::{Namespace, best_of, run_with_input};
+use benches::netns_timing::{best_of, run_with_input};
 use iptables_model::kube::{EndpointSlice, Service};
+use netns::Namespace;
 use nftables_model::kube::names::ELEMENT_CONTAINERS;
 use nftables_model::kube::{NftOptions, Proxier};
 use nftables_model::{Name, Ruleset};
 
 /// `nft -f -` with `text` in `ns`; returns (wall, CPU).
-fn apply(ns: &str, text: &str) -> (Duration, f64) {
+fn apply(ns: &Namespace, text: &str) -> (Duration, f64) {
     run_with_input(ns, "nft", &["-f", "-"], text)
 }
 
@@ -48,7 +49,8 @@ fn main() {
     println!("| services | sync | generation | transaction | nft -f wall | nft -f CPU |");
     println!("|---|---|---|---|---|---|");
     for size in sizes {
-        let ns = Namespace::add(format!("bench-nft-{size}-{}", std::process::id()));
+        let ns = Namespace::add(format!("bench-nft-{size}-{}", std::process::id()))
+            .expect("ip netns add (root is needed)");
         let (services, slices) = cluster(size, 3, 0);
         let before = slices[size / 2].clone();
         let after = cluster(size, 3, 1).1.swap_remove(size / 2);
@@ -76,7 +78,7 @@ fn main() {
         let mut proxier = new_proxier();
         let full = proxier.sync(&services, &slices, Duration::ZERO).transaction;
         let text = full.to_text();
-        row("full", generation, text.len(), apply(&ns.0, &text));
+        row("full", generation, text.len(), apply(&ns, &text));
         proxier.applied(true);
         // A restart: a new proxier told what the kernel holds (chains, sets, the elements of
         // the six sets and maps, as service-proxy lists them) keeps the elements and endpoint
@@ -109,7 +111,7 @@ fn main() {
             "restart (new proxier, table found)",
             took,
             restart_text.len(),
-            apply(&ns.0, &restart_text),
+            apply(&ns, &restart_text),
         );
         // A full sync again by the same proxier after a failure (the kernel's elements not
         // listed again): what the iptables rows' full syncs measure.
@@ -169,7 +171,7 @@ fn main() {
             .sync(&services, &with_after, now)
             .transaction
             .to_text();
-        row("one service", generation, text.len(), apply(&ns.0, &text));
+        row("one service", generation, text.len(), apply(&ns, &text));
         println!(
             "| {size} | one service, told (`sync_changed`) | {:.3} ms | | | |",
             told_generation.as_secs_f64() * 1000.0
@@ -182,7 +184,7 @@ fn main() {
             "nothing (`add table`)",
             Duration::ZERO,
             noop.len(),
-            apply(&ns.0, noop),
+            apply(&ns, noop),
         );
     }
 }

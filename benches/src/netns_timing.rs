@@ -1,39 +1,13 @@
 //! What the rule-applying benchmarks (`iptables_restore_timing`, `nftables_timing`) share: a
-//! throwaway network namespace, a program fed on stdin inside it and timed (wall clock, and the
-//! CPU of the finished child), and the best of several runs. Needs root and `ip`.
+//! program fed on stdin inside a throwaway network namespace (the `netns` crate's) and timed
+//! (wall clock, and the CPU of the finished child), and the best of several runs. Needs root
+//! and `ip`.
 
 use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// A network namespace, added on creation and deleted on drop.
-#[derive(Debug)]
-pub struct Namespace(pub String);
-
-impl Namespace {
-    /// Adds the namespace `name`.
-    ///
-    /// # Panics
-    ///
-    /// When `ip netns add` fails (not root, or no `ip`): a benchmark cannot go on without it.
-    #[allow(clippy::panic)]
-    pub fn add(name: String) -> Self {
-        let added = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !added {
-            panic!("ip netns add {name} failed (root is needed)");
-        }
-        Self(name)
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
+use netns::Namespace;
 
 /// CPU seconds of this process's finished children (user + sys), from `/proc/self/stat`.
 pub fn children_cpu() -> f64 {
@@ -63,11 +37,16 @@ pub fn children_cpu() -> f64 {
 ///
 /// When the program cannot be started or fails: the benchmark's input is wrong.
 #[allow(clippy::panic, clippy::expect_used)]
-pub fn run_with_input(ns: &str, program: &str, args: &[&str], input: &str) -> (Duration, f64) {
+pub fn run_with_input(
+    ns: &Namespace,
+    program: &str,
+    args: &[&str],
+    input: &str,
+) -> (Duration, f64) {
     let cpu = children_cpu();
     let start = Instant::now();
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, program])
+    let mut child = ns
+        .command(program)
         .args(args)
         .stdin(Stdio::piped())
         .spawn()

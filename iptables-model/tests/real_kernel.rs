@@ -13,64 +13,12 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use iptables_model::codec::{Style, Styled};
 use iptables_model::kube::{InterfaceName, LocalDetector, Proxier, jump_rules};
 use iptables_model::{RestoreFile, Ruleset, Table, parse};
-
-/// A network namespace deleted on drop, whatever happens in the test.
-struct Namespace(String);
-
-impl Namespace {
-    fn create(name: String) -> Option<Self> {
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(Self(name))
-    }
-
-    fn run(&self, program: &str, args: &[&str], input: &str) -> Result<String, String> {
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", &self.0, program])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-fn available(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
+use netns::{Namespace, available};
 
 fn is_root() -> bool {
     Command::new("id")
@@ -115,11 +63,14 @@ fn real_restore_in_a_namespace_matches_the_model() {
             );
             continue;
         }
-        let Some(ns) = Namespace::create(format!("iptm-{}-{backend}", std::process::id())) else {
-            eprintln!(
-                "SKIPPED real_kernel/{backend}: `ip netns add` failed (no iproute2, or the kernel forbids it)"
-            );
-            continue;
+        let ns = match Namespace::add(format!("iptm-{}-{backend}", std::process::id())) {
+            Ok(ns) => ns,
+            Err(e) => {
+                eprintln!(
+                    "SKIPPED real_kernel/{backend}: `ip netns add` failed (no iproute2, or the kernel forbids it): {e}"
+                );
+                continue;
+            }
         };
         let args = ["-w", "5", "--noflush", "--counters"];
         let mut model = Ruleset::new();

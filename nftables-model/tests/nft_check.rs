@@ -13,73 +13,31 @@
 
 mod common;
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{fake_options_v4, fake_options_v6, many, overall};
+use netns::Namespace;
 use nftables_model::Transaction;
 use nftables_model::kube::{NftOptions, Proxier};
 
-/// A network namespace deleted on drop.
-struct Namespace(String);
-
-impl Namespace {
-    fn create(name: String) -> Result<Self, String> {
-        let out = Command::new("ip")
-            .args(["netns", "add", &name])
-            .output()
-            .map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(Self(name))
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
-    }
-
-    /// Runs `nft ARGS -f -` with `input` in the namespace.
-    fn nft(&self, args: &[&str], input: &str) -> Result<(), String> {
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", &self.0, "nft"])
-            .args(args)
-            .args(["-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
-    }
-
-    /// Checks `tx` with `nft -c`, then applies it.
-    fn check_and_apply(&self, what: &str, tx: &Transaction) {
-        if tx.is_empty() {
-            return;
-        }
-        let text = tx.to_text();
-        if let Err(e) = self.nft(&["-c"], &text) {
-            panic!("{what}: nft -c refused the transaction: {e}\n{text}");
-        }
-        if let Err(e) = self.nft(&[], &text) {
-            panic!("{what}: nft -f refused the transaction: {e}\n{text}");
-        }
-    }
+/// `nft ARGS -f -` with `input` in `ns`.
+fn nft(ns: &Namespace, args: &[&str], input: &str) -> Result<(), String> {
+    let all: Vec<&str> = args.iter().copied().chain(["-f", "-"]).collect();
+    ns.run("nft", &all, input).map(drop)
 }
 
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+/// Checks `tx` with `nft -c`, then applies it.
+fn check_and_apply(ns: &Namespace, what: &str, tx: &Transaction) {
+    if tx.is_empty() {
+        return;
+    }
+    let text = tx.to_text();
+    if let Err(e) = nft(ns, &["-c"], &text) {
+        panic!("{what}: nft -c refused the transaction: {e}\n{text}");
+    }
+    if let Err(e) = nft(ns, &[], &text) {
+        panic!("{what}: nft -f refused the transaction: {e}\n{text}");
     }
 }
 
@@ -131,9 +89,9 @@ fn sequence(ns: &Namespace, options: NftOptions) {
             // must too (before 6.2 it notices late that a deleted map element no longer
             // refers to a chain, which is why kube-proxy waits).
             std::thread::sleep(Duration::from_millis(1100));
-            ns.check_and_apply(&format!("{family} {what} (cleanup)"), cleanup);
+            check_and_apply(ns, &format!("{family} {what} (cleanup)"), cleanup);
         }
-        ns.check_and_apply(&format!("{family} {what}"), &synced.transaction);
+        check_and_apply(ns, &format!("{family} {what}"), &synced.transaction);
         proxier.applied(true);
     };
     sync(&mut proxier, &services, &slices, "full sync", at);
@@ -209,7 +167,7 @@ fn nft_accepts_every_generated_transaction() {
         return;
     }
     for (family, options) in [("v4", fake_options_v4()), ("v6", fake_options_v6())] {
-        let ns = match Namespace::create(format!("nftm-{}-{family}", std::process::id())) {
+        let ns = match Namespace::add(format!("nftm-{}-{family}", std::process::id())) {
             Ok(ns) => ns,
             Err(e) => {
                 println!("skipped: network namespaces ({e})");
@@ -217,10 +175,7 @@ fn nft_accepts_every_generated_transaction() {
             }
         };
         // The harness itself: nft does refuse a rule in a chain that does not exist.
-        assert!(
-            ns.nft(&["-c"], "add table ip t\nadd rule ip t nosuch drop\n")
-                .is_err()
-        );
+        assert!(nft(&ns, &["-c"], "add table ip t\nadd rule ip t nosuch drop\n").is_err());
         sequence(&ns, options);
     }
 }
