@@ -15,6 +15,7 @@ pub mod model;
 pub mod normalize;
 pub mod probability;
 pub mod ruleset;
+pub mod text;
 
 pub use addr::Cidr;
 pub use codec::{parse, parse_rule};

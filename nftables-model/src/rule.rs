@@ -7,6 +7,7 @@ use core::fmt::{self, Write};
 use core::net::IpAddr;
 
 use iptables_model::Cidr;
+use iptables_model::text::{push_ip, push_u32};
 
 use crate::element::Verdict;
 use crate::name::{Comment, Name};
@@ -58,7 +59,7 @@ impl RuleText {
     #[must_use]
     pub fn ip(mut self, ip: IpAddr) -> Self {
         self.space();
-        let _ = write!(self.0, "{ip}");
+        push_ip(&mut self.0, ip);
         self
     }
 
@@ -74,7 +75,12 @@ impl RuleText {
     #[must_use]
     pub fn number(mut self, n: u64) -> Self {
         self.space();
-        let _ = write!(self.0, "{n}");
+        match u32::try_from(n) {
+            Ok(n) => push_u32(&mut self.0, n),
+            Err(_) => {
+                let _ = write!(self.0, "{n}");
+            }
+        }
         self
     }
 
@@ -90,10 +96,15 @@ impl RuleText {
     #[must_use]
     pub fn host_port(mut self, ip: IpAddr, port: u16) -> Self {
         self.space();
-        let _ = match ip {
-            IpAddr::V4(v4) => write!(self.0, "{v4}:{port}"),
-            IpAddr::V6(v6) => write!(self.0, "[{v6}]:{port}"),
-        };
+        if ip.is_ipv6() {
+            self.0.push('[');
+            push_ip(&mut self.0, ip);
+            self.0.push(']');
+        } else {
+            push_ip(&mut self.0, ip);
+        }
+        self.0.push(':');
+        push_u32(&mut self.0, u32::from(port));
         self
     }
 

@@ -8,7 +8,7 @@ use core::net::IpAddr;
 use sha2::{Digest, Sha256};
 
 use super::input::Protocol;
-use super::rules::{push_ip, push_u32};
+use crate::text::{push_ip, push_u32};
 
 /// The service port name, `namespace/name:port` (or `namespace/name` for an unnamed port).
 pub fn service_port_name(namespace: &str, name: &str, port_name: &str) -> String {

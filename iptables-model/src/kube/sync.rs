@@ -587,7 +587,7 @@ fn rewrite_command(out: &mut String, line: &str, command: &str, position: Option
     out.push_str(chain);
     if let Some(position) = position {
         out.push(' ');
-        super::rules::push_u32(out, position);
+        crate::text::push_u32(out, position);
     }
     out.push(' ');
     out.push_str(rule);

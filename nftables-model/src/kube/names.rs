@@ -8,6 +8,7 @@ use core::fmt::Write;
 use core::net::IpAddr;
 
 use iptables_model::kube::Protocol;
+use iptables_model::text::{push_ip, push_u32};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
@@ -202,8 +203,13 @@ impl EndpointNames {
         );
         // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
         // is refused below).
-        let _ = write!(Dotted(&mut text), "{ip}");
-        let _ = write!(text, "/{port}");
+        if ip.is_ipv6() {
+            let _ = write!(Dotted(&mut text), "{ip}");
+        } else {
+            push_ip(&mut text, ip);
+        }
+        text.push('/');
+        push_u32(&mut text, u32::from(port));
         let base = Base::new(&text);
         let mut scratch = String::with_capacity(text.len() + 20);
         Ok(Self {
