@@ -215,6 +215,7 @@ impl Chain {
 
     /// The way back: the reply hooks of the plugins above position `at`, nearest first;
     /// then `out` is made the client's reply.
+    #[inline]
     fn unwind(&self, at: usize, query: &mut Query<'_, '_>, out: &mut Vec<u8>, mut reply: Reply) {
         let above = self.plugins.get(..at).unwrap_or_default();
         for (position, plugin) in above.iter().enumerate().rev() {
