@@ -612,3 +612,62 @@ fn batched_replies_reach_every_client_over_ipv4_and_ipv6() {
         assert_eq!(ids, (first..first + EACH).collect(), "IDs of client {me}");
     }
 }
+
+/// The `example` plugin (CoreDNS's github.com/coredns/example): it logs
+/// `[INFO] plugin/example: example` for each reply and passes the query on, here to
+/// `whoami`, which answers as it would without it.
+#[test]
+fn the_example_plugin_logs_and_passes_the_query_on() {
+    let server = DnsCache::start(".:{PORT} {\n    bind 127.0.0.1\n    whoami\n    example\n}\n");
+    let wire = server.ask("seen.example.", Type::A);
+    let reply = Message::parse(&wire).unwrap();
+    assert_eq!(reply.rcode(), Rcode::NOERROR);
+    assert!(reply.header().aa);
+    let extra: Vec<_> = reply.additional().collect();
+    assert_eq!(extra[0].name().to_string(), "seen.example.");
+    server.wait_line("the example line", |l| {
+        l == "[INFO] plugin/example: example"
+    });
+    // Arguments are refused with Caddy's argument-count error, as its setup does.
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("Corefile");
+    std::fs::write(&conf, ".:1 {\n    example more\n}\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dns-cache"))
+        .arg("-conf")
+        .arg(&conf)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("plugin/example: ")
+            && text.contains("Wrong argument count or unexpected line ending after 'more'"),
+        "{text}"
+    );
+}
+
+/// `loadbalance` over a real socket: the four addresses `hosts` gives for one name come
+/// back in more than one order, each time all of them; the cache's hits are shuffled too,
+/// as `loadbalance` sits above `cache` in `plugin.cfg`.
+#[test]
+fn loadbalance_shuffles_the_addresses_of_answers_and_cache_hits() {
+    let server = DnsCache::start(
+        ".:{PORT} {\n    bind 127.0.0.1\n    loadbalance round_robin\n    cache 30\n    hosts {\n        192.0.2.1 lb.example\n        192.0.2.2 lb.example\n        192.0.2.3 lb.example\n        192.0.2.4 lb.example\n    }\n}\n",
+    );
+    let mut orders = std::collections::HashSet::new();
+    for _ in 0..40 {
+        let reply = server.ask("lb.example.", Type::A);
+        let msg = Message::parse(&reply).unwrap();
+        let order: Vec<String> = msg
+            .answers()
+            .map(|r| format!("{:?}", r.data().unwrap()))
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted.len(), 4, "{order:?}");
+        sorted.dedup();
+        assert_eq!(sorted.len(), 4, "{order:?}");
+        orders.insert(order);
+    }
+    assert!(orders.len() > 1, "always the same order: {orders:?}");
+}

@@ -1,83 +1,165 @@
-//! From a server block's plugin settings to its query chain: each plugin of the chain
-//! built from its settings, and which one is last (the one whose missing "next" CoreDNS
-//! names when nothing answers).
+//! From a server block's plugin settings to its query chain: the setup function of each
+//! plugin in the list (`registry.rs`) whose directive the block uses is called in list
+//! order, reads the plugin's settings and adds the plugin to the chain ([`Setup`], the
+//! counterpart of CoreDNS's `dnsserver.GetConfig(c).AddPlugin`). The built-in plugins'
+//! setup functions are here; a plugin module may keep its own.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use corefile::plugins;
+use corefile::plugins::{self, PluginConfig};
 use corefile::view::BlockView;
 
 use super::error::ConfigError;
-use super::registry::CHAIN;
+use super::registry::PLUGINS;
 use super::source::plugin_config;
 use crate::metrics::Metrics;
+use crate::plugin::builtin::Whoami;
 use crate::plugin::cache::Cache;
 use crate::plugin::forward::Forward;
 use crate::plugin::hosts::Hosts;
 use crate::plugin::loop_detect::Loop;
-use crate::plugin::{Chain, errors, log};
+use crate::plugin::prometheus::Prometheus;
+use crate::plugin::{Chain, ChainBuilder, Plugin, errors, log};
+
+/// What a plugin's setup function reads (the block and where it is served) and the chain
+/// it adds to.
+pub(crate) struct Setup<'a> {
+    /// The server block.
+    pub(crate) block: &'a BlockView<'a>,
+    /// The Corefile's name, for error positions.
+    pub(crate) filename: &'a str,
+    /// The block's zones.
+    pub(crate) zones: &'a [String],
+    /// `server` label of the metrics: `dns://:PORT` or `dns://ADDR:PORT`.
+    pub(crate) server: &'a str,
+    /// The process's metrics.
+    pub(crate) metrics: &'a Arc<Metrics>,
+    /// The block's first listen address.
+    pub(crate) listen: SocketAddr,
+    /// The block's position in the Corefile.
+    pub(crate) index: usize,
+    /// The chain so far.
+    chain: ChainBuilder,
+}
+
+impl Setup<'_> {
+    /// The typed settings of plugin `P` in the block (`None` if the block does not use it).
+    pub(crate) fn config<P: PluginConfig>(&self) -> Result<Option<P>, ConfigError> {
+        plugin_config::<P>(self.block, self.filename)
+    }
+
+    /// Appends `plugin` to the block's chain.
+    pub(crate) fn add(&mut self, plugin: Arc<dyn Plugin>) {
+        self.chain.add(plugin);
+    }
+}
+
+/// The setup function of a chain plugin: reads its settings from the block and adds it.
+pub(crate) type SetupFn = fn(&mut Setup<'_>) -> Result<(), ConfigError>;
 
 /// The plugin chain of server block `block` (number `index`), serving `zones` as
 /// `server` on `listen`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn build_chain(
     block: &BlockView<'_>,
     filename: &str,
     zones: &[String],
     server: &str,
     metrics: &Arc<Metrics>,
-    chain_metrics: Option<Arc<Metrics>>,
     listen: SocketAddr,
     index: usize,
 ) -> Result<Chain, ConfigError> {
-    let errors = plugin_config::<plugins::Errors>(block, filename)?
-        .map(|e| errors::Errors::new(&e))
-        .transpose()
-        .map_err(ConfigError::Consolidate)?;
-    let log = plugin_config::<plugins::Log>(block, filename)?
-        .map(|l| log::Log::new(&l.rules))
-        .transpose()
-        .map_err(ConfigError::Log)?;
-    let cache = plugin_config::<plugins::Cache>(block, filename)?
-        .map(|c| Cache::new(&c, zones, server, metrics))
-        .transpose()?;
-    let hosts = plugin_config::<plugins::Hosts>(block, filename)?
-        .map(|h| Hosts::new(&h, zones, metrics))
-        .transpose()?;
-    let loop_detect = match plugin_config::<plugins::Loop>(block, filename)? {
-        Some(_) => {
-            let random = std::hash::RandomState::new();
-            let seed = |label: u8| std::hash::BuildHasher::hash_one(&random, (index, label));
-            Some(Arc::new(Loop::new(
-                zones.first().map_or(".", String::as_str),
-                listen,
-                [seed(1), seed(2)],
-            )))
-        }
-        None => None,
+    let mut setup = Setup {
+        block,
+        filename,
+        zones,
+        server,
+        metrics,
+        listen,
+        index,
+        chain: ChainBuilder::default(),
     };
-    let forward = plugin_config::<plugins::Forward>(block, filename)?
-        .map(|f| Forward::new(&f, metrics))
-        .transpose()?;
-    let whoami = plugin_config::<plugins::Whoami>(block, filename)?.is_some();
-    // The plugin whose "next" is missing when nothing answers: the last of the chain.
-    let last = block
-        .directives
-        .iter()
-        .rev()
-        .find_map(|d| CHAIN.iter().copied().find(|p| *p == d.name))
-        .unwrap_or("whoami");
-    Ok(Chain {
-        server: server.to_owned(),
-        errors,
-        log,
-        cache,
-        hosts,
-        loop_detect,
-        forward,
-        whoami,
-        metrics: chain_metrics,
-        last,
-    })
+    for entry in PLUGINS {
+        if let Some(run) = entry.setup
+            && block.directives.iter().any(|d| d.name == entry.name)
+        {
+            run(&mut setup)?;
+        }
+    }
+    Ok(setup.chain.build())
+}
+
+/// `prometheus`: the per-query metrics (the HTTP endpoint is the server's, `plan.rs`).
+pub(super) fn prometheus(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    let plugin = Prometheus::new(Arc::clone(setup.metrics), setup.server);
+    setup.add(Arc::new(plugin));
+    Ok(())
+}
+
+/// `errors`.
+pub(super) fn errors(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if let Some(config) = setup.config::<plugins::Errors>()? {
+        let plugin = errors::Errors::new(&config).map_err(ConfigError::Consolidate)?;
+        setup.add(Arc::new(plugin));
+    }
+    Ok(())
+}
+
+/// `log`.
+pub(super) fn log(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if let Some(config) = setup.config::<plugins::Log>()? {
+        let plugin = log::Log::new(&config.rules).map_err(ConfigError::Log)?;
+        setup.add(Arc::new(plugin));
+    }
+    Ok(())
+}
+
+/// `cache`.
+pub(super) fn cache(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if let Some(config) = setup.config::<plugins::Cache>()? {
+        let cache = Cache::new(&config, setup.zones, setup.server, setup.metrics)?;
+        setup.chain.add_cache(Arc::new(cache));
+    }
+    Ok(())
+}
+
+/// `hosts`.
+pub(super) fn hosts(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if let Some(config) = setup.config::<plugins::Hosts>()? {
+        let plugin = Hosts::new(&config, setup.zones, setup.metrics)?;
+        setup.add(Arc::new(plugin));
+    }
+    Ok(())
+}
+
+/// `loop`: the detector's probe name is random per block.
+pub(super) fn loop_detect(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if setup.config::<plugins::Loop>()?.is_some() {
+        let random = std::hash::RandomState::new();
+        let seed = |label: u8| std::hash::BuildHasher::hash_one(&random, (setup.index, label));
+        let detector = Loop::new(
+            setup.zones.first().map_or(".", String::as_str),
+            setup.listen,
+            [seed(1), seed(2)],
+        );
+        setup.chain.add_loop(Arc::new(detector));
+    }
+    Ok(())
+}
+
+/// `forward`.
+pub(super) fn forward(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if let Some(config) = setup.config::<plugins::Forward>()? {
+        let forward = Forward::new(&config, setup.metrics)?;
+        setup.chain.add_forward(Arc::new(forward));
+    }
+    Ok(())
+}
+
+/// `whoami`.
+pub(super) fn whoami(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if setup.config::<plugins::Whoami>()?.is_some() {
+        setup.add(Arc::new(Whoami));
+    }
+    Ok(())
 }

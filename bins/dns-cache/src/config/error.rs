@@ -3,10 +3,11 @@
 
 use corefile::dispenser::PluginError;
 
-use super::registry::PLUGINS;
+use super::registry;
 use crate::plugin::cache::CacheError;
 use crate::plugin::forward::ForwardError;
 use crate::plugin::hosts::HostsError;
+use crate::plugin::loadbalance::LoadbalanceError;
 
 /// A Corefile that cannot be served; the text says what to fix.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +38,7 @@ pub enum ConfigError {
     #[error(transparent)]
     Plugin(#[from] PluginError),
     /// A directive this server does not implement.
-    #[error("plugin/{0}: not supported by dns-cache (supported: {list})", list = PLUGINS.join(", "))]
+    #[error("plugin/{0}: not supported by dns-cache (supported: {list})", list = registry::names())]
     Unsupported(String),
     /// A server block for DNS over TLS, HTTPS, gRPC or QUIC.
     #[error("{0}: only plain DNS server blocks (dns://) are supported")]
@@ -65,6 +66,9 @@ pub enum ConfigError {
     /// `hosts` setup.
     #[error(transparent)]
     Hosts(#[from] HostsError),
+    /// `loadbalance` setup.
+    #[error(transparent)]
+    Loadbalance(#[from] LoadbalanceError),
     /// An `errors { consolidate }` pattern the regular-expression engine cannot compile.
     #[error("plugin/errors: consolidate: {0}")]
     Consolidate(regex::Error),

@@ -13,9 +13,10 @@ mod plan;
 mod registry;
 mod source;
 
+pub(crate) use chain::Setup;
 pub use error::ConfigError;
 pub use plan::{
     Empty, HealthPlan, ListenerPlan, Plan, ReloadPlan, Route, Table, build, http_address,
 };
-pub use registry::{PLUGINS, plugins_text};
+pub use registry::{Entry, PLUGINS, directive_order, plugins_text};
 pub use source::{Source, build_hash};

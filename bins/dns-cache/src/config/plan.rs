@@ -12,7 +12,7 @@ use corefile::zone::Transport;
 
 use super::chain::build_chain;
 use super::error::ConfigError;
-use super::registry::PLUGINS;
+use super::registry;
 use super::source::{build_hash, parse, plugin_config};
 use crate::duration::from_go;
 use crate::metrics::Metrics;
@@ -117,7 +117,7 @@ pub fn build(
     let mut tables: BTreeMap<SocketAddr, Table> = BTreeMap::new();
     for (index, block) in view.blocks.iter().enumerate() {
         for directive in &block.directives {
-            if !PLUGINS.contains(&&*directive.name) {
+            if !registry::known(&directive.name) {
                 return Err(ConfigError::Unsupported(directive.name.to_string()));
             }
         }
@@ -166,7 +166,6 @@ pub fn build(
             &zones,
             server.first().map_or("", String::as_str),
             metrics,
-            chain_metrics.clone(),
             SocketAddr::new(
                 *hosts.first().unwrap_or(&IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
                 port,
@@ -345,10 +344,10 @@ mod tests {
 
     #[test]
     fn errors_read_as_coredns_and_unsupported_plugins_are_named() {
-        let err = rejected(". {\n    example\n}\n");
+        let err = rejected(". {\n    fleeb\n}\n");
         assert_eq!(
             err.to_string(),
-            "Corefile:2 - Error during parsing: Unknown directive 'example'"
+            "Corefile:2 - Error during parsing: Unknown directive 'fleeb'"
         );
         let err = rejected(". {\n    rewrite name a b\n}\n");
         assert!(

@@ -75,7 +75,7 @@ pub(super) fn parse<'i>(
         input,
         Options {
             filename,
-            order: corefile::plugin_order::PluginOrder::default(),
+            order: super::registry::directive_order(),
             dns_port: &port_text,
             env: &env,
             resolver: &mut corefile::fs::FsResolver,

@@ -35,10 +35,9 @@ use tokio::task::JoinHandle;
 
 use crate::config::{Route, Table};
 use crate::plugin::forward::{Attempts, Delivery, Detached, Judged};
-use crate::plugin::{Step, report};
+use crate::plugin::{Step, Wait, report};
 use crate::query::reply::{bad_version_reply, rcode_reply, reject_reply};
 use crate::query::request::{Admission, Proto, Request, admit};
-use crate::query::stored::StoredReply;
 use crate::server::batch::Outgoing;
 
 /// Queries waiting for upstream, per listener.
@@ -66,7 +65,8 @@ pub(crate) struct Pending {
     proto: Proto,
     client: SocketAddr,
     start: Instant,
-    stale: Option<StoredReply>,
+    /// Where the chain stopped, to go on from.
+    wait: Wait,
     /// The first attempt, when `forward` can make it without a task.
     detached: Option<Detached>,
 }
@@ -82,9 +82,11 @@ impl Pending {
         let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
             return out;
         };
-        let chain = &self.route.chain;
-        let outcome = chain.resolve(&req, self.stale, resume, &mut out).await;
-        chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
+        let route = &self.route;
+        route
+            .chain
+            .resolve(&req, &route.zone, self.start, self.wait, resume, &mut out)
+            .await;
         out
     }
 
@@ -123,7 +125,7 @@ impl Pending {
             return;
         };
         let chain = &self.route.chain;
-        let Some(forward) = &chain.forward else {
+        let Some(forward) = chain.forward() else {
             return;
         };
         let result = match forward.judge(detached, req.bytes(), delivery) {
@@ -134,8 +136,8 @@ impl Pending {
         // Room for the upstream's reply plus a mirrored OPT record: no growth on the way.
         let room = result.as_ref().map_or(0, Vec::len) + 64;
         let mut out = Vec::with_capacity(room);
-        let outcome = chain.settled(&req, result, None, &mut out);
-        chain.finish(&req, &self.route.zone, outcome, &mut out, self.start);
+        let zone = &self.route.zone;
+        chain.settled(&req, zone, self.start, self.wait, result, &mut out);
         // Queued replies are few (one batch) and go out before the queue's owner reads on.
         drop(permit);
         outgoing.push(&socket, &out, self.client);
@@ -196,14 +198,13 @@ pub(crate) fn handle(
                 return refuse(req, out);
             };
             let start = Instant::now();
-            match route.chain.begin(req, out, start) {
-                Step::Done(outcome) => {
-                    route.chain.finish(req, &route.zone, outcome, out, start);
-                    Handled::Reply
-                }
-                Step::Forward { stale } => {
-                    let detached = match (&route.chain.forward, proto, &stale) {
-                        (Some(forward), Proto::Udp, None) => forward.detach(req, start),
+            match route.chain.begin(req, &route.zone, out, start) {
+                Step::Done => Handled::Reply,
+                Step::Wait(wait) => {
+                    let detached = match (route.chain.forward(), proto) {
+                        (Some(forward), Proto::Udp) if !wait.has_stale() => {
+                            forward.detach(req, start)
+                        }
                         _ => None,
                     };
                     // Only a detached first attempt sends the bytes kept here; the waiting
@@ -220,7 +221,7 @@ pub(crate) fn handle(
                         proto,
                         client,
                         start,
-                        stale,
+                        wait,
                     })
                 }
             }
