@@ -16,6 +16,7 @@ pub mod cache;
 pub mod errors;
 pub mod forward;
 pub mod hosts;
+pub mod kubernetes;
 pub mod log;
 pub mod loop_detect;
 pub mod prehashed;
