@@ -80,6 +80,9 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
 /// [`run`] with `hooks`.
 pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()> {
     let source = Source::from_cli(&cli);
+    if let Some(dir) = &cli.manifests {
+        crate::plugin::kubernetes::read_manifests_from(dir.clone());
+    }
     let metrics = Arc::new(Metrics::new());
     let (input, filename) = source.read()?;
     let plan = config::build(&input, &filename, source.dns_port, Empty::Default, &metrics)?;
@@ -87,6 +90,7 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
         shutting_down: Default::default(),
         metrics: Arc::clone(&metrics),
         source_check: hooks.source_check,
+        ready_checks: Default::default(),
     });
     let mut running = Running {
         source,
@@ -182,6 +186,9 @@ impl Running {
         self.listeners.extend(started);
         self.apply_http(&http, sockets);
         logging::set_debug(plan.debug);
+        if let Ok(mut checks) = self.state.ready_checks.write() {
+            checks.clone_from(&plan.ready_checks);
+        }
         for detector in &plan.loops {
             tokio::spawn(Arc::clone(detector).run());
         }

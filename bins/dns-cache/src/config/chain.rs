@@ -15,6 +15,8 @@ use crate::metrics::Metrics;
 use crate::plugin::cache::Cache;
 use crate::plugin::forward::Forward;
 use crate::plugin::hosts::Hosts;
+use crate::plugin::kubernetes::Kubernetes;
+use crate::plugin::kubernetes::options::KubernetesConfig;
 use crate::plugin::loop_detect::Loop;
 use crate::plugin::{Chain, errors, log};
 
@@ -45,6 +47,9 @@ pub(super) fn build_chain(
     let hosts = plugin_config::<plugins::Hosts>(block, filename)?
         .map(|h| Hosts::new(&h, zones, metrics))
         .transpose()?;
+    let kubernetes = plugin_config::<KubernetesConfig>(block, filename)?
+        .map(|k| Kubernetes::new(&k, zones, listen))
+        .transpose()?;
     let loop_detect = match plugin_config::<plugins::Loop>(block, filename)? {
         Some(_) => {
             let random = std::hash::RandomState::new();
@@ -74,6 +79,7 @@ pub(super) fn build_chain(
         log,
         cache,
         hosts,
+        kubernetes,
         loop_detect,
         forward,
         whoami,

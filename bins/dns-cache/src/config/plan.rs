@@ -19,6 +19,7 @@ use crate::metrics::Metrics;
 use crate::plugin::Chain;
 use crate::plugin::loop_detect::Loop;
 use crate::query::route::Routes;
+use crate::server::http::ReadyCheck;
 
 /// What one server block's route leads to.
 pub struct Route {
@@ -85,6 +86,8 @@ pub struct Plan {
     pub hash: String,
     /// `zone:port` of each block, for the start-up banner.
     pub banner: Vec<String>,
+    /// The plugins that tell `ready` whether they are (CoreDNS's `ready.Readiness`).
+    pub ready_checks: Vec<ReadyCheck>,
 }
 
 /// What a Corefile without any server block means.
@@ -175,6 +178,11 @@ pub fn build(
         )?);
         if let Some(detector) = &chain.loop_detect {
             plan.loops.push(Arc::clone(detector));
+        }
+        if chain.kubernetes.is_some() {
+            let chain = Arc::clone(&chain);
+            let ready = move || chain.kubernetes.as_ref().is_none_or(|k| k.ready());
+            plan.ready_checks.push(("kubernetes", Arc::new(ready)));
         }
         if let Some(p) = prometheus {
             let addr = p.address.unwrap_or_else(|| "localhost:9153".to_owned());

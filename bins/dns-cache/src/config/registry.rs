@@ -2,7 +2,7 @@
 //! order, the ones that make up a block's query chain, and the `-plugins` listing.
 
 /// The plugins this server knows, in `plugin.cfg` order.
-pub const PLUGINS: [&str; 13] = [
+pub const PLUGINS: [&str; 14] = [
     "reload",
     "bind",
     "debug",
@@ -13,6 +13,7 @@ pub const PLUGINS: [&str; 13] = [
     "log",
     "cache",
     "hosts",
+    "kubernetes",
     "loop",
     "forward",
     "whoami",
@@ -32,8 +33,15 @@ pub fn plugins_text() -> String {
 }
 
 /// The plugins of a block's query chain, in execution order.
-pub(super) const CHAIN: [&str; 7] = [
-    "errors", "log", "cache", "hosts", "loop", "forward", "whoami",
+pub(super) const CHAIN: [&str; 8] = [
+    "errors",
+    "log",
+    "cache",
+    "hosts",
+    "kubernetes",
+    "loop",
+    "forward",
+    "whoami",
 ];
 
 #[cfg(test)]

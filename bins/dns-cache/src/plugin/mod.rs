@@ -1,8 +1,8 @@
 //! The plugin chain of one server block.
 //!
 //! CoreDNS runs plugins in the fixed order of its `plugin.cfg`, whatever the Corefile's
-//! order; for the plugins served here that is `errors, log, cache, hosts, loop, forward,
-//! whoami`. The chain is therefore a struct with one optional slot per plugin, walked in
+//! order; for the plugins served here that is `errors, log, cache, hosts, kubernetes, loop,
+//! forward, whoami`. The chain is therefore a struct with one optional slot per plugin, walked in
 //! that order, rather than a list of boxed handlers: a cache hit costs no dynamic dispatch
 //! and no allocation. Wrapping plugins (`errors`, `log`, `cache`, metrics) act when the
 //! reply comes back ([`Chain::finish`]); answering plugins are asked in order until one
@@ -107,6 +107,7 @@ pub struct Chain {
     pub(crate) log: Option<log::Log>,
     pub(crate) cache: Option<cache::Cache>,
     pub(crate) hosts: Option<hosts::Hosts>,
+    pub(crate) kubernetes: Option<kubernetes::Kubernetes>,
     pub(crate) loop_detect: Option<Arc<loop_detect::Loop>>,
     pub(crate) forward: Option<forward::Forward>,
     pub(crate) whoami: bool,
@@ -241,13 +242,18 @@ impl Chain {
         }
     }
 
-    /// Hosts, loop detection, forward and whoami, in that order.
+    /// Hosts, kubernetes, loop detection, forward and whoami, in that order.
     fn below(&self, req: &Request<'_>) -> Below {
         if let Some(hosts) = &self.hosts {
             match hosts.answer(req) {
                 hosts::Answer::Reply(msg) => return encoded(&msg, "hosts"),
                 hosts::Answer::Next => {}
             }
+        }
+        if let Some(k8s) = &self.kubernetes
+            && let kubernetes::Served::Reply(msg) = k8s.serve(req)
+        {
+            return encoded(&msg, "kubernetes");
         }
         if let Some(detector) = &self.loop_detect
             && let Err(failure) = detector.check(req)
