@@ -86,6 +86,7 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
     let metrics = Arc::new(Metrics::new());
     let (input, filename) = source.read()?;
     let plan = config::build(&input, &filename, source.dns_port, Empty::Default, &metrics)?;
+    wait_until_ready(&plan).await;
     let state = Arc::new(HttpState {
         shutting_down: Default::default(),
         metrics: Arc::clone(&metrics),
@@ -148,6 +149,31 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
             drop(pidfile);
             std::process::exit(2);
         }
+    }
+}
+
+/// CoreDNS's `kubernetes` start-up: serving waits up to `startup_timeout` for the plugins
+/// that report readiness, saying so every 500 ms, then starts anyway.
+async fn wait_until_ready(plan: &Plan) {
+    let ready = || plan.ready_checks.iter().all(|(_, ok)| ok());
+    let start = tokio::time::Instant::now();
+    let mut said = start;
+    while !ready() {
+        if start.elapsed() >= plan.startup_wait {
+            tracing::warn!(
+                plugin = "kubernetes",
+                "starting server with unsynced Kubernetes API"
+            );
+            return;
+        }
+        if said.elapsed() >= Duration::from_millis(500) {
+            tracing::info!(
+                plugin = "kubernetes",
+                "waiting for Kubernetes API before starting server"
+            );
+            said = tokio::time::Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

@@ -335,9 +335,16 @@ fn not_ready_and_servfail_until_the_objects_are_in() {
     }
     let corefile = COREFILE.replace(
         "ttl 30",
-        "ttl 30\n        kubeconfig /nonexistent/kubeconfig",
+        "ttl 30\n        kubeconfig /nonexistent/kubeconfig\n        startup_timeout 1s",
     );
+    // Serving waits for the objects up to `startup_timeout`, then starts anyway.
+    let start = Instant::now();
     let server = DnsCache::start(&corefile);
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
     eventually("/ready to name kubernetes", || {
         http_get(server.http[0], "/ready") == Some((503, "kubernetes".to_owned()))
     });

@@ -88,6 +88,8 @@ pub struct Plan {
     pub banner: Vec<String>,
     /// The plugins that tell `ready` whether they are (CoreDNS's `ready.Readiness`).
     pub ready_checks: Vec<ReadyCheck>,
+    /// How long the first start waits for them (`kubernetes`'s `startup_timeout`).
+    pub startup_wait: Duration,
 }
 
 /// What a Corefile without any server block means.
@@ -179,7 +181,8 @@ pub fn build(
         if let Some(detector) = &chain.loop_detect {
             plan.loops.push(Arc::clone(detector));
         }
-        if chain.kubernetes.is_some() {
+        if let Some(k8s) = &chain.kubernetes {
+            plan.startup_wait = plan.startup_wait.max(k8s.startup_timeout());
             let chain = Arc::clone(&chain);
             let ready = move || chain.kubernetes.as_ref().is_none_or(|k| k.ready());
             plan.ready_checks.push(("kubernetes", Arc::new(ready)));

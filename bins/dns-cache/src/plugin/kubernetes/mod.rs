@@ -22,6 +22,7 @@ mod tests;
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::Arc;
+use std::time::Duration;
 
 use corefile::dispenser::PluginError;
 use dns_wire::{Name, OwnedMessage, OwnedRecord, Rcode, Type};
@@ -38,6 +39,8 @@ use options::{KubernetesConfig, PodMode};
 
 /// The default TTL of answers (CoreDNS's `defaultTTL`).
 const DEFAULT_TTL: u32 = 5;
+/// How long start-up waits for the objects by default (CoreDNS's `startupTimeout`).
+const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the plugin does with a query.
 #[derive(Debug)]
@@ -55,6 +58,8 @@ pub struct Kubernetes {
     /// `fallthrough` zones (the root for all).
     fallthrough: Option<Vec<Zone>>,
     settings: Settings,
+    /// `startup_timeout`.
+    startup_timeout: Duration,
     shared: Arc<Shared>,
     /// Dropping it stops the object source.
     _watch: oneshot::Sender<()>,
@@ -147,6 +152,9 @@ impl Kubernetes {
             zones,
             fallthrough,
             settings,
+            startup_timeout: config
+                .startup_timeout
+                .map_or(DEFAULT_STARTUP_TIMEOUT, crate::duration::from_go),
             shared,
             _watch: watch,
         })
@@ -155,6 +163,11 @@ impl Kubernetes {
     /// Whether the first snapshot of objects is in (the `ready` plugin asks).
     pub fn ready(&self) -> bool {
         self.shared.synced()
+    }
+
+    /// How long the server's start waits for the first snapshot (`startup_timeout`).
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout
     }
 
     /// CoreDNS's `ServeDNS`: answers `req` if it is in the plugin's zones, else passes it on.

@@ -461,6 +461,7 @@ fn plugin(namespaces: &[&str], pods: PodMode, ignore_empty: bool, synced: bool) 
             primary_zone: vec![b"cluster".to_vec(), b"local".to_vec()],
             local_ips: Vec::new(),
         },
+        startup_timeout: std::time::Duration::ZERO,
         shared,
         _watch: tokio::sync::oneshot::channel().0,
     }
