@@ -1,15 +1,16 @@
 //! The objects the plugin answers from, reduced to what names need and indexed the ways
 //! CoreDNS's controller indexes them (`plugin/kubernetes/controller.go` and `object/`):
 //! Services by `name.namespace`, the ready addresses of EndpointSlices by the Service they
-//! belong to (`kubernetes.io/service-name`), and both by IP address for PTR names. Built
-//! whole from each snapshot, then shared read-only by every query.
+//! belong to (`kubernetes.io/service-name`), both by IP address for PTR names, and (for
+//! `pods verified`) the namespaces of the pods by address. Built whole from each snapshot,
+//! then shared read-only by every query.
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cluster_state::{LabelSelector, Snapshot};
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 /// The label naming an EndpointSlice's Service.
@@ -81,6 +82,8 @@ pub(super) struct Selection {
     pub endpoints: bool,
     /// `endpoint_pod_names`.
     pub endpoint_pod_names: bool,
+    /// `pods verified`: Pods are read.
+    pub pods: bool,
 }
 
 /// Every object the plugin answers from.
@@ -97,6 +100,8 @@ pub(super) struct Index {
     /// Ready endpoints by address: the address's label, the Service's `name.namespace`
     /// and its namespace.
     by_endpoint_ip: HashMap<IpAddr, Vec<(String, String, String)>>,
+    /// The namespaces of the running pods with each `status.podIP`.
+    pods: HashMap<IpAddr, Vec<String>>,
     /// When the objects last changed, in seconds since 1970 (the SOA serial).
     pub serial: u32,
 }
@@ -142,6 +147,20 @@ impl Index {
                 }
             }
             index.services.insert(service_key, entry);
+        }
+        if selection.pods {
+            for (key, pod) in &snapshot.pods {
+                if !selected(pod.metadata.labels.as_ref()) {
+                    continue;
+                }
+                if let Some(ip) = running_pod_ip(pod) {
+                    index
+                        .pods
+                        .entry(ip)
+                        .or_default()
+                        .push(key.namespace.clone());
+                }
+            }
         }
         if selection.endpoints {
             for (key, slice) in &snapshot.endpoint_slices {
@@ -193,12 +212,34 @@ impl Index {
         self.by_endpoint_ip.get(&ip).map_or(&[], Vec::as_slice)
     }
 
+    /// Whether a pod of `namespace` has the address `ip`.
+    pub(super) fn has_pod(&self, ip: IpAddr, namespace: &str) -> bool {
+        self.pods
+            .get(&ip)
+            .is_some_and(|namespaces| namespaces.iter().any(|n| n == namespace))
+    }
+
     /// How many Services, slices and ready addresses the index holds.
     pub(super) fn counts(&self) -> (usize, usize, usize) {
         let slices = self.endpoints.values().map(Vec::len).sum();
         let addresses = self.by_endpoint_ip.values().map(Vec::len).sum();
         (self.services.len(), slices, addresses)
     }
+}
+
+/// The address of a pod CoreDNS keeps: `status.podIP`, for pods not terminating (no
+/// `deletionTimestamp`) and not `Succeeded`, `Failed` or `Unknown` (the field selector of
+/// its pod watch).
+fn running_pod_ip(pod: &Pod) -> Option<IpAddr> {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return None;
+    }
+    let status = pod.status.as_ref()?;
+    let phase = status.phase.as_deref().unwrap_or_default();
+    if matches!(phase, "Succeeded" | "Failed" | "Unknown") {
+        return None;
+    }
+    status.pod_ip.as_deref()?.parse().ok()
 }
 
 fn unix_now() -> u32 {

@@ -183,11 +183,6 @@ impl Lookup<'_> {
         if r.service.is_empty() {
             return Ok(Vec::new());
         }
-        // `verified` needs the cluster's pods, which are not read: no pod is known to have
-        // the address (named at start-up).
-        if self.settings.pods == PodMode::Verified {
-            return Err(NameError);
-        }
         let label = &r.service;
         let text = if label.matches('-').count() == 3 && !label.contains("--") {
             label.replace('-', ".")
@@ -195,6 +190,10 @@ impl Lookup<'_> {
             label.replace('-', ":")
         };
         let ip: IpAddr = text.parse().map_err(|_| NameError)?;
+        // `verified`: only the address of a pod of that namespace.
+        if self.settings.pods == PodMode::Verified && !self.index.has_pod(ip, &r.namespace) {
+            return Err(NameError);
+        }
         Ok(vec![Found {
             host: Host::Ip(ip),
             port: 0,

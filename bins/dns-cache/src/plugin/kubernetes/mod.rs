@@ -121,12 +121,6 @@ impl Kubernetes {
                 "{option} is not implemented by dns-cache: ignored"
             );
         }
-        if config.pods == PodMode::Verified {
-            tracing::warn!(
-                plugin = "kubernetes",
-                "pods verified is not implemented by dns-cache (pods are not read): pod names are NXDOMAIN"
-            );
-        }
         let settings = Settings {
             ttl: config.ttl.unwrap_or(DEFAULT_TTL),
             namespaces: config.namespaces.clone(),
@@ -140,6 +134,7 @@ impl Kubernetes {
             namespace_labels: config.namespace_labels.clone(),
             endpoints: !config.noendpoints,
             endpoint_pod_names: config.endpoint_pod_names,
+            pods: config.pods == PodMode::Verified,
         };
         let origin = Origin::choose(
             config.kubeconfig.as_ref(),

@@ -157,6 +157,9 @@ pub(super) fn watch(
     if selection.endpoints {
         kinds.push(Kind::EndpointSlice);
     }
+    if selection.pods {
+        kinds.push(Kind::Pod);
+    }
     tokio::spawn(run(origin, kinds, selection, shared, stopped));
     stop
 }

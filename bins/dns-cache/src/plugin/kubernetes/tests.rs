@@ -357,18 +357,19 @@ const PODS_DISABLED: &[Case] = &[
     denial("172-0-0-2.podns.pod.cluster.local.", Type::A, NX),
 ];
 
-/// `podModeVerifiedCases` but its first (below).
+/// `podModeVerifiedCases`.
 const PODS_VERIFIED: &[Case] = &[
+    case(
+        "10-240-0-1.podns.pod.cluster.local.",
+        Type::A,
+        OK,
+        &["10-240-0-1.podns.pod.cluster.local. 5 IN A 10.240.0.1"],
+    ),
     denial("podns.pod.cluster.local.", Type::A, OK),
     denial("svcns.svc.cluster.local.", Type::A, NX),
     denial("pod-nons.pod.cluster.local.", Type::A, NX),
     denial("172-0-0-2.podns.pod.cluster.local.", Type::A, NX),
 ];
-
-/// The first of `podModeVerifiedCases` as dns-cache answers it: CoreDNS finds the pod
-/// `podns/foo` at 10.240.0.1 and answers its A record; dns-cache does not read pods, so
-/// `pods verified` knows none and the name does not exist.
-const POD_VERIFIED_UNKNOWN: Case = denial("10-240-0-1.podns.pod.cluster.local.", Type::A, NX);
 
 /// `dnsPreserveCaseCases`.
 const PRESERVE_CASE: &[Case] = &[
@@ -445,6 +446,7 @@ fn plugin(namespaces: &[&str], pods: PodMode, ignore_empty: bool, synced: bool) 
     let shared = Arc::new(Shared::default());
     let selection = Selection {
         endpoints: true,
+        pods: pods == PodMode::Verified,
         ..Selection::default()
     };
     if synced {
@@ -567,9 +569,7 @@ fn not_synced_serve_dns() {
 fn pod_modes() {
     run(&plugin(&[], PodMode::Insecure, false, true), PODS_INSECURE);
     run(&plugin(&[], PodMode::Disabled, false, true), PODS_DISABLED);
-    let verified = plugin(&[], PodMode::Verified, false, true);
-    run(&verified, PODS_VERIFIED);
-    run(&verified, &[POD_VERIFIED_UNKNOWN]);
+    run(&plugin(&[], PodMode::Verified, false, true), PODS_VERIFIED);
 }
 
 #[test]
