@@ -250,10 +250,12 @@ impl Chain {
                 hosts::Answer::Next => {}
             }
         }
-        if let Some(k8s) = &self.kubernetes
-            && let kubernetes::Served::Reply(msg) = k8s.serve(req)
-        {
-            return encoded(&msg, "kubernetes");
+        if let Some(k8s) = &self.kubernetes {
+            match k8s.serve(req) {
+                kubernetes::Served::Reply(raw) => return Below::Reply(raw, "kubernetes"),
+                kubernetes::Served::Failed(error) => return Below::Fail(Failure::servfail(error)),
+                kubernetes::Served::Next => {}
+            }
         }
         if let Some(detector) = &self.loop_detect
             && let Err(failure) = detector.check(req)

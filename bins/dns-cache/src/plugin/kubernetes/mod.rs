@@ -45,11 +45,17 @@ const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(5);
 /// What the plugin does with a query.
 #[derive(Debug)]
 pub enum Served {
-    /// This reply.
-    Reply(OwnedMessage),
+    /// This reply, encoded (untruncated: the server fits it to the client).
+    Reply(Vec<u8>),
+    /// A reply that cannot be encoded (over 65,535 bytes): SERVFAIL, with this error.
+    Failed(String),
     /// Not the plugin's: the next plugin's.
     Next,
 }
+
+/// The largest reply most names get: encoding starts in a buffer of this size, so that the
+/// common reply costs no 64 KiB buffer.
+const USUAL_REPLY: usize = 4096;
 
 /// The `kubernetes` plugin of a server block.
 pub struct Kubernetes {
@@ -167,9 +173,25 @@ impl Kubernetes {
 
     /// CoreDNS's `ServeDNS`: answers `req` if it is in the plugin's zones, else passes it on.
     pub fn serve(&self, req: &Request<'_>) -> Served {
-        let Some(zone) = self.zone_of(&req.name) else {
+        let Some(reply) = self.reply(req) else {
             return Served::Next;
         };
+        let mut wire = vec![0; USUAL_REPLY];
+        match reply.encode(&mut wire) {
+            Ok(len) => {
+                wire.truncate(len);
+                Served::Reply(wire)
+            }
+            Err(_) => match reply.to_vec() {
+                Ok(wire) => Served::Reply(wire),
+                Err(e) => Served::Failed(format!("plugin/kubernetes: {e}")),
+            },
+        }
+    }
+
+    /// The reply to `req`, or `None` for the next plugin.
+    fn reply(&self, req: &Request<'_>) -> Option<OwnedMessage> {
+        let zone = self.zone_of(&req.name)?;
         let qname = req.question.name.to_name();
         let labels: Vec<&[u8]> = qname.labels().collect();
         let split = labels.len().saturating_sub(zone);
@@ -206,7 +228,7 @@ impl Kubernetes {
                 }
                 Ok(())
             }
-            Type::AXFR | Type(251) => return Served::Reply(reply_to(req, Rcode::REFUSED)),
+            Type::AXFR | Type(251) => return Some(reply_to(req, Rcode::REFUSED)),
             Type::NS if base.is_empty() => {
                 (answer, extra) = lookup.ns(&qname);
                 Ok(())
@@ -223,17 +245,17 @@ impl Kubernetes {
                 .as_ref()
                 .is_some_and(|z| in_any(&req.name, z))
             {
-                return Served::Next;
+                return None;
             }
             let rcode = if self.shared.synced() {
                 Rcode::NXDOMAIN
             } else {
                 Rcode::SERVFAIL
             };
-            return Served::Reply(authoritative(req, rcode, Vec::new(), soa(), Vec::new()));
+            return Some(authoritative(req, rcode, Vec::new(), soa(), Vec::new()));
         }
         if answer.is_empty() {
-            return Served::Reply(authoritative(
+            return Some(authoritative(
                 req,
                 Rcode::NOERROR,
                 answer,
@@ -241,7 +263,7 @@ impl Kubernetes {
                 Vec::new(),
             ));
         }
-        Served::Reply(authoritative(
+        Some(authoritative(
             req,
             Rcode::NOERROR,
             answer,

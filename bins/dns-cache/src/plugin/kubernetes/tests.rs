@@ -498,10 +498,9 @@ fn check(k: &Kubernetes, case: &Case) -> Result<(), String> {
     let Admission::Query(req) = admit(&bytes, Proto::Udp, client()) else {
         return Err("not admitted".into());
     };
-    let Served::Reply(reply) = k.serve(&req) else {
+    let Served::Reply(wire) = k.serve(&req) else {
         return Err("passed to the next plugin".into());
     };
-    let wire = reply.to_vec().map_err(|e| e.to_string())?;
     let msg = Message::parse(&wire).map_err(|e| e.to_string())?;
     let section = |s: Section| {
         sorted(
@@ -580,4 +579,53 @@ fn preserve_case() {
 #[test]
 fn ignore_empty_service() {
     run(&plugin(&[], PodMode::Disabled, true, true), EMPTY_SERVICE);
+}
+
+/// A headless Service of `count` ready endpoints, in slices of at most 1000 (the API
+/// server's limit).
+fn big_headless(count: usize) -> Kubernetes {
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: big}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: many, namespace: big}\nspec: {clusterIP: None}\n",
+    );
+    for slice in 0..count.div_ceil(1000) {
+        text.push_str(&format!(
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: many-{slice}, namespace: big, labels: {{kubernetes.io/service-name: many}}}}\naddressType: IPv4\nendpoints:\n"
+        ));
+        for n in slice * 1000..count.min((slice + 1) * 1000) {
+            text.push_str(&format!("- addresses: [10.2.{}.{}]\n", n / 256, n % 256));
+        }
+    }
+    let mut snapshot = Snapshot {
+        revision: 1,
+        ..Snapshot::default()
+    };
+    for object in parse_manifest(Path::new("big.yaml"), &text).unwrap() {
+        snapshot.insert(object);
+    }
+    let k = plugin(&[], PodMode::Disabled, false, false);
+    let selection = Selection {
+        endpoints: true,
+        ..Selection::default()
+    };
+    k.shared.publish(Index::build(&snapshot, &selection));
+    k
+}
+
+/// Replies are encoded in a 4 KiB buffer first; a larger one is encoded whole (the server
+/// truncates it for UDP clients), and one over 65,535 bytes is SERVFAIL.
+#[test]
+fn replies_past_4_kib_and_past_64_kib() {
+    let bytes = query("many.big.svc.cluster.local.", Type::A, None);
+    let Admission::Query(req) = admit(&bytes, Proto::Tcp, client()) else {
+        panic!("not admitted");
+    };
+    let Served::Reply(wire) = big_headless(400).serve(&req) else {
+        panic!("no reply");
+    };
+    assert!(wire.len() > 4096);
+    assert_eq!(Message::parse(&wire).unwrap().counts().answers, 400);
+    let Served::Failed(error) = big_headless(5000).serve(&req) else {
+        panic!("a reply over 64 KiB");
+    };
+    assert!(error.starts_with("plugin/kubernetes: "), "{error}");
 }
