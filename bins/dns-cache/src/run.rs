@@ -122,10 +122,10 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
         tokio::select! {
             _ = usr1.recv() => {
                 tracing::info!("SIGUSR1: Reloading");
-                running.reload(Trigger::Signal);
+                running.reload(Trigger::Signal).await;
             }
-            _ = sleep_or_forever(poll) => running.reload(Trigger::Poll),
-            () = hooks.reload.notified() => running.reload(Trigger::Poll),
+            _ = sleep_or_forever(poll) => running.reload(Trigger::Poll).await,
+            () = hooks.reload.notified() => running.reload(Trigger::Poll).await,
             _ = term.recv() => {
                 tracing::info!("SIGTERM: Shutting down servers then terminating");
                 break;
@@ -152,8 +152,9 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
     }
 }
 
-/// CoreDNS's `kubernetes` start-up: serving waits up to `startup_timeout` for the plugins
-/// that report readiness, saying so every 500 ms, then starts anyway.
+/// CoreDNS's `kubernetes` start-up: serving a plan (at start or reload) waits up to
+/// `startup_timeout` for the plugins that report readiness, saying so every 500 ms, then
+/// starts anyway.
 async fn wait_until_ready(plan: &Plan) {
     let ready = || plan.ready_checks.iter().all(|(_, ok)| ok());
     let start = tokio::time::Instant::now();
@@ -303,7 +304,7 @@ impl Running {
     }
 
     /// Reloads if the Corefile changed (poll) or always (SIGUSR1).
-    fn reload(&mut self, trigger: Trigger) {
+    async fn reload(&mut self, trigger: Trigger) {
         let result = self.source.read().and_then(|(input, filename)| {
             let hash = config::build_hash(&input);
             if trigger == Trigger::Poll
@@ -326,7 +327,12 @@ impl Running {
         });
         let outcome = match result {
             Ok(None) => return,
-            Ok(Some(plan)) => self.apply(plan),
+            Ok(Some(plan)) => {
+                // As CoreDNS runs the new instance's start-up (the kubernetes plugin's wait
+                // for its objects) before it serves: the running plan answers meanwhile.
+                wait_until_ready(&plan).await;
+                self.apply(plan)
+            }
             Err(e) => Err(e.into()),
         };
         match (outcome, trigger) {

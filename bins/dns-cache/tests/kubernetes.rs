@@ -329,6 +329,37 @@ fn a_service_change_reaches_the_answers_without_a_restart() {
 }
 
 #[test]
+fn a_reload_answers_from_the_old_objects_until_the_new_plugin_has_its_own() {
+    if !have("dig") {
+        return;
+    }
+    let objects = manifests();
+    let dir = objects.path().to_str().unwrap();
+    let server = DnsCache::start_with_args(COREFILE, &["-manifests", dir]);
+    let port = server.port;
+    let name = "web.shop.svc.cluster.local.";
+    eventually("the objects", || {
+        ask(port, name, "A", false).status == "NOERROR"
+    });
+    server.rewrite(&COREFILE.replace("ttl 30", "ttl 10"));
+    server.signal("USR1");
+    // Every answer on the way is the old plugin's or the new one's, never a SERVFAIL of a
+    // plugin still reading its objects.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let seen = ask(port, name, "A", false);
+        assert_eq!(seen.status, "NOERROR", "{seen:?}");
+        if seen.answer == ["web.shop.svc.cluster.local. 10 IN A 10.96.0.10"] {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reload was not applied: {seen:?}"
+        );
+    }
+}
+
+#[test]
 fn not_ready_and_servfail_until_the_objects_are_in() {
     if !have("dig") {
         return;
