@@ -142,7 +142,7 @@ impl Lookup<'_> {
         let Some(subtree) = parsed.subtree else {
             return Ok(Vec::new());
         };
-        if self.zone_is_reverse() {
+        if name::is_reverse(self.zone) {
             return Err(NameError);
         }
         if !self.namespace_exposed(&parsed.namespace) {
@@ -151,17 +151,6 @@ impl Lookup<'_> {
         match subtree {
             Subtree::Pod => self.pods(&parsed),
             Subtree::Service => self.find_services(&parsed),
-        }
-    }
-
-    fn zone_is_reverse(&self) -> bool {
-        let last_two = self.zone.iter().rev().take(2).collect::<Vec<_>>();
-        match last_two.as_slice() {
-            [arpa, kind] => {
-                arpa.eq_ignore_ascii_case(b"arpa")
-                    && (kind.eq_ignore_ascii_case(b"in-addr") || kind.eq_ignore_ascii_case(b"ip6"))
-            }
-            _ => false,
         }
     }
 

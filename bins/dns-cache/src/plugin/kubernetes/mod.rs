@@ -28,7 +28,7 @@ use corefile::dispenser::PluginError;
 use dns_wire::{Name, OwnedMessage, OwnedRecord, Rcode, Type};
 use tokio::sync::oneshot;
 
-use crate::query::names::{LowerName, Zone};
+use crate::query::names::{LowerName, Zone, in_any};
 use crate::query::reply::reply_to;
 use crate::query::request::Request;
 use index::Selection;
@@ -97,13 +97,7 @@ impl Kubernetes {
                 .map_err(|_| refuse(format!("invalid zone {text:?}")))?;
             let parsed = parsed.to_lowercase();
             let labels: Vec<Vec<u8>> = parsed.labels().map(<[u8]>::to_vec).collect();
-            let reverse = labels.last().is_some_and(|l| l == b"arpa")
-                && labels
-                    .iter()
-                    .rev()
-                    .nth(1)
-                    .is_some_and(|l| l == b"in-addr" || l == b"ip6");
-            if !reverse && primary_zone.is_none() {
+            if !name::is_reverse(&labels) && primary_zone.is_none() {
                 primary_zone = Some(labels);
             }
             zones.push(Zone::parse(text).map_err(|_| refuse(format!("invalid zone {text:?}")))?);
@@ -281,10 +275,6 @@ impl Kubernetes {
             .max_by_key(|z| z.as_wire().len())?;
         Some(label_count(zone))
     }
-}
-
-fn in_any(name: &LowerName, zones: &[Zone]) -> bool {
-    crate::query::names::in_any(name, zones)
 }
 
 fn label_count(zone: &Zone) -> usize {

@@ -78,6 +78,18 @@ pub(super) fn parse(base: &[String]) -> Result<Parsed, Invalid> {
     Ok(parsed)
 }
 
+/// Whether a zone (its labels, any case) is a reverse zone: under `in-addr.arpa` or
+/// `ip6.arpa` (CoreDNS's `dnsutil.IsReverse`).
+pub(super) fn is_reverse(zone: &[Vec<u8>]) -> bool {
+    match zone {
+        [.., kind, arpa] => {
+            arpa.eq_ignore_ascii_case(b"arpa")
+                && (kind.eq_ignore_ascii_case(b"in-addr") || kind.eq_ignore_ascii_case(b"ip6"))
+        }
+        _ => false,
+    }
+}
+
 fn strip_underscore(label: &str) -> &str {
     label.strip_prefix('_').unwrap_or(label)
 }

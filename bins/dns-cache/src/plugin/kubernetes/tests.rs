@@ -629,3 +629,20 @@ fn replies_past_4_kib_and_past_64_kib() {
     };
     assert!(error.starts_with("plugin/kubernetes: "), "{error}");
 }
+
+/// setup.go's refusal of a plugin with reverse zones only (`ParseStanza`).
+#[test]
+fn a_non_reverse_zone_is_required() {
+    let config = super::options::KubernetesConfig {
+        zones: vec!["in-addr.arpa".into(), "ip6.arpa.".into()],
+        ..Default::default()
+    };
+    let listen = "127.0.0.1:53".parse().unwrap();
+    let Err(error) = Kubernetes::new(&config, &[], listen) else {
+        panic!("accepted reverse zones only");
+    };
+    assert_eq!(
+        error.to_string(),
+        "plugin/kubernetes: non-reverse zone name must be used"
+    );
+}
