@@ -24,6 +24,7 @@ macro_rules! with_kinds {
             Lease(k8s_openapi::api::coordination::v1::Lease) leases, namespaced;
             Namespace(k8s_openapi::api::core::v1::Namespace) namespaces, cluster;
             Node(k8s_openapi::api::core::v1::Node) nodes, cluster;
+            Pod(k8s_openapi::api::core::v1::Pod) pods, namespaced;
         }
     };
 }
@@ -189,7 +190,8 @@ mod tests {
             ("", "services")
         );
         assert_eq!(Kind::IngressClass.resource(), "ingressclasses");
-        assert_eq!(Kind::from_name("Pod"), None);
+        assert_eq!(Kind::from_name("Pod"), Some(Kind::Pod));
+        assert_eq!(Kind::from_name("Deployment"), None);
         let cluster: Vec<_> = Kind::ALL.iter().filter(|k| !k.is_namespaced()).collect();
         assert_eq!(
             cluster,

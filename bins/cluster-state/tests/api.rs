@@ -49,6 +49,7 @@ fn collection(kind: Kind) -> String {
         Kind::Lease => "leases",
         Kind::Namespace => "namespaces",
         Kind::Node => "nodes",
+        Kind::Pod => "pods",
     };
     match kind.api_version() {
         "v1" => format!("/api/v1/{plural}"),

@@ -38,10 +38,21 @@ pub struct Cli {
     /// Write the process ID to FILE (removed at exit).
     #[arg(long, value_name = "FILE")]
     pub pidfile: Option<PathBuf>,
+    /// The `kubernetes` plugin reads its objects from the manifests under DIR (watched)
+    /// instead of an API server: for local runs and tests.
+    #[arg(long, value_name = "DIR")]
+    pub manifests: Option<PathBuf>,
 }
 
-/// The long flags CoreDNS writes with one dash.
-const LONG_FLAGS: [&str; 5] = ["conf", "dns.port", "plugins", "version", "pidfile"];
+/// The long flags CoreDNS writes with one dash (and `-manifests`, written as the others).
+const LONG_FLAGS: [&str; 6] = [
+    "conf",
+    "dns.port",
+    "plugins",
+    "version",
+    "pidfile",
+    "manifests",
+];
 
 impl Cli {
     /// Parses `args` (program name first), accepting CoreDNS's single-dash flags.
@@ -202,6 +213,8 @@ mod tests {
         let cli = Cli::parse_coredns(["dns-cache", "--conf", "C", "-version", "-plugins"]);
         assert_eq!(cli.conf, Some(PathBuf::from("C")));
         assert!(cli.plugins && cli.version);
+        let cli = Cli::parse_coredns(["dns-cache", "-manifests", "/m", "-conf=C"]);
+        assert_eq!(cli.manifests, Some(PathBuf::from("/m")));
     }
 
     #[test]

@@ -80,13 +80,18 @@ pub async fn run(cli: Cli, workers: usize) -> anyhow::Result<()> {
 /// [`run`] with `hooks`.
 pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()> {
     let source = Source::from_cli(&cli);
+    if let Some(dir) = &cli.manifests {
+        crate::plugin::kubernetes::read_manifests_from(dir.clone());
+    }
     let metrics = Arc::new(Metrics::new());
     let (input, filename) = source.read()?;
     let plan = config::build(&input, &filename, source.dns_port, Empty::Default, &metrics)?;
+    wait_until_ready(&plan).await;
     let state = Arc::new(HttpState {
         shutting_down: Default::default(),
         metrics: Arc::clone(&metrics),
         source_check: hooks.source_check,
+        ready_checks: Default::default(),
     });
     let mut running = Running {
         source,
@@ -117,10 +122,10 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
         tokio::select! {
             _ = usr1.recv() => {
                 tracing::info!("SIGUSR1: Reloading");
-                running.reload(Trigger::Signal);
+                running.reload(Trigger::Signal).await;
             }
-            _ = sleep_or_forever(poll) => running.reload(Trigger::Poll),
-            () = hooks.reload.notified() => running.reload(Trigger::Poll),
+            _ = sleep_or_forever(poll) => running.reload(Trigger::Poll).await,
+            () = hooks.reload.notified() => running.reload(Trigger::Poll).await,
             _ = term.recv() => {
                 tracing::info!("SIGTERM: Shutting down servers then terminating");
                 break;
@@ -144,6 +149,32 @@ pub async fn serve(cli: Cli, workers: usize, hooks: Hooks) -> anyhow::Result<()>
             drop(pidfile);
             std::process::exit(2);
         }
+    }
+}
+
+/// CoreDNS's `kubernetes` start-up: serving a plan (at start or reload) waits up to
+/// `startup_timeout` for the plugins that report readiness, saying so every 500 ms, then
+/// starts anyway.
+async fn wait_until_ready(plan: &Plan) {
+    let ready = || plan.ready_checks.iter().all(|(_, ok)| ok());
+    let start = tokio::time::Instant::now();
+    let mut said = start;
+    while !ready() {
+        if start.elapsed() >= plan.startup_wait {
+            tracing::warn!(
+                plugin = "kubernetes",
+                "starting server with unsynced Kubernetes API"
+            );
+            return;
+        }
+        if said.elapsed() >= Duration::from_millis(500) {
+            tracing::info!(
+                plugin = "kubernetes",
+                "waiting for Kubernetes API before starting server"
+            );
+            said = tokio::time::Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -182,6 +213,9 @@ impl Running {
         self.listeners.extend(started);
         self.apply_http(&http, sockets);
         logging::set_debug(plan.debug);
+        if let Ok(mut checks) = self.state.ready_checks.write() {
+            checks.clone_from(&plan.ready_checks);
+        }
         for detector in &plan.loops {
             tokio::spawn(Arc::clone(detector).run());
         }
@@ -270,7 +304,7 @@ impl Running {
     }
 
     /// Reloads if the Corefile changed (poll) or always (SIGUSR1).
-    fn reload(&mut self, trigger: Trigger) {
+    async fn reload(&mut self, trigger: Trigger) {
         let result = self.source.read().and_then(|(input, filename)| {
             let hash = config::build_hash(&input);
             if trigger == Trigger::Poll
@@ -293,7 +327,12 @@ impl Running {
         });
         let outcome = match result {
             Ok(None) => return,
-            Ok(Some(plan)) => self.apply(plan),
+            Ok(Some(plan)) => {
+                // As CoreDNS runs the new instance's start-up (the kubernetes plugin's wait
+                // for its objects) before it serves: the running plan answers meanwhile.
+                wait_until_ready(&plan).await;
+                self.apply(plan)
+            }
             Err(e) => Err(e.into()),
         };
         match (outcome, trigger) {

@@ -41,6 +41,7 @@ fn a_slowloris_crowd_cannot_hold_the_health_endpoint() {
         shutting_down: AtomicBool::new(false),
         metrics: Arc::new(Metrics::new()),
         source_check: None,
+        ready_checks: Default::default(),
     });
     let endpoints = Endpoints {
         health: true,

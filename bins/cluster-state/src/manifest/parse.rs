@@ -458,7 +458,7 @@ items:
   kind: ConfigMap
   metadata: {name: b, namespace: kube-system}
 - apiVersion: v1
-  kind: Pod
+  kind: ReplicationController
   metadata: {name: skipped}
 - {apiVersion: v1, kind: Namespace, metadata: {name: c, namespace: ignored}}
 ";

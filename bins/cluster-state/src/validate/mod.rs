@@ -18,6 +18,7 @@ mod meta;
 pub(crate) mod names;
 mod namespace;
 mod node;
+mod pod;
 mod service;
 #[cfg(test)]
 mod tests;
@@ -43,6 +44,7 @@ pub fn validate(object: &Object) -> Result<(), Invalid> {
         Object::Lease(lease) => lease::validate(lease, &mut errors),
         Object::Namespace(namespace) => namespace::validate(namespace, &mut errors),
         Object::Node(node) => node::validate(node, &mut errors),
+        Object::Pod(pod) => pod::validate(pod, &mut errors),
     }
     errors.finish()
 }

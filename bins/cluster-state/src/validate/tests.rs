@@ -896,3 +896,30 @@ fn every_message_is_one_printable_line() {
         }
     }
 }
+
+// --- Pod (pkg/apis/core/validation: ValidatePodCreate's metadata, validatePodIPs) ---
+
+fn pod(name: &str, ips: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "shop"},
+           "status": {"podIPs": ips}})
+}
+
+#[test]
+fn pod_names_and_pod_ips_as_validate_pod() {
+    assert!(fields(pod("web-0", json!([{"ip": "10.1.0.5"}, {"ip": "fd00::5"}]))).is_empty());
+    assert_eq!(fields(pod("Web_0", json!([]))), ["metadata.name"]);
+    assert_eq!(
+        errors(pod("web-0", json!([{"ip": "10.1.0.300"}]))),
+        [
+            "status.podIPs[0]: Invalid value: \"10.1.0.300\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+        ]
+    );
+    assert_eq!(
+        fields(pod(
+            "web-0",
+            json!([{"ip": "10.1.0.5"}, {"ip": "10.1.0.5"}])
+        )),
+        ["status.podIPs", "status.podIPs[1]"]
+    );
+}

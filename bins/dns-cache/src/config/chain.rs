@@ -18,6 +18,8 @@ use crate::plugin::builtin::Whoami;
 use crate::plugin::cache::Cache;
 use crate::plugin::forward::Forward;
 use crate::plugin::hosts::Hosts;
+use crate::plugin::kubernetes::Kubernetes;
+use crate::plugin::kubernetes::options::KubernetesConfig;
 use crate::plugin::loop_detect::Loop;
 use crate::plugin::prometheus::Prometheus;
 use crate::plugin::{Chain, ChainBuilder, Plugin, errors, log};
@@ -127,6 +129,17 @@ pub(super) fn cache(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
 pub(super) fn hosts(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
     if let Some(config) = setup.config::<plugins::Hosts>()? {
         let plugin = Hosts::new(&config, setup.zones, setup.metrics)?;
+        setup.add(Arc::new(plugin));
+    }
+    Ok(())
+}
+
+/// `kubernetes`: it reads its objects in the background; `ready` waits for them, and the
+/// first start up to its `startup_timeout`.
+pub(super) fn kubernetes(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
+    if let Some(config) = setup.config::<KubernetesConfig>()? {
+        let plugin = Kubernetes::new(&config, setup.zones, setup.listen)?;
+        setup.chain.wait_at_startup(plugin.startup_timeout());
         setup.add(Arc::new(plugin));
     }
     Ok(())

@@ -19,6 +19,7 @@ use crate::metrics::Metrics;
 use crate::plugin::Chain;
 use crate::plugin::loop_detect::Loop;
 use crate::query::route::Routes;
+use crate::server::http::ReadyCheck;
 
 /// What one server block's route leads to.
 pub struct Route {
@@ -85,6 +86,10 @@ pub struct Plan {
     pub hash: String,
     /// `zone:port` of each block, for the start-up banner.
     pub banner: Vec<String>,
+    /// The plugins that tell `ready` whether they are (CoreDNS's `ready.Readiness`).
+    pub ready_checks: Vec<ReadyCheck>,
+    /// How long the first start waits for them (`kubernetes`'s `startup_timeout`).
+    pub startup_wait: Duration,
 }
 
 /// What a Corefile without any server block means.
@@ -174,6 +179,15 @@ pub fn build(
         )?);
         if let Some(detector) = &chain.loop_detect {
             plan.loops.push(Arc::clone(detector));
+        }
+        plan.startup_wait = plan.startup_wait.max(chain.startup_wait);
+        for plugin in chain.plugins() {
+            if plugin.ready().is_some() {
+                let name = plugin.name();
+                let plugin = Arc::clone(plugin);
+                let ready = move || plugin.ready().unwrap_or(true);
+                plan.ready_checks.push((name, Arc::new(ready)));
+            }
         }
         if let Some(p) = prometheus {
             let addr = p.address.unwrap_or_else(|| "localhost:9153".to_owned());

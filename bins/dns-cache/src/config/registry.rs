@@ -54,6 +54,7 @@ pub const PLUGINS: &[Entry] = &[
     Entry::chain("loadbalance", loadbalance::setup),
     Entry::chain("cache", chain::cache),
     Entry::chain("hosts", chain::hosts),
+    Entry::chain("kubernetes", chain::kubernetes),
     Entry::chain("loop", chain::loop_detect),
     Entry::chain("forward", chain::forward),
     Entry::chain("whoami", chain::whoami),

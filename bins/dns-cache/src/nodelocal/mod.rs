@@ -78,6 +78,7 @@ pub async fn run(args: NodeLocalArgs, workers: usize) -> anyhow::Result<()> {
         plugins: false,
         version: false,
         pidfile: args.pidfile.clone(),
+        manifests: None,
     };
     let server = crate::run::serve(
         cli,

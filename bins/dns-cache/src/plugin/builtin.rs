@@ -6,7 +6,8 @@
 //! - `cache` answers hits on the way down; on the way back it stores what came from below
 //!   (it sees the reply before it is fitted to the client) and serves a stale entry when
 //!   that failed.
-//! - `hosts` and `whoami` answer; `loop` fails the chain on a loop; `forward` waits for
+//! - `hosts`, `kubernetes` and `whoami` answer (`kubernetes` also says when it is ready:
+//!   its first objects are in); `loop` fails the chain on a loop; `forward` waits for
 //!   upstream ([`Serve::Wait`]).
 
 use dns_wire::{Message, OwnedMessage, Rcode};
@@ -16,6 +17,7 @@ use super::errors::Errors;
 use super::forward::Forward;
 use super::handler::{Failure, Plugin, Query, Reply, Serve, keep_larger};
 use super::hosts::{self, Hosts};
+use super::kubernetes::{self, Kubernetes};
 use super::log::{Log, Logged};
 use super::loop_detect::Loop;
 use super::whoami;
@@ -120,6 +122,27 @@ impl Plugin for Hosts {
             hosts::Answer::Reply(msg) => encoded(&msg, self.name(), out),
             hosts::Answer::Next => Serve::Next,
         }
+    }
+}
+
+impl Plugin for Kubernetes {
+    fn name(&self) -> &'static str {
+        "kubernetes"
+    }
+
+    fn serve(&self, query: &mut Query<'_, '_>, out: &mut Vec<u8>) -> Serve {
+        match Self::serve(self, query.req) {
+            kubernetes::Served::Reply(raw) => {
+                out.extend_from_slice(&raw);
+                Serve::Answer
+            }
+            kubernetes::Served::Failed(error) => Serve::Failed(Failure::servfail(error)),
+            kubernetes::Served::Next => Serve::Next,
+        }
+    }
+
+    fn ready(&self) -> Option<bool> {
+        Some(Self::ready(self))
     }
 }
 

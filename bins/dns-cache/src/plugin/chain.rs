@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -32,6 +32,9 @@ pub struct Chain {
     forward: Option<Arc<Forward>>,
     /// The block's loop detector, for the server to start.
     pub(crate) loop_detect: Option<Arc<Loop>>,
+    /// How long the first start waits for the plugins to be ready (the longest a plugin
+    /// asked for: `kubernetes`'s `startup_timeout`).
+    pub(crate) startup_wait: Duration,
     /// The position of the topmost plugin that wants answers as they were made
     /// ([`Plugin::wants_raw`], the cache), or `usize::MAX` without one: the plugins above
     /// it see the reply the client gets, the ones from it down the answer as the plugin
@@ -71,9 +74,16 @@ pub struct ChainBuilder {
     cache: Option<(usize, Arc<Cache>)>,
     forward: Option<Arc<Forward>>,
     loop_detect: Option<Arc<Loop>>,
+    startup_wait: Duration,
 }
 
 impl ChainBuilder {
+    /// Asks the first start to wait up to `wait` for the plugins to be ready
+    /// ([`Plugin::ready`]).
+    pub(crate) fn wait_at_startup(&mut self, wait: Duration) {
+        self.startup_wait = self.startup_wait.max(wait);
+    }
+
     /// Appends `plugin` to the chain.
     pub fn add(&mut self, plugin: Arc<dyn Plugin>) {
         self.chain.push(plugin);
@@ -115,6 +125,7 @@ impl ChainBuilder {
             cache: self.cache,
             forward: self.forward,
             loop_detect: self.loop_detect,
+            startup_wait: self.startup_wait,
         }
     }
 }
@@ -123,6 +134,11 @@ impl Chain {
     /// The plugins' names, in execution order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.plugins.iter().map(|p| p.name())
+    }
+
+    /// The plugins, in execution order.
+    pub(crate) fn plugins(&self) -> &[Arc<dyn Plugin>] {
+        &self.plugins
     }
 
     /// The block's `forward`, if any.
@@ -380,9 +396,10 @@ mod tests {
         .unwrap();
         let route = plan.listeners[0].table.routes.targets().next().unwrap();
         let names: Vec<&str> = route.chain.names().collect();
+        // The chain plugins of the list that the Corefile uses (all but `kubernetes`).
         let listed: Vec<&str> = crate::config::PLUGINS
             .iter()
-            .filter(|p| p.setup.is_some())
+            .filter(|p| p.setup.is_some() && p.name != "kubernetes")
             .map(|p| p.name)
             .collect();
         assert_eq!(names, listed);

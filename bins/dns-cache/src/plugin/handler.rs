@@ -74,6 +74,13 @@ pub trait Plugin: Send + Sync {
         let _ = (query, out, reply);
     }
 
+    /// Whether the plugin is ready to serve (CoreDNS's `ready.Readiness`): `None` for a
+    /// plugin that does not report. `ready` answers 503, naming the plugins not ready, until
+    /// each says it is.
+    fn ready(&self) -> Option<bool> {
+        None
+    }
+
     /// Whether [`Plugin::reply`] wants the reply as the plugin below made it, before it is
     /// fitted to the client ([`Reply::is_raw`]). Only the cache does; the plugins between it
     /// and the one that answered see that form too.

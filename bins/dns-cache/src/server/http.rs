@@ -1,6 +1,6 @@
 //! The HTTP endpoints: `/health` (200 `OK`, also during lameduck; 503 with the reason while
 //! the object source of node-local mode is stuck), `/ready` (200 `OK`; 503 `Shutting down`
-//! once shutdown starts) and `/metrics` (the exposition text). Plugins that
+//! once shutdown starts, or the names of the plugins not ready yet) and `/metrics` (the exposition text). Plugins that
 //! name the same address share one server.
 //!
 //! [`serve`] bounds what clients can hold: at most [`MAX_CONNECTIONS`] connections at once
@@ -40,7 +40,12 @@ pub struct HttpState {
     pub metrics: Arc<Metrics>,
     /// Why the mode's object source is stuck, if the mode has one.
     pub source_check: Option<SourceCheck>,
+    /// The running plan's plugins that report readiness.
+    pub ready_checks: std::sync::RwLock<Vec<ReadyCheck>>,
 }
+
+/// A plugin that reports readiness: its name, and whether it is ready now.
+pub type ReadyCheck = (&'static str, Arc<dyn Fn() -> bool + Send + Sync>);
 
 /// Why an object source is unhealthy at a moment (one line), or `None` while it is healthy.
 pub type SourceCheck = Arc<dyn Fn(Instant) -> Option<String> + Send + Sync>;
@@ -151,11 +156,21 @@ fn health_at(state: &HttpState, now: Instant) -> (StatusCode, String) {
     }
 }
 
-async fn ready(State(state): State<Arc<HttpState>>) -> (StatusCode, &'static str) {
+async fn ready(State(state): State<Arc<HttpState>>) -> (StatusCode, String) {
     if state.shutting_down.load(Ordering::Relaxed) {
-        (StatusCode::SERVICE_UNAVAILABLE, "Shutting down")
+        return (StatusCode::SERVICE_UNAVAILABLE, "Shutting down".to_owned());
+    }
+    // As CoreDNS's `ready`: 503 naming the plugins not ready yet, sorted, comma-separated.
+    let mut not_ready: Vec<&str> = match state.ready_checks.read() {
+        Ok(checks) => checks.iter().filter(|(_, ok)| !ok()).map(|c| c.0).collect(),
+        Err(_) => Vec::new(),
+    };
+    not_ready.sort_unstable();
+    not_ready.dedup();
+    if not_ready.is_empty() {
+        (StatusCode::OK, "OK".to_owned())
     } else {
-        (StatusCode::OK, "OK")
+        (StatusCode::SERVICE_UNAVAILABLE, not_ready.join(","))
     }
 }
 
@@ -178,6 +193,7 @@ mod tests {
             shutting_down: AtomicBool::new(false),
             metrics: Arc::new(Metrics::new()),
             source_check,
+            ready_checks: Default::default(),
         }
     }
 

@@ -194,6 +194,15 @@ impl DnsCache {
         })
     }
 
+    /// [`DnsCache::start`] with more command-line arguments after `-conf FILE`.
+    pub(crate) fn start_with_args(corefile: &str, args: &[&str]) -> Self {
+        Self::start_command(corefile, |conf| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_dns-cache"));
+            command.arg("-conf").arg(conf).args(args);
+            command
+        })
+    }
+
     /// [`DnsCache::start`] with the open-file limits `soft` and `hard` (set by `sh`, which
     /// then execs the server, so the process ID is the server's).
     pub(crate) fn start_with_nofile(corefile: &str, soft: u32, hard: u32) -> Self {
