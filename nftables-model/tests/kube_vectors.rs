@@ -57,6 +57,41 @@ fn test_overall_nftables_rules() {
 
 const BASE: &str = include_str!("data/base_rules.nft");
 
+/// The Services both `TestSyncProxyRulesRepeated` and `TestSyncProxyRulesStartup` start with:
+/// `ns1/svc1` (172.30.0.41, p80 at 10.0.1.1) and `ns2/svc2` (172.30.0.42, p8080 at
+/// 10.0.2.1).
+fn two_services() -> (
+    Vec<iptables_model::kube::Service>,
+    Vec<iptables_model::kube::EndpointSlice>,
+) {
+    use common::{ep_port, port, service, slice};
+    let tcp = iptables_model::kube::Protocol::Tcp;
+    let services = vec![
+        service("ns1", "svc1", "172.30.0.41", vec![port("p80", 80, tcp, 0)]),
+        service(
+            "ns2",
+            "svc2",
+            "172.30.0.42",
+            vec![port("p8080", 8080, tcp, 0)],
+        ),
+    ];
+    let slices = vec![
+        slice(
+            "ns1",
+            "svc1",
+            ep_port("p80", 80, tcp),
+            &[("10.0.1.1", None)],
+        ),
+        slice(
+            "ns2",
+            "svc2",
+            ep_port("p8080", 8080, tcp),
+            &[("10.0.2.1", None)],
+        ),
+    ];
+    (services, slices)
+}
+
 /// The steps of a data file: (name, operations checked, expected text after `BASE`).
 fn steps(text: &str) -> Vec<(String, Option<usize>, String)> {
     let mut out: Vec<(String, Option<usize>, String)> = Vec::new();
@@ -115,29 +150,7 @@ fn test_sync_proxy_rules_startup() {
     // The table an earlier run left: svc1 and svc2 with one endpoint each (the test's
     // ParseDump, checked line for line).
     let mut table = Ruleset::new();
-    let mut services = vec![
-        service("ns1", "svc1", "172.30.0.41", vec![port("p80", 80, tcp, 0)]),
-        service(
-            "ns2",
-            "svc2",
-            "172.30.0.42",
-            vec![port("p8080", 8080, tcp, 0)],
-        ),
-    ];
-    let mut slices = vec![
-        slice(
-            "ns1",
-            "svc1",
-            ep_port("p80", 80, tcp),
-            &[("10.0.1.1", None)],
-        ),
-        slice(
-            "ns2",
-            "svc2",
-            ep_port("p8080", 8080, tcp),
-            &[("10.0.2.1", None)],
-        ),
-    ];
+    let (mut services, mut slices) = two_services();
     let mut earlier = Proxier::new(fake_options_v4()).unwrap();
     let dump = apply(
         &mut table,
@@ -210,29 +223,7 @@ fn test_sync_proxy_rules_repeated() {
             );
         }
     };
-    let mut services = vec![
-        service("ns1", "svc1", "172.30.0.41", vec![port("p80", 80, tcp, 0)]),
-        service(
-            "ns2",
-            "svc2",
-            "172.30.0.42",
-            vec![port("p8080", 8080, tcp, 0)],
-        ),
-    ];
-    let mut slices = vec![
-        slice(
-            "ns1",
-            "svc1",
-            ep_port("p80", 80, tcp),
-            &[("10.0.1.1", None)],
-        ),
-        slice(
-            "ns2",
-            "svc2",
-            ep_port("p8080", 8080, tcp),
-            &[("10.0.2.1", None)],
-        ),
-    ];
+    let (mut services, mut slices) = two_services();
     let tick = |now: &mut Duration| {
         *now += Duration::from_millis(100);
         *now

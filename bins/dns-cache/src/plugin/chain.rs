@@ -330,16 +330,14 @@ mod tests {
     use crate::query::request::tests::{client, query};
     use crate::query::request::{Admission, Proto, admit};
 
-    /// An answer from upstream is stored by the cache even when a plugin without a reply
-    /// hook (`loop`) sits between the two, and the next query is a hit.
-    #[test]
-    fn the_cache_stores_what_forward_brings_back_across_loop() {
+    /// Runs `check` on the chain of `corefile`'s block, inside a runtime (plugins start
+    /// tasks when they are set up).
+    fn with_chain<T>(corefile: &str, check: impl FnOnce(&Arc<super::Chain>) -> T) -> T {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         let _guard = rt.enter();
-        let corefile = ". {\n    errors\n    cache 30\n    loop\n    forward . 127.0.0.1:1\n}\n";
         let plan = build(
             corefile.as_bytes(),
             "Corefile",
@@ -349,53 +347,47 @@ mod tests {
         )
         .unwrap();
         let route = plan.listeners[0].table.routes.targets().next().unwrap();
-        let q = query("up.example.", Type::A, None);
-        let Admission::Query(req) = admit(&q, Proto::Udp, client()) else {
-            panic!("not admitted");
-        };
-        let mut out = Vec::new();
-        let Step::Wait(wait) = route.chain.begin(&req, ".", &mut out, Instant::now()) else {
-            panic!("a miss must wait for upstream");
-        };
-        let mut answer = OwnedMessage::parse(&q).unwrap();
-        answer.header.qr = true;
-        answer.answers.push(OwnedRecord {
-            name: "up.example.".parse().unwrap(),
-            rtype: Type::A,
-            class: Class::IN,
-            ttl: 300,
-            rdata: vec![192, 0, 2, 9].into(),
+        check(&route.chain)
+    }
+
+    /// An answer from upstream is stored by the cache even when a plugin without a reply
+    /// hook (`loop`) sits between the two, and the next query is a hit.
+    #[test]
+    fn the_cache_stores_what_forward_brings_back_across_loop() {
+        let corefile = ". {\n    errors\n    cache 30\n    loop\n    forward . 127.0.0.1:1\n}\n";
+        with_chain(corefile, |chain| {
+            let q = query("up.example.", Type::A, None);
+            let Admission::Query(req) = admit(&q, Proto::Udp, client()) else {
+                panic!("not admitted");
+            };
+            let mut out = Vec::new();
+            let Step::Wait(wait) = chain.begin(&req, ".", &mut out, Instant::now()) else {
+                panic!("a miss must wait for upstream");
+            };
+            let mut answer = OwnedMessage::parse(&q).unwrap();
+            answer.header.qr = true;
+            answer.answers.push(OwnedRecord {
+                name: "up.example.".parse().unwrap(),
+                rtype: Type::A,
+                class: Class::IN,
+                ttl: 300,
+                rdata: vec![192, 0, 2, 9].into(),
+            });
+            let raw = answer.to_vec().unwrap();
+            chain.settled(&req, ".", Instant::now(), wait, Ok(raw), &mut out);
+            assert_eq!(Message::parse(&out).unwrap().counts().answers, 1);
+            out.clear();
+            let step = chain.begin(&req, ".", &mut out, Instant::now());
+            assert!(matches!(step, Step::Done), "{step:?}");
+            assert_eq!(Message::parse(&out).unwrap().counts().answers, 1);
         });
-        let raw = answer.to_vec().unwrap();
-        route
-            .chain
-            .settled(&req, ".", Instant::now(), wait, Ok(raw), &mut out);
-        assert_eq!(Message::parse(&out).unwrap().counts().answers, 1);
-        out.clear();
-        let step = route.chain.begin(&req, ".", &mut out, Instant::now());
-        assert!(matches!(step, Step::Done), "{step:?}");
-        assert_eq!(Message::parse(&out).unwrap().counts().answers, 1);
     }
 
     /// The chain runs in the list's order (CoreDNS's `plugin.cfg`), not the Corefile's.
     #[test]
     fn the_plugin_order_follows_the_list_not_the_corefile() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let _guard = rt.enter();
         let corefile = ". {\n    whoami\n    forward . 127.0.0.1:5300\n    loop\n    hosts {\n        fallthrough\n    }\n    cache 30\n    loadbalance\n    log\n    errors\n    prometheus 127.0.0.1:0\n    example\n}\n";
-        let plan = build(
-            corefile.as_bytes(),
-            "Corefile",
-            53,
-            Empty::Refuse,
-            &Arc::new(Metrics::new()),
-        )
-        .unwrap();
-        let route = plan.listeners[0].table.routes.targets().next().unwrap();
-        let names: Vec<&str> = route.chain.names().collect();
+        let names: Vec<&str> = with_chain(corefile, |chain| chain.names().collect());
         // The chain plugins of the list that the Corefile uses (all but `kubernetes`).
         let listed: Vec<&str> = crate::config::PLUGINS
             .iter()
