@@ -131,13 +131,10 @@ impl Plugin for Kubernetes {
     }
 
     fn serve(&self, query: &mut Query<'_, '_>, out: &mut Vec<u8>) -> Serve {
-        match Self::serve(self, query.req) {
-            kubernetes::Served::Reply(raw) => {
-                out.extend_from_slice(&raw);
-                Serve::Answer
-            }
-            kubernetes::Served::Failed(error) => Serve::Failed(Failure::servfail(error)),
-            kubernetes::Served::Next => Serve::Next,
+        match self.answer(query.req, out) {
+            kubernetes::Answered::Written => Serve::Answer,
+            kubernetes::Answered::Failed(error) => Serve::Failed(Failure::servfail(error)),
+            kubernetes::Answered::Next => Serve::Next,
         }
     }
 

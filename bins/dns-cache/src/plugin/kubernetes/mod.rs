@@ -9,10 +9,12 @@
 //! - `lookup.rs`: what a name leads to, or a name error (`kubernetes.go`, `reverse.go`,
 //!   `ns.go`);
 //! - `records.rs`: the records of each query type (`plugin/backend_lookup.go`);
+//! - `memo.rs`: the replies already built from the current index, replayed;
 //! - `objects.rs`: the `cluster-state` source behind the index, and readiness.
 
 mod index;
 mod lookup;
+mod memo;
 mod name;
 mod objects;
 pub mod options;
@@ -31,7 +33,7 @@ use tokio::sync::oneshot;
 use crate::query::names::{LowerName, Zone, in_any};
 use crate::query::reply::reply_to;
 use crate::query::request::Request;
-use index::Selection;
+use index::{Index, Selection};
 use lookup::{Lookup, NameError, Settings};
 pub use objects::read_manifests_from;
 use objects::{Origin, Shared};
@@ -48,6 +50,17 @@ pub enum Served {
     /// This reply, encoded (untruncated: the server fits it to the client).
     Reply(Vec<u8>),
     /// A reply that cannot be encoded (over 65,535 bytes): SERVFAIL, with this error.
+    Failed(String),
+    /// Not the plugin's: the next plugin's.
+    Next,
+}
+
+/// What [`Kubernetes::answer`] did with a query.
+#[derive(Debug)]
+pub enum Answered {
+    /// The reply is in the output buffer (untruncated, as [`Served::Reply`]).
+    Written,
+    /// A reply that cannot be encoded: SERVFAIL, with this error.
     Failed(String),
     /// Not the plugin's: the next plugin's.
     Next,
@@ -167,7 +180,44 @@ impl Kubernetes {
 
     /// CoreDNS's `ServeDNS`: answers `req` if it is in the plugin's zones, else passes it on.
     pub fn serve(&self, req: &Request<'_>) -> Served {
-        let Some(reply) = self.reply(req) else {
+        self.serve_from(req, &self.shared.index())
+    }
+
+    /// [`Kubernetes::serve`] into `out` (empty), replaying the reply built for the same
+    /// question from the same index when there is one, and memoizing the reply otherwise.
+    pub fn answer(&self, req: &Request<'_>, out: &mut Vec<u8>) -> Answered {
+        // Before the first snapshot a name error is a SERVFAIL, a state not memoized. The
+        // flag is set after the index is swapped in, so the index read next is that one.
+        if !self.shared.synced() {
+            return Self::written(self.serve(req), out);
+        }
+        let index = self.shared.index();
+        if self.shared.memo.replay(req, &index, out) {
+            return Answered::Written;
+        }
+        out.clear();
+        let served = self.serve_from(req, &index);
+        if let Served::Reply(wire) = &served {
+            self.shared.memo.keep(req, &index, wire, self.settings.ttl);
+        }
+        Self::written(served, out)
+    }
+
+    /// `served` as [`Kubernetes::answer`] says it, its reply in `out`.
+    fn written(served: Served, out: &mut Vec<u8>) -> Answered {
+        match served {
+            Served::Reply(wire) => {
+                out.extend_from_slice(&wire);
+                Answered::Written
+            }
+            Served::Failed(error) => Answered::Failed(error),
+            Served::Next => Answered::Next,
+        }
+    }
+
+    /// [`Kubernetes::serve`] from `index`.
+    fn serve_from(&self, req: &Request<'_>, index: &Index) -> Served {
+        let Some(reply) = self.reply(req, index) else {
             return Served::Next;
         };
         let mut wire = vec![0; USUAL_REPLY];
@@ -184,7 +234,7 @@ impl Kubernetes {
     }
 
     /// The reply to `req`, or `None` for the next plugin.
-    fn reply(&self, req: &Request<'_>) -> Option<OwnedMessage> {
+    fn reply(&self, req: &Request<'_>, index: &Index) -> Option<OwnedMessage> {
         let zone = self.zone_of(&req.name)?;
         let qname = req.question.name.to_name();
         let labels: Vec<&[u8]> = qname.labels().collect();
@@ -193,10 +243,9 @@ impl Kubernetes {
         let zone_labels: Vec<Vec<u8>> = zone_labels.iter().map(|l| l.to_vec()).collect();
         let lower = |l: &&[u8]| String::from_utf8_lossy(l).to_ascii_lowercase();
         let base: Vec<String> = base_labels.iter().map(lower).collect();
-        let index = self.shared.index();
         let lookup = Lookup {
             settings: &self.settings,
-            index: &index,
+            index,
             zone: &zone_labels,
         };
         let mut answer = Vec::new();

@@ -16,6 +16,7 @@ use cluster_state::{Kind, Source, SourceError};
 use tokio::sync::oneshot;
 
 use super::index::{Index, Selection};
+use super::memo::Memo;
 
 /// How long the manifest folder must be quiet before a change is read.
 const MANIFEST_DEBOUNCE: Duration = Duration::from_millis(200);
@@ -118,6 +119,8 @@ fn endpoint_kubeconfig(url: &str, tls: Option<&[String; 3]>) -> String {
 pub(super) struct Shared {
     index: RwLock<Arc<Index>>,
     synced: AtomicBool,
+    /// The replies built from the current index.
+    pub(super) memo: Memo,
 }
 
 impl Shared {

@@ -7,6 +7,9 @@
 //! as CoreDNS's `test.SortAndCheck` compares them: sorted, by owner, TTL, type and data,
 //! the SOA's serial excepted (it is the time of the last change). Where dns-cache answers
 //! differently, the case says why.
+//!
+//! At the end, the memo's own tests: a replayed reply is the one built afresh, and a new
+//! snapshot is never answered from the memo of the old one.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,10 +19,12 @@ use dns_wire::{Message, Rcode, Section, Type};
 
 use super::index::{Index, Selection};
 use super::lookup::Settings;
+use super::memo::CAPACITY;
 use super::objects::Shared;
 use super::options::PodMode;
-use super::{Kubernetes, Served};
+use super::{Answered, Kubernetes, Served};
 use crate::query::names::Zone;
+use crate::query::reply::scrub;
 use crate::query::request::tests::{client, query};
 use crate::query::request::{Admission, Proto, admit};
 
@@ -645,4 +650,121 @@ fn a_non_reverse_zone_is_required() {
         error.to_string(),
         "plugin/kubernetes: non-reverse zone name must be used"
     );
+}
+
+/// The reply the client gets to `bytes` (with ID `id`): through the memo, or built afresh.
+fn fitted(k: &Kubernetes, bytes: &[u8], id: u16, memo: bool) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    bytes[..2].copy_from_slice(&id.to_be_bytes());
+    let Admission::Query(req) = admit(&bytes, Proto::Udp, client()) else {
+        panic!("not admitted");
+    };
+    let raw = if memo {
+        let mut out = Vec::new();
+        assert!(matches!(k.answer(&req, &mut out), Answered::Written));
+        out
+    } else {
+        let Served::Reply(wire) = k.serve(&req) else {
+            panic!("no reply");
+        };
+        wire
+    };
+    let mut out = Vec::new();
+    scrub(&raw, &req, &mut out).unwrap();
+    out
+}
+
+/// `name` with every other letter upper-case, or every letter.
+fn recased(name: &str, all: bool) -> String {
+    name.chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if all || i % 2 == 0 {
+                c.to_ascii_uppercase()
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Every record form of the handler cases (addresses, SRV with additionals, PTR, TXT,
+/// NS, SOA, NODATA, NXDOMAIN), asked first in lower case, then in other cases with
+/// another ID, with and without EDNS: the replayed reply is byte for byte the fresh one.
+#[test]
+fn a_memoized_reply_is_the_reply_built_afresh() {
+    let k = plugin(&["testns"], PodMode::Disabled, false, true);
+    for c in COMMON.iter().chain(SERVE) {
+        for edns in [None, Some((1232, true)), Some((512, false))] {
+            let first = query(c.qname, c.qtype, edns);
+            let _ = fitted(&k, &first, 1, true);
+            for (n, name) in [
+                c.qname.to_owned(),
+                recased(c.qname, false),
+                recased(c.qname, true),
+            ]
+            .iter()
+            .enumerate()
+            {
+                let bytes = query(name, c.qtype, edns);
+                let id = 0x4000 + n as u16;
+                assert_eq!(
+                    fitted(&k, &bytes, id, true),
+                    fitted(&k, &bytes, id, false),
+                    "{name} {} {edns:?}",
+                    c.qtype
+                );
+            }
+        }
+    }
+    // The memo answered: all but the dns-version TXT (its TTL is not the others').
+    let bytes = query("SVC1.TESTNS.SVC.CLUSTER.LOCAL.", Type::A, None);
+    let Admission::Query(req) = admit(&bytes, Proto::Udp, client()) else {
+        panic!("not admitted");
+    };
+    assert!(
+        k.shared
+            .memo
+            .replay(&req, &k.shared.index(), &mut Vec::new())
+    );
+    let bytes = query("dns-version.cluster.local.", Type::TXT, None);
+    let Admission::Query(req) = admit(&bytes, Proto::Udp, client()) else {
+        panic!("not admitted");
+    };
+    assert!(
+        !k.shared
+            .memo
+            .replay(&req, &k.shared.index(), &mut Vec::new())
+    );
+}
+
+/// A snapshot without the Service: the next query gets the name error, not the address
+/// memoized from the snapshot before.
+#[test]
+fn a_new_snapshot_is_not_answered_from_the_old_memo() {
+    let k = plugin(&["testns"], PodMode::Disabled, false, true);
+    let bytes = query("svc1.testns.svc.cluster.local.", Type::A, None);
+    for _ in 0..2 {
+        let reply = fitted(&k, &bytes, 7, true);
+        let msg = Message::parse(&reply).unwrap();
+        assert_eq!((msg.rcode(), msg.counts().answers), (Rcode::NOERROR, 1));
+    }
+    k.shared
+        .publish(Index::build(&Snapshot::default(), &Selection::default()));
+    let reply = fitted(&k, &bytes, 7, true);
+    let msg = Message::parse(&reply).unwrap();
+    assert_eq!((msg.rcode(), msg.counts().answers), (Rcode::NXDOMAIN, 0));
+    assert_eq!(reply, fitted(&k, &bytes, 7, false));
+}
+
+/// Names that do not exist, more than the memo holds: it stays within its bound.
+#[test]
+fn hostile_names_do_not_grow_the_memo() {
+    let k = plugin(&["testns"], PodMode::Disabled, false, true);
+    for n in 0..CAPACITY + 10 {
+        let bytes = query(&format!("x{n}.testns.svc.cluster.local."), Type::A, None);
+        let reply = fitted(&k, &bytes, 1, true);
+        assert_eq!(Message::parse(&reply).unwrap().rcode(), Rcode::NXDOMAIN);
+        assert!(k.shared.memo.len() <= CAPACITY);
+    }
 }
