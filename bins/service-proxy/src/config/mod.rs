@@ -92,6 +92,24 @@ impl Settings {
             args.node_ip = vec![ip];
         }
         not_implemented.extend(args.kube_proxy.given());
+        // Flags of the iptables mode that kube-proxy's nftables mode ignores: named, as every
+        // setting without effect.
+        if args.proxy_mode == Some(ProxyMode::Nftables) {
+            if given("iptables_masquerade_bit") {
+                not_implemented.push(format!(
+                    "--iptables-masquerade-bit={} (the nftables mode's bit is the config \
+                     file's nftables.masqueradeBit)",
+                    args.iptables_masquerade_bit
+                ));
+            }
+            if given("iptables_localhost_nodeports") {
+                not_implemented.push(format!(
+                    "--iptables-localhost-nodeports={} (the nftables mode has no localhost \
+                     NodePorts)",
+                    args.iptables_localhost_nodeports
+                ));
+            }
+        }
         check(&args)?;
         Ok(Self {
             args,
@@ -332,10 +350,33 @@ mod tests {
         assert!(!v4.masquerade_all);
         assert_eq!(v4.masquerade_mark, 1 << 12);
         // `--iptables-masquerade-bit` is the iptables mode's; the nftables mode keeps 14.
-        let flag = resolve(Some("mode: nftables\n"), &["--iptables-masquerade-bit=3"])
-            .unwrap()
-            .args;
-        assert_eq!(flag.options(Family::Ipv4).masquerade_mark, 1 << 14);
+        let flag = resolve(Some("mode: nftables\n"), &["--iptables-masquerade-bit=3"]).unwrap();
+        assert_eq!(flag.args.options(Family::Ipv4).masquerade_mark, 1 << 14);
+        // ... and is named at start-up, as the localhost NodePorts flag is.
+        assert!(
+            flag.not_implemented
+                .iter()
+                .any(|n| n.starts_with("--iptables-masquerade-bit=3 ")),
+            "{:?}",
+            flag.not_implemented
+        );
+        let flags = [
+            "--proxy-mode=nftables",
+            "--iptables-localhost-nodeports=false",
+        ];
+        let named = resolve(None, &flags).unwrap().not_implemented;
+        assert!(
+            named
+                .iter()
+                .any(|n| n.starts_with("--iptables-localhost-nodeports=false ")),
+            "{named:?}"
+        );
+        assert!(
+            resolve(Some(body), &["--iptables-masquerade-bit=3"])
+                .unwrap()
+                .not_implemented
+                .is_empty()
+        );
         let error = resolve(
             Some("mode: nftables\nnftables:\n  masqueradeBit: 40\n"),
             &[],
