@@ -193,15 +193,30 @@ async fn run(
     let mut snapshots = source.snapshots();
     loop {
         let snapshot = Arc::clone(&snapshots.borrow_and_update());
-        if snapshot.revision > 0 {
-            let index = Index::build(&snapshot, &selection);
-            let (services, slices, addresses) = index.counts();
-            tracing::debug!(
-                plugin = "kubernetes",
-                "objects of revision {}: {services} Services, {slices} EndpointSlices, {addresses} ready addresses",
-                snapshot.revision
-            );
-            shared.publish(index);
+        let revision = snapshot.revision;
+        if revision > 0 {
+            // About a second for 10,000 Services: off the runtime's workers, which serve the
+            // queries meanwhile (from the previous index).
+            let chosen = selection.clone();
+            let built = tokio::task::spawn_blocking(move || Index::build(&snapshot, &chosen));
+            let built = tokio::select! {
+                built = built => built,
+                _ = &mut stopped => return,
+            };
+            match built {
+                Ok(index) => {
+                    let (services, slices, addresses) = index.counts();
+                    tracing::debug!(
+                        plugin = "kubernetes",
+                        "objects of revision {revision}: {services} Services, {slices} EndpointSlices, {addresses} ready addresses"
+                    );
+                    shared.publish(index);
+                }
+                // The previous index keeps answering; the next snapshot is built again.
+                Err(error) => {
+                    tracing::error!(plugin = "kubernetes", %error, "the index of revision {revision} was not built");
+                }
+            }
         }
         tokio::select! {
             changed = snapshots.changed() => if changed.is_err() { return },
