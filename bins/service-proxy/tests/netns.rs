@@ -448,6 +448,35 @@ fn start_proxy_on(
     }
 }
 
+/// Waits for the listeners, then checks what both modes must do with ClusterIPs: 50
+/// connections from 20 node-like sources spread evenly over the three `web` endpoints and
+/// masqueraded to the node's veth address, pod and external traffic as
+/// [`check_pod_and_external_traffic`] says, and ClientIP affinity pinning each source to one
+/// `sticky` endpoint. Returns the node-like sources.
+fn check_spread_and_affinity(topology: &Topology, net: &Net) -> Vec<String> {
+    wait_for_listeners(topology, net);
+    let node_sources = net.node_sources(20);
+    let mut flows = connect(topology, net.web_ip, 80, 50, &node_sources);
+    let mut counts = per_endpoint(&flows);
+    // χ² with 2 degrees of freedom: 9.21 is the 1 % level; one retry before failing.
+    if chi_square(&counts, 3) > 9.21 {
+        flows = connect(topology, net.web_ip, 80, 50, &node_sources);
+        counts = per_endpoint(&flows);
+    }
+    assert_eq!(counts.len(), 3, "{counts:?}");
+    assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
+    assert_masqueraded(net, &flows);
+    check_pod_and_external_traffic(topology, net, &net.pod_sources(4), 5);
+
+    let sticky = connect(topology, net.sticky_ip, 80, 10, &node_sources[..6]);
+    let mut pinned: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (source, endpoint, _) in &sticky {
+        pinned.entry(source).or_default().insert(endpoint);
+    }
+    assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
+    node_sources
+}
+
 /// Waits for the listeners to answer through the ClusterIP of `web`.
 fn wait_for_listeners(topology: &Topology, net: &Net) {
     let source = &net.node_sources(1);
@@ -514,29 +543,7 @@ fn end_to_end(variant: &str) {
         nat.contains("demo/web:http cluster IP") && nat.contains("demo/sticky:http cluster IP")
     });
 
-    // Wait for the listeners, then spread connections over 20 node-like sources.
-    wait_for_listeners(&topology, net);
-    let node_sources = net.node_sources(20);
-    let mut flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
-    let mut counts = per_endpoint(&flows);
-    // χ² with 2 degrees of freedom: 9.21 is the 1 % level; one retry before failing.
-    if chi_square(&counts, 3) > 9.21 {
-        flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
-        counts = per_endpoint(&flows);
-    }
-    assert_eq!(counts.len(), 3, "{counts:?}");
-    assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
-    // Node-like sources reaching a ClusterIP are masqueraded to the node's veth address.
-    assert_masqueraded(net, &flows);
-    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 5);
-
-    // ClientIP affinity: each source always lands on one endpoint.
-    let sticky = connect(&topology, net.sticky_ip, 80, 10, &node_sources[..6]);
-    let mut pinned: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (source, endpoint, _) in &sticky {
-        pinned.entry(source).or_default().insert(endpoint);
-    }
-    assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
+    let node_sources = check_spread_and_affinity(&topology, net);
 
     // An endpoint goes away: applied by a partial sync.
     write_manifests(proxy.dir.path(), net, &net.endpoints[..2]);
@@ -1053,25 +1060,7 @@ fn the_nftables_mode_works_end_to_end() {
         .unwrap();
     assert!(!nat.contains("KUBE-SERVICES"), "{nat}");
 
-    wait_for_listeners(&topology, net);
-    let node_sources = net.node_sources(20);
-    let mut flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
-    let mut counts = per_endpoint(&flows);
-    if chi_square(&counts, 3) > 9.21 {
-        flows = connect(&topology, net.web_ip, 80, 50, &node_sources);
-        counts = per_endpoint(&flows);
-    }
-    assert_eq!(counts.len(), 3, "{counts:?}");
-    assert!(chi_square(&counts, 3) < 9.21, "uneven split {counts:?}");
-    assert_masqueraded(net, &flows);
-    check_pod_and_external_traffic(&topology, net, &net.pod_sources(4), 5);
-
-    let sticky = connect(&topology, net.sticky_ip, 80, 10, &node_sources[..6]);
-    let mut pinned: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (source, endpoint, _) in &sticky {
-        pinned.entry(source).or_default().insert(endpoint);
-    }
-    assert!(pinned.values().all(|e| e.len() == 1), "{pinned:?}");
+    check_spread_and_affinity(&topology, net);
 
     // externalTrafficPolicy Local: external traffic reaches the local endpoint only, with its
     // source kept; with Cluster (web) it reaches every endpoint, masqueraded.
