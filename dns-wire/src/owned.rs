@@ -322,11 +322,24 @@ impl OwnedMessage {
     }
 
     /// Encodes into a new vector (no size limit beyond the 65,535 bytes of a TCP message).
+    ///
+    /// The buffer starts at 512 bytes and grows fourfold while the message does not fit, so
+    /// that a small message does not pay for zeroing 64 KiB.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
-        let mut buf = alloc::vec![0; 65_535];
-        let len = self.encode(&mut buf)?;
-        buf.truncate(len);
-        Ok(buf)
+        let mut buf = alloc::vec![0; 512];
+        loop {
+            match self.encode(&mut buf) {
+                Ok(len) => {
+                    buf.truncate(len);
+                    return Ok(buf);
+                }
+                Err(e) if e.kind() == ErrorKind::NoSpace && buf.len() < 65_535 => {
+                    let larger = buf.len().saturating_mul(4).min(65_535);
+                    buf.resize(larger, 0);
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 

@@ -20,6 +20,12 @@ const COREFILE: &str = "cluster.local:{PORT} in-addr.arpa:{PORT} ip6.arpa:{PORT}
     }
     ready 127.0.0.1:{HTTP}
 }
+.:{PORT} {
+    bind 127.0.0.1
+    hosts {
+        192.0.2.7 example.test
+    }
+}
 ";
 
 /// What `dig` saw: the status, the flags, and the answer and authority records (TTL,
@@ -264,6 +270,18 @@ fn every_record_form_of_the_specification_over_udp_and_tcp() {
         "CNAME",
         &["ext.shop.svc.cluster.local. 30 IN CNAME example.test."],
     );
+    // Its addresses: the target is outside the zone, so it is asked of the server (here the
+    // `hosts` of the root block) and its records follow the CNAME, as CoreDNS's upstream
+    // lookup does; a stub resolver gets an address without following the CNAME itself.
+    answer(
+        port,
+        "ext.shop.svc.cluster.local.",
+        "A",
+        &[
+            "example.test. 3600 IN A 192.0.2.7",
+            "ext.shop.svc.cluster.local. 30 IN CNAME example.test.",
+        ],
+    );
     // Pods (`pods insecure`).
     answer(
         port,
@@ -430,6 +448,7 @@ fn kubeadm_default_corefile_answers_cluster_and_other_names() {
          dig @127.0.0.1 +short +time=2 +tries=1 web.shop.svc.cluster.local A\n\
          dig @127.0.0.1 +short +time=2 +tries=1 example.test A\n\
          dig @127.0.0.1 +short +time=2 +tries=1 10.0.96.10.in-addr.arpa PTR\n\
+         dig @127.0.0.1 +short +time=2 +tries=1 ext.shop.svc.cluster.local A\n\
          kill $SERVER $UNBOUND\nwait\n"
     );
     let out = std::process::Command::new("timeout")
@@ -449,8 +468,58 @@ fn kubeadm_default_corefile_answers_cluster_and_other_names() {
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .collect::<Vec<_>>(),
-        ["10.96.0.10", "192.0.2.80", "web.shop.svc.cluster.local."],
+        [
+            "10.96.0.10",
+            "192.0.2.80",
+            "web.shop.svc.cluster.local.",
+            // An ExternalName outside the zone: its target resolved through `forward`.
+            "example.test.",
+            "192.0.2.80"
+        ],
         "stderr: {}\nserver: {log}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Two ExternalName Services that name each other across two zones served by two blocks
+/// (`a` in cluster.local points into other.local, `b` there points back): each lookup asks
+/// the other block, which asks back. The nesting is cut at 8 lookups, so the query is
+/// answered (NOERROR, with the CNAMEs met) and the server goes on answering.
+#[test]
+fn external_names_that_point_at_each_other_across_zones_do_not_loop() {
+    if !have("dig") {
+        return;
+    }
+    let objects = tempfile::tempdir().unwrap();
+    std::fs::write(
+        objects.path().join("loop.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\n\
+         apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: shop}\n\
+         spec: {type: ExternalName, externalName: b.shop.svc.other.local}\n---\n\
+         apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: shop}\n\
+         spec: {type: ExternalName, externalName: a.shop.svc.cluster.local}\n",
+    )
+    .unwrap();
+    let corefile = "cluster.local:{PORT} {\n    bind 127.0.0.1\n    kubernetes\n    ready 127.0.0.1:{HTTP}\n}\n\
+                    other.local:{PORT} {\n    bind 127.0.0.1\n    kubernetes\n}\n";
+    let dir = objects.path().to_str().unwrap();
+    let server = DnsCache::start_with_args(corefile, &["-manifests", dir]);
+    eventually("/ready", || {
+        http_get(server.http[0], "/ready").is_some_and(|(status, _)| status == 200)
+    });
+    let seen = ask(server.port, "a.shop.svc.cluster.local.", "A", false);
+    assert_eq!(seen.status, "NOERROR", "{seen:?}");
+    assert!(
+        seen.answer
+            .iter()
+            .all(|r| r.contains(" IN CNAME ") && r.starts_with(['a', 'b'])),
+        "{seen:?}"
+    );
+    assert!(seen.answer.len() <= 9, "{seen:?}");
+    // Still serving.
+    let seen = ask(server.port, "b.shop.svc.other.local.", "CNAME", true);
+    assert_eq!(
+        seen.answer,
+        ["b.shop.svc.other.local. 5 IN CNAME a.shop.svc.cluster.local."]
     );
 }

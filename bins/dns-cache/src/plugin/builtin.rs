@@ -131,15 +131,30 @@ impl Plugin for Kubernetes {
     }
 
     fn serve(&self, query: &mut Query<'_, '_>, out: &mut Vec<u8>) -> Serve {
-        match self.answer(query.req, out) {
-            kubernetes::Answered::Written => Serve::Answer,
-            kubernetes::Answered::Failed(error) => Serve::Failed(Failure::servfail(error)),
-            kubernetes::Answered::Next => Serve::Next,
-        }
+        served(self.answer(query.req, out))
+    }
+
+    fn resume(
+        &self,
+        query: &mut Query<'_, '_>,
+        looked_up: &[Option<Vec<u8>>],
+        out: &mut Vec<u8>,
+    ) -> Serve {
+        served(Self::resume(self, query.req, looked_up, out))
     }
 
     fn ready(&self) -> Option<bool> {
         Some(Self::ready(self))
+    }
+}
+
+/// What the chain does with what `kubernetes` did.
+fn served(answered: kubernetes::Answered) -> Serve {
+    match answered {
+        kubernetes::Answered::Written => Serve::Answer,
+        kubernetes::Answered::Failed(error) => Serve::Failed(Failure::servfail(error)),
+        kubernetes::Answered::Next => Serve::Next,
+        kubernetes::Answered::Lookup(lookups) => Serve::Lookup(lookups),
     }
 }
 

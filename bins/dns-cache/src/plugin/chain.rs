@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use super::cache::Cache;
 use super::forward::{Attempts, Forward};
-use super::handler::{Failure, Plugin, Query, Reply, Serve};
+use super::handler::{Failure, Plugin, Query, Reply, Serve, SubQuery};
 use super::loop_detect::Loop;
 use crate::query::request::{Admission, Proto, Request, admit};
 use crate::query::stored::StoredReply;
@@ -47,23 +47,32 @@ pub struct Chain {
 pub enum Step {
     /// The reply (or the error reply) is in the output buffer.
     Done,
-    /// The query must go upstream: run [`Chain::resolve`].
+    /// The query must go upstream (run [`Chain::resolve`]) or a plugin asked for lookups
+    /// (resolve [`Wait::lookups`], then run [`Chain::resume`]).
     Wait(Wait),
 }
 
-/// Where a query stopped to wait for upstream.
+/// Where a query stopped to wait for upstream, or for lookups a plugin asked for.
 #[derive(Debug)]
 pub struct Wait {
     /// The position of the plugin that waits: the way back starts above it.
     at: usize,
     /// `serve_stale verify`: the expired entry to serve if upstream fails.
     stale: Option<StoredReply>,
+    /// The questions the plugin asked ([`Serve::Lookup`]); empty when `forward` waits.
+    lookups: Vec<SubQuery>,
 }
 
 impl Wait {
     /// Whether a stale entry waits with the query (such a query is not detached).
     pub fn has_stale(&self) -> bool {
         self.stale.is_some()
+    }
+
+    /// The questions to resolve before [`Chain::resume`]; empty when the query waits for
+    /// `forward` ([`Chain::resolve`]).
+    pub fn lookups(&self) -> &[SubQuery] {
+        &self.lookups
     }
 }
 
@@ -156,30 +165,86 @@ impl Chain {
         start: Instant,
     ) -> Step {
         let mut query = Query::new(req, zone, start);
-        for (at, plugin) in self.plugins.iter().enumerate() {
+        self.walk(0, &mut query, out)
+    }
+
+    /// Goes on after the lookups `wait` asked for: the waiting plugin's
+    /// [`Plugin::resume`] with their replies (`looked_up`, in the order asked), then on
+    /// down or back up as from [`Chain::begin`].
+    pub fn resume(
+        self: &Arc<Self>,
+        req: &Request<'_>,
+        zone: &str,
+        start: Instant,
+        wait: Wait,
+        looked_up: &[Option<Vec<u8>>],
+        out: &mut Vec<u8>,
+    ) -> Step {
+        let mut query = Query::new(req, zone, start);
+        query.now = Instant::now();
+        query.stale = wait.stale;
+        out.clear();
+        let Some(plugin) = self.plugins.get(wait.at) else {
+            return self.walk(self.plugins.len(), &mut query, out);
+        };
+        let serve = plugin.resume(&mut query, looked_up, out);
+        match self.step(wait.at, serve, &mut query, out) {
+            Some(step) => step,
+            None => self.walk(wait.at + 1, &mut query, out),
+        }
+    }
+
+    /// The way down from position `from`: each plugin's `serve` until one answers, fails
+    /// or waits; with none left, the chain fails as CoreDNS's last plugin does.
+    #[inline]
+    fn walk(self: &Arc<Self>, from: usize, query: &mut Query<'_, '_>, out: &mut Vec<u8>) -> Step {
+        let below = self.plugins.get(from..).unwrap_or_default();
+        for (at, plugin) in below.iter().enumerate() {
             out.clear();
-            let reply = match plugin.serve(&mut query, out) {
-                Serve::Next => continue,
-                Serve::Answer => Reply::raw(plugin.name()),
-                Serve::Written => Reply::written(plugin.name()),
-                Serve::Failed(failure) => Reply::failed(failure),
-                Serve::Wait => {
-                    return Step::Wait(Wait {
-                        at,
-                        stale: query.stale.take(),
-                    });
-                }
-            };
-            if query.refresh {
-                self.spawn_refresh(req);
+            let serve = plugin.serve(query, out);
+            if let Some(step) = self.step(from + at, serve, query, out) {
+                return step;
             }
-            self.unwind(at, &mut query, out, reply);
-            return Step::Done;
         }
         out.clear();
         let failure = self.no_next_plugin();
-        self.unwind(self.plugins.len(), &mut query, out, Reply::failed(failure));
+        self.unwind(self.plugins.len(), query, out, Reply::failed(failure));
         Step::Done
+    }
+
+    /// What the plugin at `at` said with `serve`: `None` to go on down; otherwise the
+    /// wait, or the way back (leaving the reply in `out`).
+    #[inline]
+    fn step(
+        self: &Arc<Self>,
+        at: usize,
+        serve: Serve,
+        query: &mut Query<'_, '_>,
+        out: &mut Vec<u8>,
+    ) -> Option<Step> {
+        let name = || self.plugins.get(at).map_or("", |p| p.name());
+        let reply = match serve {
+            Serve::Next => return None,
+            Serve::Answer => Reply::raw(name()),
+            Serve::Written => Reply::written(name()),
+            Serve::Failed(failure) => Reply::failed(failure),
+            Serve::Wait => return Some(self.wait(at, query, Vec::new())),
+            Serve::Lookup(lookups) => return Some(self.wait(at, query, lookups)),
+        };
+        if query.refresh {
+            self.spawn_refresh(query.req);
+        }
+        self.unwind(at, query, out, reply);
+        Some(Step::Done)
+    }
+
+    /// The query waits at `at`, for `forward` or for `lookups`.
+    fn wait(&self, at: usize, query: &mut Query<'_, '_>, lookups: Vec<SubQuery>) -> Step {
+        Step::Wait(Wait {
+            at,
+            stale: query.stale.take(),
+            lookups,
+        })
     }
 
     /// The waiting part: forwards the query (or goes on with `resume`, the attempts of a
@@ -294,6 +359,14 @@ impl Chain {
                 Serve::Next => {}
                 Serve::Answer | Serve::Written => return Ok(out),
                 Serve::Failed(failure) => return Err(failure),
+                // A background refresh has no server to ask: the entry is refreshed when
+                // a client's query misses it.
+                Serve::Lookup(_) => {
+                    return Err(Failure::servfail(format!(
+                        "plugin/{}: lookups are not made in a background refresh",
+                        plugin.name()
+                    )));
+                }
                 Serve::Wait => {
                     let Some(forward) = &self.forward else { break };
                     let upstream = self.upstream_query(req);

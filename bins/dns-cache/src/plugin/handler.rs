@@ -16,7 +16,15 @@
 //!
 //! Only `forward` waits on the network: its `serve` says [`Serve::Wait`], the server runs
 //! the waiting part in a task (or in the upstream's reader), and the way back starts from
-//! `forward` when the reply is in. The cache sees a reply before it is fitted to the client
+//! `forward` when the reply is in.
+//!
+//! A plugin that needs other names resolved before it can answer (CoreDNS's
+//! `upstream.Lookup`: `kubernetes` completing an ExternalName's CNAME with its target's
+//! records) says [`Serve::Lookup`] with the questions. The server asks each of them of its
+//! own routing table, as a client's query with the same header and EDNS would be asked
+//! (the block of the name's zone, its whole chain), then calls [`Plugin::resume`] on the
+//! same plugin with the replies; from there the query goes on as if `serve` had said what
+//! `resume` says. The cache sees a reply before it is fitted to the client
 //! ([`Plugin::wants_raw`]), because it stores the reply as it came; so do the plugins
 //! between the cache and the one that answered.
 //!
@@ -50,7 +58,7 @@
 
 use std::time::Instant;
 
-use dns_wire::Rcode;
+use dns_wire::{Name, Rcode, Type};
 
 use crate::query::reply::{rcode_reply, scrub};
 use crate::query::request::Request;
@@ -72,6 +80,23 @@ pub trait Plugin: Send + Sync {
     /// client gets (or the error reply of a failed chain, see [`Reply::failure`]).
     fn reply(&self, query: &mut Query<'_, '_>, out: &mut Vec<u8>, reply: &mut Reply) {
         let _ = (query, out, reply);
+    }
+
+    /// The way down, after [`Serve::Lookup`]: `looked_up` holds, in the order they were
+    /// asked, the reply to each question as a client would have got it (`None` when the
+    /// server made none: no route, too deep a chain of lookups). `out` is empty. A plugin
+    /// that never asks for lookups keeps the default, which fails the query.
+    fn resume(
+        &self,
+        query: &mut Query<'_, '_>,
+        looked_up: &[Option<Vec<u8>>],
+        out: &mut Vec<u8>,
+    ) -> Serve {
+        let _ = (query, looked_up, out);
+        Serve::Failed(Failure::servfail(format!(
+            "plugin/{}: no lookup was asked for",
+            self.name()
+        )))
     }
 
     /// Whether the plugin is ready to serve (CoreDNS's `ready.Readiness`): `None` for a
@@ -102,6 +127,19 @@ pub enum Serve {
     Failed(Failure),
     /// The reply must come from the network: the server runs `forward`'s waiting part.
     Wait,
+    /// The plugin needs these questions answered first (through the whole server, as a
+    /// client's would be); [`Plugin::resume`] gets the replies.
+    Lookup(Vec<SubQuery>),
+}
+
+/// A question a plugin asks the server on its own behalf ([`Serve::Lookup`]), with the
+/// client's class, header flags and EDNS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubQuery {
+    /// The name to resolve.
+    pub name: Name,
+    /// The type wanted.
+    pub qtype: Type,
 }
 
 /// One query on its way through a chain.

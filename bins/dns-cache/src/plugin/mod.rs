@@ -25,5 +25,5 @@ pub mod prometheus;
 pub mod whoami;
 
 pub use chain::{Chain, ChainBuilder, Step, Wait};
-pub use handler::{Failure, Plugin, Query, Reply, Serve};
+pub use handler::{Failure, Plugin, Query, Reply, Serve, SubQuery};
 pub use prometheus::report;

@@ -15,6 +15,7 @@ mod accept;
 pub(crate) mod batch;
 pub mod burst;
 pub mod http;
+mod lookup;
 mod slots;
 mod socket;
 mod tcp;
@@ -58,6 +59,8 @@ pub(crate) enum Handled {
 
 /// A query waiting for upstream, owning its bytes.
 pub(crate) struct Pending {
+    /// The listener's routing table, for the lookups a plugin asks for.
+    table: Arc<Table>,
     route: Arc<Route>,
     query: Bytes,
     /// The query to send upstream when it differs from `query` (`Chain::upstream_query`).
@@ -82,10 +85,12 @@ impl Pending {
         let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
             return out;
         };
-        let route = &self.route;
-        route
-            .chain
-            .resolve(&req, &route.zone, self.start, self.wait, resume, &mut out)
+        let lookups = lookup::Lookups {
+            table: &self.table,
+            depth: 0,
+        };
+        lookups
+            .finish(&self.route, &req, self.start, self.wait, resume, &mut out)
             .await;
         out
     }
@@ -169,7 +174,7 @@ impl Pending {
 
 /// Admits, routes and serves one packet.
 pub(crate) fn handle(
-    table: &Table,
+    table: &Arc<Table>,
     bytes: &[u8],
     proto: Proto,
     client: SocketAddr,
@@ -202,7 +207,9 @@ pub(crate) fn handle(
                 Step::Done => Handled::Reply,
                 Step::Wait(wait) => {
                     let detached = match (route.chain.forward(), proto) {
-                        (Some(forward), Proto::Udp) if !wait.has_stale() => {
+                        (Some(forward), Proto::Udp)
+                            if !wait.has_stale() && wait.lookups().is_empty() =>
+                        {
                             forward.detach(req, start)
                         }
                         _ => None,
@@ -214,6 +221,7 @@ pub(crate) fn handle(
                         .and_then(|_| route.chain.upstream_query(req))
                         .map(Bytes::from);
                     Handled::Pending(Pending {
+                        table: Arc::clone(table),
                         detached,
                         upstream,
                         route: Arc::clone(route),

@@ -9,6 +9,7 @@
 //! - `lookup.rs`: what a name leads to, or a name error (`kubernetes.go`, `reverse.go`,
 //!   `ns.go`);
 //! - `records.rs`: the records of each query type (`plugin/backend_lookup.go`);
+//! - `upstream.rs`: ExternalName targets outside the zones, resolved through the server;
 //! - `memo.rs`: the replies already built from the current index, replayed;
 //! - `objects.rs`: the `cluster-state` source behind the index, and readiness.
 
@@ -21,6 +22,7 @@ pub mod options;
 mod records;
 #[cfg(test)]
 mod tests;
+mod upstream;
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use corefile::dispenser::PluginError;
 use dns_wire::{Name, OwnedMessage, OwnedRecord, Rcode, Type};
 use tokio::sync::oneshot;
 
+use crate::plugin::SubQuery;
 use crate::query::names::{LowerName, Zone, in_any};
 use crate::query::reply::reply_to;
 use crate::query::request::Request;
@@ -38,6 +41,7 @@ use lookup::{Lookup, NameError, Settings};
 pub use objects::read_manifests_from;
 use objects::{Origin, Shared};
 use options::{KubernetesConfig, PodMode};
+use upstream::{Targets, Upstream};
 
 /// The default TTL of answers (CoreDNS's `defaultTTL`).
 const DEFAULT_TTL: u32 = 5;
@@ -53,6 +57,8 @@ pub enum Served {
     Failed(String),
     /// Not the plugin's: the next plugin's.
     Next,
+    /// The reply needs these ExternalName targets outside the zones resolved first.
+    Lookup(Vec<SubQuery>),
 }
 
 /// What [`Kubernetes::answer`] did with a query.
@@ -64,6 +70,8 @@ pub enum Answered {
     Failed(String),
     /// Not the plugin's: the next plugin's.
     Next,
+    /// The reply needs these names resolved first ([`Kubernetes::resume`] then builds it).
+    Lookup(Vec<SubQuery>),
 }
 
 /// The largest reply most names get: encoding starts in a buffer of this size, so that the
@@ -178,9 +186,26 @@ impl Kubernetes {
         self.startup_timeout
     }
 
-    /// CoreDNS's `ServeDNS`: answers `req` if it is in the plugin's zones, else passes it on.
+    /// CoreDNS's `ServeDNS`: answers `req` if it is in the plugin's zones, else passes it on
+    /// (or asks for the ExternalName targets outside the zones first).
     pub fn serve(&self, req: &Request<'_>) -> Served {
-        self.serve_from(req, &self.shared.index())
+        self.serve_from(req, &self.shared.index(), Targets::Collected)
+    }
+
+    /// The reply to `req` built with `looked_up`, the replies to the lookups
+    /// [`Answered::Lookup`] asked for, in `out` (empty). Not memoized: it depends on more
+    /// than the objects (the cache above keeps it, as CoreDNS's does).
+    pub fn resume(
+        &self,
+        req: &Request<'_>,
+        looked_up: &[Option<Vec<u8>>],
+        out: &mut Vec<u8>,
+    ) -> Answered {
+        let index = self.shared.index();
+        Self::written(
+            self.serve_from(req, &index, Targets::Answered(looked_up)),
+            out,
+        )
     }
 
     /// [`Kubernetes::serve`] into `out` (empty), replaying the reply built for the same
@@ -196,7 +221,7 @@ impl Kubernetes {
             return Answered::Written;
         }
         out.clear();
-        let served = self.serve_from(req, &index);
+        let served = self.serve_from(req, &index, Targets::Collected);
         if let Served::Reply(wire) = &served {
             self.shared.memo.keep(req, &index, wire, self.settings.ttl);
         }
@@ -212,14 +237,20 @@ impl Kubernetes {
             }
             Served::Failed(error) => Answered::Failed(error),
             Served::Next => Answered::Next,
+            Served::Lookup(lookups) => Answered::Lookup(lookups),
         }
     }
 
-    /// [`Kubernetes::serve`] from `index`.
-    fn serve_from(&self, req: &Request<'_>, index: &Index) -> Served {
-        let Some(reply) = self.reply(req, index) else {
+    /// [`Kubernetes::serve`] from `index`, out-of-zone targets treated as `targets` says.
+    fn serve_from(&self, req: &Request<'_>, index: &Index, targets: Targets<'_>) -> Served {
+        let mut upstream = Upstream::new(targets);
+        let Some(mut reply) = self.reply(req, index, &mut upstream) else {
             return Served::Next;
         };
+        reply.header.tc |= upstream.truncated;
+        if let Some(lookups) = upstream.lookups() {
+            return Served::Lookup(lookups);
+        }
         let mut wire = vec![0; USUAL_REPLY];
         match reply.encode(&mut wire) {
             Ok(len) => {
@@ -233,8 +264,14 @@ impl Kubernetes {
         }
     }
 
-    /// The reply to `req`, or `None` for the next plugin.
-    fn reply(&self, req: &Request<'_>, index: &Index) -> Option<OwnedMessage> {
+    /// The reply to `req`, or `None` for the next plugin; `upstream` follows the A and
+    /// AAAA answers' CNAMEs out of the zones.
+    fn reply(
+        &self,
+        req: &Request<'_>,
+        index: &Index,
+        upstream: &mut Upstream<'_>,
+    ) -> Option<OwnedMessage> {
         let zone = self.zone_of(&req.name)?;
         let qname = req.question.name.to_name();
         let labels: Vec<&[u8]> = qname.labels().collect();
@@ -252,7 +289,7 @@ impl Kubernetes {
         let mut extra = Vec::new();
         let result: Result<(), NameError> = match req.question.qtype {
             Type::A | Type::AAAA => lookup
-                .addresses(&qname, &base, req.question.qtype, &mut Vec::new())
+                .addresses(&qname, &base, req.question.qtype, &mut Vec::new(), upstream)
                 .map(|r| answer = r),
             Type::TXT => lookup.txt(&qname, &base).map(|r| answer = r),
             Type::CNAME => lookup.cname(&qname, &base).map(|r| answer = r),
@@ -276,10 +313,14 @@ impl Kubernetes {
                 (answer, extra) = lookup.ns(&qname);
                 Ok(())
             }
-            // Anything else: whether the name exists, by an A lookup.
-            _ => lookup
-                .addresses(&qname, &base, Type::A, &mut Vec::new())
-                .map(|_| ()),
+            // Anything else: whether the name exists, by an A lookup (whose targets outside
+            // the zones need not be resolved: only the name error counts).
+            _ => {
+                let mut ignored = Upstream::new(Targets::Ignored);
+                lookup
+                    .addresses(&qname, &base, Type::A, &mut Vec::new(), &mut ignored)
+                    .map(|_| ())
+            }
         };
         let soa = || vec![lookup.soa()];
         if result.is_err() {

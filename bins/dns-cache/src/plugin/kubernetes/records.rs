@@ -1,8 +1,8 @@
 //! From entries to resource records, per query type, as CoreDNS v1.14.7's
 //! `plugin/backend_lookup.go` builds them for the kubernetes backend: A and AAAA (with a
-//! CNAME followed inside the zone), SRV with weights shared out per priority and the
-//! targets' addresses as additionals, TXT, CNAME, PTR, NS with their addresses, and the
-//! zone's SOA.
+//! CNAME followed inside the zone, and outside it through `upstream.rs`), SRV with weights
+//! shared out per priority and the targets' addresses as additionals, TXT, CNAME, PTR, NS
+//! with their addresses, and the zone's SOA.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use dns_wire::{Class, Name, OwnedRecord, Type};
 
 use super::lookup::{Found, Host, Lookup, NameError};
+use super::upstream::Upstream;
 
 /// CNAMEs followed at most (CoreDNS's `maxCnameChainLength`).
 const MAX_CNAME_CHAIN: usize = 10;
@@ -62,14 +63,14 @@ pub(super) fn below_zone(name: &Name, zone: &[Vec<u8>]) -> Option<Vec<String>> {
 impl Lookup<'_> {
     /// CoreDNS's `plugin.A` and `plugin.AAAA` (`qtype` says which): the addresses of
     /// `qname`, an ExternalName's CNAME first. A CNAME into the zone is followed here; one
-    /// out of it is answered alone (CoreDNS asks its upstream for the target's addresses,
-    /// which dns-cache does not).
+    /// out of it is followed by what `upstream` has for its target.
     pub(super) fn addresses(
         &self,
         qname: &Name,
         base: &[String],
         qtype: Type,
         chain: &mut Vec<OwnedRecord>,
+        upstream: &mut Upstream<'_>,
     ) -> Result<Vec<OwnedRecord>, NameError> {
         let found = self.services(qname, base, qtype)?;
         let mut records = Vec::new();
@@ -87,7 +88,8 @@ impl Lookup<'_> {
                     match below_zone(&target, self.zone) {
                         Some(target_base) => {
                             chain.push(cname.clone());
-                            let next = self.addresses(&target, &target_base, qtype, chain);
+                            let next =
+                                self.addresses(&target, &target_base, qtype, chain, upstream);
                             if let Ok(next) = next
                                 && !next.is_empty()
                             {
@@ -95,7 +97,12 @@ impl Lookup<'_> {
                                 records.extend(next);
                             }
                         }
-                        None => records.push(cname),
+                        None => {
+                            if let Some(answers) = upstream.follow(&target, qtype) {
+                                records.push(cname);
+                                records.extend(answers);
+                            }
+                        }
                     }
                 }
                 Host::Ip(ip) => {
