@@ -418,7 +418,7 @@ const KUBEADM_COREFILE: &str = include_str!(
 
 #[test]
 fn kubeadm_default_corefile_answers_cluster_and_other_names() {
-    if !have("dig") || !have("unshare") || !have("unbound") {
+    if !have("dig") || !have("unshare") || !have("unbound") || !have("curl") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -449,6 +449,9 @@ fn kubeadm_default_corefile_answers_cluster_and_other_names() {
          dig @127.0.0.1 +short +time=2 +tries=1 example.test A\n\
          dig @127.0.0.1 +short +time=2 +tries=1 10.0.96.10.in-addr.arpa PTR\n\
          dig @127.0.0.1 +short +time=2 +tries=1 ext.shop.svc.cluster.local A\n\
+         curl -s -o /dev/null -w '%{{http_code}} health\\n' http://127.0.0.1:8080/health\n\
+         curl -s -o /dev/null -w '%{{http_code}} ready\\n' http://127.0.0.1:8181/ready\n\
+         curl -s http://127.0.0.1:9153/metrics | grep -q '^coredns_dns_requests_total' && echo metrics\n\
          kill $SERVER $UNBOUND\nwait\n"
     );
     let out = std::process::Command::new("timeout")
@@ -474,7 +477,11 @@ fn kubeadm_default_corefile_answers_cluster_and_other_names() {
             "web.shop.svc.cluster.local.",
             // An ExternalName outside the zone: its target resolved through `forward`.
             "example.test.",
-            "192.0.2.80"
+            "192.0.2.80",
+            // The ports kubeadm's Deployment probes and scrapes.
+            "200 health",
+            "200 ready",
+            "metrics"
         ],
         "stderr: {}\nserver: {log}",
         String::from_utf8_lossy(&out.stderr)

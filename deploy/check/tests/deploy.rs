@@ -13,6 +13,7 @@ use cluster_state::{
 use deploy_check::{Manifest, deploy_dir, kustomization_resources, read_all};
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use lease_driver::KubernetesStore;
 
 /// The kinds the service proxy starts its source with.
@@ -257,4 +258,87 @@ fn pods_run_under_the_accounts_the_rbac_is_for() {
         accounts,
         expected.map(|(i, a)| (i.to_owned(), a.to_owned())).into()
     );
+}
+
+/// kubeadm's CoreDNS add-on as it ships (`tests/data/kubeadm-coredns.yaml`): an operator who
+/// changes only the image to dns-cache's keeps a Deployment whose arguments dns-cache accepts,
+/// a ConfigMap whose Corefile is the one `bins/dns-cache/tests/kubernetes.rs` runs unchanged
+/// (it also checks the probe and metrics ports there), and a `system:coredns` ClusterRole that
+/// grants every call the `kubernetes` plugin's source makes, whatever its options.
+#[test]
+fn kubeadm_coredns_addon_runs_dns_cache_with_only_the_image_changed() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kubeadm-coredns.yaml");
+    let manifests = deploy_check::read_file(&path).unwrap();
+    let mut checked = BTreeSet::new();
+    for manifest in &manifests {
+        match manifest {
+            Manifest::Deployment(deployment) => {
+                let pod = deployment
+                    .spec
+                    .as_ref()
+                    .unwrap()
+                    .template
+                    .spec
+                    .as_ref()
+                    .unwrap();
+                let mut container = pod.containers[0].clone();
+                container.image = Some("ghcr.io/kube-node-net/dns-cache:0.1.0".into());
+                let line = command_line(&container);
+                if let Err(error) = dns_cache::cli::Cli::try_parse_coredns(&line) {
+                    panic!("{line:?} refused:\n{error}");
+                }
+                let probes: Vec<(String, &IntOrString)> =
+                    [&container.liveness_probe, &container.readiness_probe]
+                        .into_iter()
+                        .map(|probe| {
+                            let get = probe.as_ref().unwrap().http_get.as_ref().unwrap();
+                            (get.path.clone().unwrap(), &get.port)
+                        })
+                        .collect();
+                let named_port = |name: &str| IntOrString::String(name.into());
+                assert_eq!(
+                    probes,
+                    [
+                        ("/health".to_owned(), &named_port("liveness-probe")),
+                        ("/ready".to_owned(), &named_port("readiness-probe"))
+                    ]
+                );
+                // The named ports: health's and ready's defaults, prometheus's `:9153`.
+                let ports: Vec<(Option<&str>, i32)> = container
+                    .ports
+                    .iter()
+                    .flatten()
+                    .map(|p| (p.name.as_deref(), p.container_port))
+                    .collect();
+                for port in [
+                    (Some("liveness-probe"), 8080),
+                    (Some("readiness-probe"), 8181),
+                    (Some("metrics"), 9153),
+                ] {
+                    assert!(ports.contains(&port), "{port:?} in {ports:?}");
+                }
+                checked.insert("Deployment");
+            }
+            Manifest::ConfigMap(map) => {
+                let corefile = map.data.as_ref().unwrap().get("Corefile").unwrap();
+                assert_eq!(
+                    corefile,
+                    include_str!(
+                        "../../../testdata/corefile/k8s-kubernetes-cmd-kubeadm-app-phases-addons-dns-manifests-go-rendered.Corefile"
+                    )
+                );
+                checked.insert("ConfigMap");
+            }
+            Manifest::ClusterRole(role) => {
+                let granted = granted(role.rules.as_deref().unwrap_or_default());
+                let needed = named(api_calls(dns_cache::plugin::kubernetes::KINDS, false));
+                let missing: Vec<_> = needed.difference(&granted).collect();
+                assert!(missing.is_empty(), "system:coredns lacks {missing:?}");
+                checked.insert("ClusterRole");
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(checked.len(), 3, "{checked:?}");
 }

@@ -43,6 +43,16 @@ use objects::{Origin, Shared};
 use options::{KubernetesConfig, PodMode};
 use upstream::{Targets, Upstream};
 
+/// Every kind of object the plugin may read: EndpointSlices unless `noendpoints`, Pods only
+/// with `pods verified` (the API calls of the source, and so the RBAC the plugin needs, follow
+/// from it: `cluster_state::api_calls`).
+pub const KINDS: &[cluster_state::Kind] = &[
+    cluster_state::Kind::Service,
+    cluster_state::Kind::Namespace,
+    cluster_state::Kind::EndpointSlice,
+    cluster_state::Kind::Pod,
+];
+
 /// The default TTL of answers (CoreDNS's `defaultTTL`).
 const DEFAULT_TTL: u32 = 5;
 /// How long start-up waits for the objects by default (CoreDNS's `startupTimeout`).

@@ -156,13 +156,15 @@ pub(super) fn watch(
     shared: Arc<Shared>,
 ) -> oneshot::Sender<()> {
     let (stop, stopped) = oneshot::channel();
-    let mut kinds = vec![Kind::Service, Kind::Namespace];
-    if selection.endpoints {
-        kinds.push(Kind::EndpointSlice);
-    }
-    if selection.pods {
-        kinds.push(Kind::Pod);
-    }
+    let kinds = super::KINDS
+        .iter()
+        .copied()
+        .filter(|kind| match kind {
+            Kind::EndpointSlice => selection.endpoints,
+            Kind::Pod => selection.pods,
+            _ => true,
+        })
+        .collect();
     tokio::spawn(run(origin, kinds, selection, shared, stopped));
     stop
 }
