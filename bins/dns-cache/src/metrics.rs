@@ -31,6 +31,11 @@ fn size_histogram() -> Histogram {
     ])
 }
 
+/// From 1 ms to about 17 minutes (CoreDNS's `ExponentialBuckets(0.001, 2, 20)`).
+fn programming_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 20))
+}
+
 fn proxy_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.00025, 2.0, 16))
 }
@@ -94,6 +99,8 @@ pub struct Metrics {
     pub health_failures: Counter,
     /// `coredns_panics_total`.
     pub panics: Counter,
+    /// `coredns_kubernetes_dns_programming_duration_seconds{service_kind}`.
+    pub kubernetes_dns_programming: Histograms,
 }
 
 impl Metrics {
@@ -129,6 +136,7 @@ impl Metrics {
             health_duration: duration_histogram(),
             health_failures: Counter::default(),
             panics: Counter::default(),
+            kubernetes_dns_programming: Histograms::new_with_constructor(programming_histogram),
         };
         let build_info = Gauges::default();
         build_info
@@ -263,6 +271,11 @@ impl Metrics {
                 "coredns_health_request_duration_seconds",
                 "Histogram of the time (in seconds) each request took.",
                 m.health_duration.clone(),
+            );
+            r.register(
+                "coredns_kubernetes_dns_programming_duration_seconds",
+                "Histogram of the time (in seconds) it took to program a dns instance.",
+                m.kubernetes_dns_programming.clone(),
             );
             r.register(
                 "coredns_health_request_failures",

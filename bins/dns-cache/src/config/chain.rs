@@ -138,7 +138,7 @@ pub(super) fn hosts(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
 /// first start up to its `startup_timeout`.
 pub(super) fn kubernetes(setup: &mut Setup<'_>) -> Result<(), ConfigError> {
     if let Some(config) = setup.config::<KubernetesConfig>()? {
-        let plugin = Kubernetes::new(&config, setup.zones, setup.listen)?;
+        let plugin = Kubernetes::new(&config, setup.zones, setup.listen, setup.metrics)?;
         setup.chain.wait_at_startup(plugin.startup_timeout());
         setup.add(Arc::new(plugin));
     }

@@ -11,6 +11,7 @@
 //! - `records.rs`: the records of each query type (`plugin/backend_lookup.go`);
 //! - `upstream.rs`: ExternalName targets outside the zones, resolved through the server;
 //! - `memo.rs`: the replies already built from the current index, replayed;
+//! - `programming.rs`: the DNS programming latency of EndpointSlice changes (a metric);
 //! - `objects.rs`: the `cluster-state` source behind the index, and readiness.
 
 mod index;
@@ -19,6 +20,7 @@ mod memo;
 mod name;
 mod objects;
 pub mod options;
+mod programming;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -32,6 +34,7 @@ use corefile::dispenser::PluginError;
 use dns_wire::{Name, OwnedMessage, OwnedRecord, Rcode, Type};
 use tokio::sync::oneshot;
 
+use crate::metrics::Metrics;
 use crate::plugin::SubQuery;
 use crate::query::names::{LowerName, Zone, in_any};
 use crate::query::reply::reply_to;
@@ -104,11 +107,13 @@ pub struct Kubernetes {
 
 impl Kubernetes {
     /// The plugin of a block serving `block_zones` on `listen`; starts reading objects in
-    /// the background (inside a tokio runtime). Options parsed but not served are named.
+    /// the background (inside a tokio runtime), recording into `metrics`. Options parsed but
+    /// not served are named.
     pub fn new(
         config: &KubernetesConfig,
         block_zones: &[String],
         listen: SocketAddr,
+        metrics: &Arc<Metrics>,
     ) -> Result<Self, PluginError> {
         let refuse = |message: String| PluginError {
             plugin: "kubernetes",
@@ -173,7 +178,7 @@ impl Kubernetes {
             config.tls.as_ref(),
         );
         let shared = Arc::new(Shared::default());
-        let watch = objects::watch(origin, selection, Arc::clone(&shared));
+        let watch = objects::watch(origin, selection, Arc::clone(&shared), Arc::clone(metrics));
         Ok(Self {
             zones,
             fallthrough,

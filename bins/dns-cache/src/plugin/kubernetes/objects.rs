@@ -10,13 +10,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
+use cluster_state::k8s::jiff::Timestamp;
 use cluster_state::kube::config::{KubeConfigOptions, Kubeconfig};
 use cluster_state::kube::{Client, Config};
-use cluster_state::{Kind, Source, SourceError};
+use cluster_state::{Kind, Snapshot, Source, SourceError};
 use tokio::sync::oneshot;
 
 use super::index::{Index, Selection};
 use super::memo::Memo;
+use super::programming;
+use crate::metrics::Metrics;
 
 /// How long the manifest folder must be quiet before a change is read.
 const MANIFEST_DEBOUNCE: Duration = Duration::from_millis(200);
@@ -154,6 +157,7 @@ pub(super) fn watch(
     origin: Origin,
     selection: Selection,
     shared: Arc<Shared>,
+    metrics: Arc<Metrics>,
 ) -> oneshot::Sender<()> {
     let (stop, stopped) = oneshot::channel();
     let kinds = super::KINDS
@@ -165,7 +169,7 @@ pub(super) fn watch(
             _ => true,
         })
         .collect();
-    tokio::spawn(run(origin, kinds, selection, shared, stopped));
+    tokio::spawn(run(origin, kinds, selection, shared, metrics, stopped));
     stop
 }
 
@@ -174,6 +178,7 @@ async fn run(
     kinds: Vec<Kind>,
     selection: Selection,
     shared: Arc<Shared>,
+    metrics: Arc<Metrics>,
     mut stopped: oneshot::Receiver<()>,
 ) {
     let source = loop {
@@ -193,14 +198,16 @@ async fn run(
         }
     };
     let mut snapshots = source.snapshots();
+    // The snapshot of the index being served, for the programming latency of the next.
+    let mut served: Option<Arc<Snapshot>> = None;
     loop {
         let snapshot = Arc::clone(&snapshots.borrow_and_update());
         let revision = snapshot.revision;
         if revision > 0 {
             // About a second for 10,000 Services: off the runtime's workers, which serve the
             // queries meanwhile (from the previous index).
-            let chosen = selection.clone();
-            let built = tokio::task::spawn_blocking(move || Index::build(&snapshot, &chosen));
+            let (chosen, building) = (selection.clone(), Arc::clone(&snapshot));
+            let built = tokio::task::spawn_blocking(move || Index::build(&building, &chosen));
             let built = tokio::select! {
                 built = built => built,
                 _ = &mut stopped => return,
@@ -213,6 +220,8 @@ async fn run(
                         "objects of revision {revision}: {services} Services, {slices} EndpointSlices, {addresses} ready addresses"
                     );
                     shared.publish(index);
+                    programming::record(&metrics, served.as_deref(), &snapshot, Timestamp::now());
+                    served = Some(snapshot);
                 }
                 // The previous index keeps answering; the next snapshot is built again.
                 Err(error) => {

@@ -23,6 +23,7 @@ use super::memo::CAPACITY;
 use super::objects::Shared;
 use super::options::PodMode;
 use super::{Answered, Kubernetes, Served};
+use crate::metrics::Metrics;
 use crate::plugin::SubQuery;
 use crate::query::names::Zone;
 use crate::query::reply::scrub;
@@ -698,7 +699,7 @@ fn a_non_reverse_zone_is_required() {
         ..Default::default()
     };
     let listen = "127.0.0.1:53".parse().unwrap();
-    let Err(error) = Kubernetes::new(&config, &[], listen) else {
+    let Err(error) = Kubernetes::new(&config, &[], listen, &Arc::new(Metrics::new())) else {
         panic!("accepted reverse zones only");
     };
     assert_eq!(
