@@ -188,7 +188,7 @@ impl Chain {
             return self.walk(self.plugins.len(), &mut query, out);
         };
         let serve = plugin.resume(&mut query, looked_up, out);
-        match self.step(wait.at, serve, &mut query, out) {
+        match self.step(wait.at, &**plugin, serve, &mut query, out) {
             Some(step) => step,
             None => self.walk(wait.at + 1, &mut query, out),
         }
@@ -202,7 +202,7 @@ impl Chain {
         for (at, plugin) in below.iter().enumerate() {
             out.clear();
             let serve = plugin.serve(query, out);
-            if let Some(step) = self.step(from + at, serve, query, out) {
+            if let Some(step) = self.step(from + at, &**plugin, serve, query, out) {
                 return step;
             }
         }
@@ -212,21 +212,22 @@ impl Chain {
         Step::Done
     }
 
-    /// What the plugin at `at` said with `serve`: `None` to go on down; otherwise the
-    /// wait, or the way back (leaving the reply in `out`).
-    #[inline]
+    /// What `plugin`, at `at`, said with `serve`: `None` to go on down; otherwise
+    /// the wait, or the way back (leaving the reply in `out`). Inlined into the walk: a
+    /// cache hit goes through here.
+    #[inline(always)]
     fn step(
         self: &Arc<Self>,
         at: usize,
+        plugin: &dyn Plugin,
         serve: Serve,
         query: &mut Query<'_, '_>,
         out: &mut Vec<u8>,
     ) -> Option<Step> {
-        let name = || self.plugins.get(at).map_or("", |p| p.name());
         let reply = match serve {
             Serve::Next => return None,
-            Serve::Answer => Reply::raw(name()),
-            Serve::Written => Reply::written(name()),
+            Serve::Answer => Reply::raw(plugin.name()),
+            Serve::Written => Reply::written(plugin.name()),
             Serve::Failed(failure) => Reply::failed(failure),
             Serve::Wait => return Some(self.wait(at, query, Vec::new())),
             Serve::Lookup(lookups) => return Some(self.wait(at, query, lookups)),
