@@ -1,5 +1,6 @@
 //! The real `nft` accepts what we generate: in a private network namespace, every transaction
-//! of a sequence of syncs (full, IPv4 and IPv6, unchanged, one endpoint moved, a Service gone,
+//! of a sequence of syncs (full, IPv4 and IPv6, local traffic told by CIDR or by interface,
+//! unchanged, one endpoint moved, a Service gone,
 //! its chains deleted later) passes `nft -c -f -` and is then applied with `nft -f -`, so the
 //! next one is checked against the table the kernel really holds. Runs as root with `ip` and
 //! `nft` (Debian packages `iproute2`, `nftables`); prints `skipped: ...` otherwise.
@@ -17,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{fake_options_v4, fake_options_v6, many, overall};
+use iptables_model::kube::{InterfaceName, LocalDetector};
 use netns::Namespace;
 use nftables_model::Transaction;
 use nftables_model::kube::{NftOptions, Proxier};
@@ -166,7 +168,21 @@ fn nft_accepts_every_generated_transaction() {
         println!("skipped: {why}");
         return;
     }
-    for (family, options) in [("v4", fake_options_v4()), ("v6", fake_options_v6())] {
+    // Traffic from local pods told by interface: kube-proxy's bare `iifname veth*`, and a
+    // name nft can only read quoted.
+    let mut by_prefix = fake_options_v4();
+    by_prefix.proxy.local_detector =
+        LocalDetector::InterfaceNamePrefix(InterfaceName::prefix("veth").unwrap());
+    let mut by_bridge = fake_options_v6();
+    by_bridge.proxy.local_detector =
+        LocalDetector::BridgeInterface(InterfaceName::new("br@0").unwrap());
+    let runs = [
+        ("v4", fake_options_v4()),
+        ("v6", fake_options_v6()),
+        ("v4-prefix", by_prefix),
+        ("v6-bridge", by_bridge),
+    ];
+    for (family, options) in runs {
         let ns = match Namespace::add(format!("nftm-{}-{family}", std::process::id())) {
             Ok(ns) => ns,
             Err(e) => {

@@ -51,7 +51,7 @@ pub(crate) enum Item {
     MarkTest { mask: u32, zero: bool },
     /// `mark set mark or|xor VALUE`.
     MarkSet { xor: bool, value: u32 },
-    /// `iifname [!=] "NAME"` (a trailing `*` matches a prefix).
+    /// `iifname [!=] NAME`, the name bare or quoted (a trailing `*` matches a prefix).
     Interface { negated: bool, name: String },
     /// `FIELD . FIELD ... vmap @MAP`: the verdict of the element with the packet's key.
     Vmap { key: Vec<Field>, map: Name },
@@ -326,11 +326,13 @@ pub(crate) fn read(text: &str) -> Result<Vec<Item>, Unreadable> {
                 if negated {
                     words.next();
                 }
-                let quoted = words.next().ok_or("an interface name is missing")?;
-                let name = quoted
-                    .strip_prefix('"')
-                    .and_then(|n| n.strip_suffix('"'))
-                    .ok_or_else(|| alloc::format!("{quoted:?} is not a quoted name"))?;
+                let word = words.next().ok_or("an interface name is missing")?;
+                let name = match word.strip_prefix('"') {
+                    Some(quoted) => quoted
+                        .strip_suffix('"')
+                        .ok_or_else(|| alloc::format!("{word:?} is not a quoted name"))?,
+                    None => word,
+                };
                 Item::Interface {
                     negated,
                     name: name.into(),
@@ -388,6 +390,7 @@ mod tests {
             "fib saddr type local jump mark-for-masquerade",
             "ct state new jump firewall-check",
             "iifname \"eth0\" goto x",
+            "iifname != veth* goto x",
             "ip daddr @cluster-ips reject",
         ];
         for rule in rules {
