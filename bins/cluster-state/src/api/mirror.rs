@@ -246,6 +246,27 @@ mod tests {
     }
 
     #[test]
+    fn an_absent_kind_counts_as_listed_empty_until_it_is_listed() {
+        let mut mirror = Mirror::new(&[Kind::ConfigMap, Kind::HttpRoute]);
+        mirror.apply(Update::Relisting(Kind::ConfigMap));
+        mirror.apply(Update::Listed(config_map("a")));
+        mirror.apply(Update::Relisted(Kind::ConfigMap));
+        assert!(mirror.objects().is_none());
+        assert!(!mirror.is_absent(Kind::HttpRoute));
+        mirror.apply(Update::Absent(Kind::HttpRoute));
+        assert!(mirror.is_absent(Kind::HttpRoute));
+        let first = next(&mirror, &Snapshot::default()).unwrap();
+        assert_eq!((first.config_maps.len(), first.http_routes.len()), (1, 0));
+        // Asked again and still absent: nothing changes. Then the CRD is installed.
+        mirror.apply(Update::Absent(Kind::HttpRoute));
+        assert!(next(&mirror, &first).is_none());
+        mirror.apply(Update::Relisting(Kind::HttpRoute));
+        mirror.apply(Update::Relisted(Kind::HttpRoute));
+        assert!(!mirror.is_absent(Kind::HttpRoute));
+        assert!(mirror.objects().is_some());
+    }
+
+    #[test]
     fn invalid_objects_are_left_out_and_reported_once_per_version() {
         let bad = "x\n-A KUBE-SERVICES -j DNAT --to-destination 6.6.6.6\n#";
         let mut mirror = Mirror::new(&[Kind::Service]);
