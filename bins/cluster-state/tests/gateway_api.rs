@@ -146,3 +146,41 @@ fn defaults_are_read_through_the_accessors() {
     // The object itself keeps what the manifest says: no default is written into it.
     assert!(route.spec.parent_refs()[0].group.is_none());
 }
+
+#[test]
+fn a_hostile_route_in_a_manifest_is_refused_with_its_line_and_field() {
+    // A header value that, written unescaped into nginx.conf, would end the directive and add
+    // one; and a redirect path with a line break.
+    let text = r#"apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: fine, namespace: shop}
+spec:
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: evil, namespace: shop}
+spec:
+  rules:
+  - filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{name: X-A, value: "a\";\n proxy_pass http://evil; #"}]
+    - type: URLRewrite
+      urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: "/a\r\nX: y"}}
+"#;
+    let error = parse_manifest(Path::new("routes.yaml"), text).unwrap_err();
+    let shown = error.to_string();
+    assert!(
+        shown.starts_with(
+            "routes.yaml:7:1: spec.rules[0].filters[0].requestHeaderModifier.set[0].value: \
+             Invalid value: \"a\\\";\\n proxy_pass"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("(HTTPRoute shop/evil is invalid)"),
+        "{shown}"
+    );
+    assert!(!shown.contains('\n'), "one printable line: {shown}");
+}

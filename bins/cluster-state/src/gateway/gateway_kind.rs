@@ -119,6 +119,15 @@ pub struct AllowedListeners {
     pub namespaces: Option<ListenerNamespaces>,
 }
 
+impl AllowedListeners {
+    /// Which namespaces' ListenerSets may attach listeners, defaulted as the CRD does (`None`:
+    /// no ListenerSet; unlike a listener's `allowedRoutes`, whose default is `Same`).
+    pub fn from(&self) -> &str {
+        let from = self.namespaces.as_ref().and_then(|n| n.from.as_deref());
+        from.unwrap_or("None")
+    }
+}
+
 /// One listener: where the Gateway accepts connections, and for which routes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -208,7 +217,7 @@ pub struct ListenerNamespaces {
 
 impl ListenerNamespaces {
     /// Which namespaces routes may come from, defaulted as the CRD does for a listener's
-    /// `allowedRoutes` (`Same`). (For `allowedListeners` the CRD's default is `None`.)
+    /// `allowedRoutes` (`Same`); for `allowedListeners`, read [`AllowedListeners::from`].
     pub fn from(&self) -> &str {
         self.from.as_deref().unwrap_or("Same")
     }

@@ -93,6 +93,11 @@ pub(in crate::validate) fn validate_gateway(gateway: &Gateway, errors: &mut Erro
     );
     listeners(&spec.listeners, errors);
     addresses(spec, errors);
+    let allowed = spec.allowed_listeners.as_ref();
+    if let Some(from) = allowed.and_then(|a| a.namespaces.as_ref()?.from.as_deref()) {
+        let field = "spec.allowedListeners.namespaces.from";
+        one_of(from, &["All", "Selector", "Same", "None"], field, errors);
+    }
     if let Some(tls) = &spec.tls {
         if let Some(reference) = tls
             .backend

@@ -526,6 +526,10 @@ fn listeners_are_named_bound_once_and_carry_tls_as_their_protocol_allows() {
             "spec.listeners[0].allowedRoutes.kinds[1].kind"
         ]
     );
+    let sets = gateway(json!({"gatewayClassName": "nginx",
+        "listeners": [{"name": "h", "port": 80, "protocol": "HTTP"}],
+        "allowedListeners": {"namespaces": {"from": "Any"}}}));
+    assert_eq!(fields(sets), ["spec.allowedListeners.namespaces.from"]);
     // An implementation's own protocol is a domain-prefixed name.
     let custom = json!({"name": "h", "port": 80, "protocol": "example.com/Quic"});
     assert!(fields(listeners(json!([custom]))).is_empty());
