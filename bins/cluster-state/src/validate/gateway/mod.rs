@@ -265,11 +265,9 @@ fn weight(value: i32, field: &str, errors: &mut Errors) {
     }
 }
 
-/// The header conditions of a match: at most 16, names unique (ignoring case), each well
-/// formed.
+/// The header conditions of a match: at most 16, names unique, each well formed.
 fn header_matches(matches: &[HeaderMatch], path: &str, errors: &mut Errors) {
     at_most(matches, MAX_HEADERS, path, errors);
-    let mut seen = Vec::new();
     for (position, header) in matches.iter().enumerate() {
         let item = index(path, position);
         if let Some(value) = &header.type_ {
@@ -283,12 +281,21 @@ fn header_matches(matches: &[HeaderMatch], path: &str, errors: &mut Errors) {
         header_name(&header.name, &format!("{item}.name"), errors);
         let value_field = format!("{item}.value");
         header_value(&header.value, MAX_HEADER_VALUE_LENGTH, &value_field, errors);
-        let name = header.name.to_ascii_lowercase();
-        if seen.contains(&name) {
+        if duplicate_name(matches, position, |h| &h.name) {
             errors.duplicate(&format!("{item}.name"), &header.name);
         }
-        seen.push(name);
     }
+}
+
+/// Whether the item at `position` of a list keyed by `name` (an `x-kubernetes-list-type: map`
+/// list) repeats an earlier item's key. Keys are compared exactly, as the API server compares
+/// them: header names that differ in case only are allowed (the specification says which of
+/// them counts).
+fn duplicate_name<T>(items: &[T], position: usize, name: impl Fn(&T) -> &String) -> bool {
+    let earlier = items.get(..position).unwrap_or_default();
+    items
+        .get(position)
+        .is_some_and(|item| earlier.iter().any(|other| name(other) == name(item)))
 }
 
 /// A header modifier: at most 16 headers set, added and removed, each name an HTTP token and
@@ -298,17 +305,14 @@ fn header_modifier(modifier: &HeaderModifier, path: &str, errors: &mut Errors) {
         let headers: &[Header] = headers.as_deref().unwrap_or_default();
         let field = format!("{path}.{list}");
         at_most(headers, MAX_HEADERS, &field, errors);
-        let mut seen = Vec::new();
         for (position, header) in headers.iter().enumerate() {
             let item = index(&field, position);
             header_name(&header.name, &format!("{item}.name"), errors);
             let value_field = format!("{item}.value");
             header_value(&header.value, MAX_HEADER_VALUE_LENGTH, &value_field, errors);
-            let name = header.name.to_ascii_lowercase();
-            if seen.contains(&name) {
+            if duplicate_name(headers, position, |h| &h.name) {
                 errors.duplicate(&format!("{item}.name"), &header.name);
             }
-            seen.push(name);
         }
     }
     let remove = modifier.remove.as_deref().unwrap_or_default();
@@ -317,7 +321,7 @@ fn header_modifier(modifier: &HeaderModifier, path: &str, errors: &mut Errors) {
     for (position, name) in remove.iter().enumerate() {
         let item = index(&field, position);
         header_name(name, &item, errors);
-        if remove.get(..position).unwrap_or_default().contains(name) {
+        if duplicate_name(remove, position, |n| n) {
             errors.duplicate(&item, name);
         }
     }

@@ -2,8 +2,8 @@
 //! `…_grpcroutes.yaml`, standard channel, v1.6.1).
 
 use super::{
-    at_most, backend_fields, bounded, filter_fields, filters_once, header_matches, header_modifier,
-    hostname, is_token_char, longer_than, one_of, parent_refs, port, precise_hostname,
+    at_most, backend_fields, bounded, duplicate_name, filter_fields, filters_once, header_matches,
+    header_modifier, hostname, longer_than, one_of, parent_refs, port, precise_hostname,
     request_mirror, section_name, weight,
 };
 use crate::gateway::{
@@ -153,17 +153,9 @@ fn http_match(route_match: &HttpRouteMatch, path: &str, errors: &mut Errors) {
             );
         }
         let name_field = format!("{item}.name");
-        bounded(&param.name, 256, &name_field, errors);
-        if !param.name.chars().all(is_token_char) {
-            let why = "must be letters, digits and !#$%&'*+-.^_`|~";
-            errors.invalid(&name_field, &param.name, why);
-        }
-        if params
-            .get(..position)
-            .unwrap_or_default()
-            .iter()
-            .any(|p| p.name == param.name)
-        {
+        // The CRD gives a parameter name the pattern and length of a header name.
+        super::header_name(&param.name, &name_field, errors);
+        if duplicate_name(params, position, |p| &p.name) {
             errors.duplicate(&name_field, &param.name);
         }
         bounded(

@@ -151,9 +151,13 @@ fn header_and_query_matches_are_tokens_and_field_values() {
         [format!("{at}.headers[0].value")]
     );
     assert_eq!(
-        matches(json!({"headers": [{"name": "X-A", "value": "1"}, {"name": "x-a", "value": "2"}]})),
+        matches(json!({"headers": [{"name": "X-A", "value": "1"}, {"name": "X-A", "value": "2"}]})),
         [format!("{at}.headers[1].name")]
     );
+    // Names differing in case only are distinct keys to the API server; the specification
+    // says which one counts.
+    let cased = json!({"headers": [{"name": "X-A", "value": "1"}, {"name": "x-a", "value": "2"}]});
+    assert!(matches(cased).is_empty());
     assert_eq!(
         matches(json!({"headers": [{"name": "X-A", "value": "1", "type": "Prefix"}]})),
         [format!("{at}.headers[0].type")]
@@ -198,7 +202,7 @@ fn header_modifiers_set_tokens_to_field_values() {
         [format!("{at}.remove[0]"), format!("{at}.remove[2]")]
     );
     assert_eq!(
-        modifier(json!({"set": [{"name": "a", "value": "1"}, {"name": "A", "value": "2"}]})),
+        modifier(json!({"set": [{"name": "a", "value": "1"}, {"name": "a", "value": "2"}]})),
         [format!("{at}.set[1].name")]
     );
     let long = "v".repeat(4097);
