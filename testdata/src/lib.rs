@@ -1,8 +1,8 @@
 //! Where the repository's test corpora are, for the workspace's tests and benchmarks.
 //!
 //! The data lives beside this crate in `testdata/<name>/` (`dns`, `corefile`, `nginx`,
-//! `iptables`; see `testdata/README.md`). A crate whose tests read it takes this crate as a
-//! dev-dependency and asks here instead of building paths itself. Data that is missing makes
+//! `iptables`, `gateway-api`; see `testdata/README.md`). A crate whose tests read it takes this
+//! crate as a dev-dependency and asks here instead of building paths itself. Data that is missing makes
 //! the test fail with the path it looked for: a test never skips because its corpus is absent.
 
 use core::fmt::Display;

@@ -25,6 +25,11 @@ macro_rules! with_kinds {
             Namespace(k8s_openapi::api::core::v1::Namespace) namespaces, cluster;
             Node(k8s_openapi::api::core::v1::Node) nodes, cluster;
             Pod(k8s_openapi::api::core::v1::Pod) pods, namespaced;
+            GatewayClass(crate::gateway::GatewayClass) gateway_classes, cluster;
+            Gateway(crate::gateway::Gateway) gateways, namespaced;
+            HttpRoute(crate::gateway::HttpRoute) http_routes, namespaced;
+            GrpcRoute(crate::gateway::GrpcRoute) grpc_routes, namespaced;
+            ReferenceGrant(crate::gateway::ReferenceGrant) reference_grants, namespaced;
         }
     };
 }
@@ -161,6 +166,14 @@ macro_rules! scope_is_namespaced {
 
 with_kinds!(define_kinds);
 
+impl Kind {
+    /// Whether this kind is served by a CRD that a cluster may not have installed (the Gateway
+    /// API kinds): its absence is not an error.
+    pub fn is_optional(self) -> bool {
+        self.group() == crate::gateway::GROUP
+    }
+}
+
 impl Object {
     /// The object's key in its kind's map.
     pub fn key(&self) -> ObjectRef {
@@ -195,8 +208,24 @@ mod tests {
         let cluster: Vec<_> = Kind::ALL.iter().filter(|k| !k.is_namespaced()).collect();
         assert_eq!(
             cluster,
-            [&Kind::IngressClass, &Kind::Namespace, &Kind::Node]
+            [
+                &Kind::IngressClass,
+                &Kind::Namespace,
+                &Kind::Node,
+                &Kind::GatewayClass
+            ]
         );
+        assert_eq!(
+            Kind::HttpRoute.api_version(),
+            "gateway.networking.k8s.io/v1"
+        );
+        assert_eq!(Kind::HttpRoute.name(), "HTTPRoute");
+        assert_eq!(Kind::GrpcRoute.resource(), "grpcroutes");
+        assert_eq!(
+            Kind::from_name("ReferenceGrant"),
+            Some(Kind::ReferenceGrant)
+        );
+        assert!(Kind::Gateway.is_optional() && !Kind::Ingress.is_optional());
         assert_eq!(
             (Kind::Node.api_version(), Kind::Node.resource()),
             ("v1", "nodes")

@@ -9,6 +9,7 @@ mod events;
 #[cfg(feature = "fake-api")]
 pub mod fake_api;
 mod filter;
+pub mod gateway;
 mod kind;
 mod manifest;
 mod metrics;

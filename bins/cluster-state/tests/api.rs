@@ -39,18 +39,7 @@ fn recorded(name: &str) -> String {
 
 /// Where the API serves the objects of `kind` in every namespace.
 fn collection(kind: Kind) -> String {
-    let plural = match kind {
-        Kind::Service => "services",
-        Kind::EndpointSlice => "endpointslices",
-        Kind::Ingress => "ingresses",
-        Kind::IngressClass => "ingressclasses",
-        Kind::Secret => "secrets",
-        Kind::ConfigMap => "configmaps",
-        Kind::Lease => "leases",
-        Kind::Namespace => "namespaces",
-        Kind::Node => "nodes",
-        Kind::Pod => "pods",
-    };
+    let plural = kind.resource();
     match kind.api_version() {
         "v1" => format!("/api/v1/{plural}"),
         group_version => format!("/apis/{group_version}/{plural}"),
@@ -577,4 +566,69 @@ async fn events_are_files_beside_the_manifests() {
         matches!(invalid, Err(EventError::InvalidName { .. })),
         "{invalid:?}"
     );
+}
+
+#[tokio::test]
+async fn absent_gateway_api_crds_do_not_hold_the_snapshot_back_and_are_picked_up_later() {
+    // The Gateway API kinds' lists answer 404 with the API server's plain-text body (their
+    // CRDs are not installed); HTTPRoutes appear on the second asking.
+    let routes = "/apis/gateway.networking.k8s.io/v1/httproutes";
+    let not_served = Reply {
+        status: 404,
+        body: "404 page not found".to_owned(),
+    };
+    let route_list = serde_json::json!({
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRouteList",
+        "metadata": {"resourceVersion": "9"},
+        "items": [{
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "9"},
+            "spec": {"parentRefs": [{"name": "gateway"}]},
+        }],
+    });
+    let mut script = Script::default();
+    script
+        .list(SERVICES, Reply::ok(recorded("services.list.json")))
+        .list(routes, not_served.clone())
+        .list(routes, Reply::ok(route_list.to_string()));
+    for kind in [
+        Kind::GatewayClass,
+        Kind::Gateway,
+        Kind::GrpcRoute,
+        Kind::ReferenceGrant,
+    ] {
+        script.list(&collection(kind), not_served.clone());
+    }
+    let api = FakeApi::start(script).await.unwrap();
+    let kinds = [
+        Kind::Service,
+        Kind::GatewayClass,
+        Kind::Gateway,
+        Kind::HttpRoute,
+        Kind::GrpcRoute,
+        Kind::ReferenceGrant,
+    ];
+    let source = Source::api(api.client().unwrap(), &kinds);
+    let mut snapshots = source.snapshots();
+
+    let first = wait_for(&mut snapshots, |s| s.revision > 0).await;
+    assert_eq!(first.revision, 1);
+    assert!(!first.services.is_empty(), "the served kinds are there");
+    assert!(first.http_routes.is_empty());
+
+    let later = wait_for(&mut snapshots, |s| !s.http_routes.is_empty()).await;
+    let route = &later.http_routes[&ObjectRef::new("shop", "web")];
+    assert_eq!(route.spec.parent_refs()[0].name, "gateway");
+    assert_eq!(later.services, first.services);
+    let seen = api.seen();
+    let lists = |path: &str| {
+        let path = path.to_owned();
+        seen.iter()
+            .filter(move |r| r.path == path && !r.is_watch())
+            .count()
+    };
+    assert!(lists(routes) >= 2, "asked again");
+    assert!(lists(&collection(Kind::Gateway)) >= 1);
 }

@@ -94,6 +94,33 @@ fn documentation_examples_read_into_the_model() {
     assert_eq!(labels["topology.kubernetes.io/zone"], "us-east-1a");
     let spec = node.spec.as_ref().unwrap();
     assert_eq!(spec.taints.as_ref().unwrap()[0].effect, "NoExecute");
+
+    assert_eq!(objects[10].key(), ObjectRef::cluster("example"));
+    let Object::Gateway(gateway) = &objects[11] else {
+        panic!()
+    };
+    let listener = &gateway.spec.listeners[0];
+    assert_eq!((listener.protocol.as_str(), listener.port), ("HTTP", 80));
+    assert_eq!(listener.allowed_routes().namespaces().from(), "Same");
+    let Object::HttpRoute(route) = &objects[12] else {
+        panic!()
+    };
+    assert_eq!(objects[12].key(), ObjectRef::new("default", "http-app-1"));
+    let rules = route.spec.rules();
+    let path = rules[0].matches()[0].path();
+    assert_eq!((path.match_type(), path.value()), ("PathPrefix", "/bar"));
+    let backend = &rules[1].backend_refs()[0];
+    assert_eq!((backend.kind(), backend.weight()), ("Service", 1));
+    assert_eq!(route.spec.parent_refs()[0].kind(), "Gateway");
+    let Object::GrpcRoute(grpc) = &objects[13] else {
+        panic!()
+    };
+    let method = grpc.spec.rules()[0].matches()[0].method.as_ref().unwrap();
+    assert_eq!(method.service.as_deref(), Some("com.example.User"));
+    let Object::ReferenceGrant(grant) = &objects[14] else {
+        panic!()
+    };
+    assert_eq!(grant.spec.from[0].namespace, "prod");
 }
 
 #[test]

@@ -23,6 +23,8 @@ pub(crate) enum Update {
     Applied(Object),
     /// An object was deleted.
     Deleted(Kind, ObjectRef),
+    /// The API server does not serve `kind` (its CRD is not installed): it has no objects.
+    Absent(Kind),
 }
 
 /// An object left out because it is invalid, reported for the first time in this version.
@@ -56,6 +58,8 @@ pub(crate) struct Mirror {
     invalid: BTreeMap<(Kind, ObjectRef), Version>,
     /// The invalid objects of each list in progress: those not in it are forgotten with it.
     listed_invalid: BTreeMap<Kind, BTreeSet<ObjectRef>>,
+    /// The kinds the API server does not serve, since it last said so.
+    absent: BTreeSet<Kind>,
 }
 
 impl Mirror {
@@ -67,6 +71,7 @@ impl Mirror {
             unlisted: kinds.iter().copied().collect(),
             invalid: BTreeMap::new(),
             listed_invalid: BTreeMap::new(),
+            absent: BTreeSet::new(),
         }
     }
 
@@ -89,6 +94,7 @@ impl Mirror {
                 }
             }
             Update::Relisted(kind) => {
+                self.absent.remove(&kind);
                 self.objects.clear(kind);
                 for object in self.lists.remove(&kind).unwrap_or_default() {
                     self.objects.insert(object);
@@ -109,8 +115,21 @@ impl Mirror {
                 self.invalid.remove(&(kind, key.clone()));
                 self.objects.remove(kind, &key);
             }
+            Update::Absent(kind) => {
+                self.absent.insert(kind);
+                self.lists.remove(&kind);
+                self.listed_invalid.remove(&kind);
+                self.objects.clear(kind);
+                self.invalid.retain(|(of, _), _| *of != kind);
+                self.unlisted.remove(&kind);
+            }
         }
         None
+    }
+
+    /// Whether the API server said last that it does not serve `kind`.
+    pub(crate) fn is_absent(&self, kind: Kind) -> bool {
+        self.absent.contains(&kind)
     }
 
     /// Validates `object`, recording it as invalid if it is.
@@ -224,6 +243,27 @@ mod tests {
             ["c"]
         );
         assert_eq!(third.changes.len(), 1);
+    }
+
+    #[test]
+    fn an_absent_kind_counts_as_listed_empty_until_it_is_listed() {
+        let mut mirror = Mirror::new(&[Kind::ConfigMap, Kind::HttpRoute]);
+        mirror.apply(Update::Relisting(Kind::ConfigMap));
+        mirror.apply(Update::Listed(config_map("a")));
+        mirror.apply(Update::Relisted(Kind::ConfigMap));
+        assert!(mirror.objects().is_none());
+        assert!(!mirror.is_absent(Kind::HttpRoute));
+        mirror.apply(Update::Absent(Kind::HttpRoute));
+        assert!(mirror.is_absent(Kind::HttpRoute));
+        let first = next(&mirror, &Snapshot::default()).unwrap();
+        assert_eq!((first.config_maps.len(), first.http_routes.len()), (1, 0));
+        // Asked again and still absent: nothing changes. Then the CRD is installed.
+        mirror.apply(Update::Absent(Kind::HttpRoute));
+        assert!(next(&mirror, &first).is_none());
+        mirror.apply(Update::Relisting(Kind::HttpRoute));
+        mirror.apply(Update::Relisted(Kind::HttpRoute));
+        assert!(!mirror.is_absent(Kind::HttpRoute));
+        assert!(mirror.objects().is_some());
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use futures::StreamExt;
 use futures::stream::{BoxStream, SelectAll};
-use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
@@ -55,6 +55,10 @@ impl ApiSource {
     /// Starts watching `kinds` in every namespace, recording into `metrics`; the first snapshot
     /// is published once each kind has been listed. An object that fails validation is left
     /// out, logged, and with a `reporter`, recorded as a `Warning` event regarding it.
+    ///
+    /// A kind served by a CRD that may be absent ([`Kind::is_optional`]) whose list the API
+    /// server answers with 404 counts as listed and empty (logged once); its watcher keeps
+    /// asking with the backoff below, and picks the kind up when the CRD is installed.
     ///
     /// Each watcher lists, then watches from the list's `resourceVersion` (with bookmarks); when
     /// the watch ends it resumes from the last version seen, and when that version has expired
@@ -177,6 +181,20 @@ async fn mirror(
     while let Some(batch) = batches.next().await {
         for result in batch {
             match result {
+                Ok(Update::Absent(kind)) if !mirror.is_absent(kind) => {
+                    tracing::warn!(
+                        %kind,
+                        "the API server does not serve {}/{} (its CRD is not installed): \
+                         going on without; asking again with backoff",
+                        kind.api_version(),
+                        kind.resource(),
+                    );
+                    mirror.apply(Update::Absent(kind));
+                }
+                Ok(Update::Relisted(kind)) if mirror.is_absent(kind) => {
+                    tracing::info!(%kind, "the API server serves {} now", kind.resource());
+                    mirror.apply(Update::Relisted(kind));
+                }
                 Ok(update) => {
                     if let Some(rejected) = mirror.apply(update) {
                         rejections.report(rejected);
@@ -221,12 +239,26 @@ where
     };
     watcher::watcher(api, config)
         .default_backoff()
-        .map_ok(move |event| match event {
-            Event::Init => Update::Relisting(kind),
-            Event::InitApply(object) => Update::Listed(object.into()),
-            Event::InitDone => Update::Relisted(kind),
-            Event::Apply(object) => Update::Applied(object.into()),
-            Event::Delete(object) => Update::Deleted(kind, ObjectRef::from_meta(object.meta())),
+        .map(move |result| match result {
+            Ok(Event::Init) => Ok(Update::Relisting(kind)),
+            Ok(Event::InitApply(object)) => Ok(Update::Listed(object.into())),
+            Ok(Event::InitDone) => Ok(Update::Relisted(kind)),
+            Ok(Event::Apply(object)) => Ok(Update::Applied(object.into())),
+            Ok(Event::Delete(object)) => {
+                Ok(Update::Deleted(kind, ObjectRef::from_meta(object.meta())))
+            }
+            Err(error) if kind.is_optional() && not_served(&error) => Ok(Update::Absent(kind)),
+            Err(error) => Err(error),
         })
         .boxed()
+}
+
+/// Whether the list failed because the API server does not serve the kind: 404, whose body is
+/// the plain text `404 page not found` when the group or resource is unknown (its CRD is not
+/// installed), so only the code tells (`Status::is_not_found` wants the reason `NotFound`).
+fn not_served(error: &watcher::Error) -> bool {
+    matches!(
+        error,
+        watcher::Error::InitialListFailed(kube::Error::Api(status)) if status.code == 404
+    )
 }

@@ -11,6 +11,7 @@
 mod config;
 mod endpoint_slice;
 mod field;
+mod gateway;
 mod ingress;
 mod ip;
 mod lease;
@@ -45,6 +46,11 @@ pub fn validate(object: &Object) -> Result<(), Invalid> {
         Object::Namespace(namespace) => namespace::validate(namespace, &mut errors),
         Object::Node(node) => node::validate(node, &mut errors),
         Object::Pod(pod) => pod::validate(pod, &mut errors),
+        Object::GatewayClass(class) => gateway::validate_class(class, &mut errors),
+        Object::Gateway(object) => gateway::validate_gateway(object, &mut errors),
+        Object::HttpRoute(route) => gateway::validate_http_route(route, &mut errors),
+        Object::GrpcRoute(route) => gateway::validate_grpc_route(route, &mut errors),
+        Object::ReferenceGrant(grant) => gateway::validate_reference_grant(grant, &mut errors),
     }
     errors.finish()
 }
