@@ -134,8 +134,8 @@ impl AllowedListeners {
 pub struct Listener {
     /// The listener's name, unique in the Gateway; routes name it in `sectionName`.
     pub name: String,
-    /// The host name requests must be for (`*.example.com` for any one label); absent means
-    /// any.
+    /// The host name requests must be for (`*.example.com`: one or more labels in front of
+    /// `example.com`); absent means any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// The port it listens on.

@@ -64,8 +64,8 @@ pub struct HttpRouteSpec {
     /// The Gateways (or listeners) the route attaches to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_refs: Option<Vec<ParentReference>>,
-    /// The host names the route serves (`*.example.com` for any one label), intersected with
-    /// the listeners'; absent or empty means the listeners'.
+    /// The host names the route serves (`*.example.com`: one or more labels in front of
+    /// `example.com`), intersected with the listeners'; absent or empty means the listeners'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hostnames: Option<Vec<String>>,
     /// The rules; absent means one rule matching every path (see [`Self::rules`]).
