@@ -2,6 +2,7 @@
 //! value can change the shape of the line it is written into: object names ([`Name`]) and
 //! comments ([`Comment`]).
 
+use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 
@@ -140,6 +141,13 @@ impl Comment {
     /// The comment's text (without quotes).
     pub fn as_str(&self) -> &str {
         self.0.as_str()
+    }
+
+    /// Appends the comment between its quotes.
+    pub(crate) fn push_quoted(&self, out: &mut String) {
+        out.push('"');
+        out.push_str(self.as_str());
+        out.push('"');
     }
 }
 

@@ -112,7 +112,7 @@ impl RuleText {
     #[must_use]
     pub fn verdict(mut self, verdict: &Verdict) -> Self {
         self.space();
-        let _ = write!(self.0, "{verdict}");
+        verdict.push_to(&mut self.0);
         self
     }
 

@@ -8,11 +8,13 @@
 //! goes, so a partial sync touches only the changed Services: told which they are
 //! ([`Proxier::sync_changed`]), its time follows the change, not the number of Services.
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
+use core::hash::{Hash, Hasher};
 use core::time::Duration;
 
 use hashbrown::{HashMap, HashSet};
@@ -27,7 +29,7 @@ use super::store::{Key, Owner, Stores};
 use crate::element::{Key as ElementKey, Verdict};
 use crate::error::Error;
 use crate::name::Name;
-use crate::transaction::{Op, Transaction};
+use crate::transaction::{Op, Script, Sink, Transaction};
 
 /// How long a stale chain stays flushed before it is deleted.
 const STALE_DELAY: Duration = Duration::from_secs(1);
@@ -57,16 +59,21 @@ impl fmt::Display for Rejected {
 
 impl core::error::Error for Rejected {}
 
-/// What one sync asks of the kernel.
+/// What one sync asks of the kernel: its transaction as [`Op`] values ([`Transaction`],
+/// from [`Proxier::sync`] and [`Proxier::sync_changed`]) or as `nft -f` text ([`Script`],
+/// from [`Proxier::sync_text`] and [`Proxier::sync_changed_text`]), the same operations.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Synced {
+pub struct Synced<T = Transaction> {
     /// Deletes chains stale for long enough; run before [`Synced::transaction`]. If it fails,
     /// say so with [`Proxier::cleanup_failed`]: the chains are deleted later.
     pub cleanup: Option<Transaction>,
     /// The sync.
-    pub transaction: Transaction,
+    pub transaction: T,
     /// Whether the transaction is a full sync.
     pub full: bool,
+    /// Whether the transaction flushes chains no Service uses any more: a sync at least a
+    /// second after it deletes them (in its [`Synced::cleanup`]).
+    pub flushes_stale: bool,
     /// The Services left out.
     pub rejected: Vec<Rejected>,
 }
@@ -111,6 +118,8 @@ pub struct Proxier {
     written: HashMap<Key, Written>,
     /// What the kernel holds if the pending transaction succeeds.
     pending: Option<Pending>,
+    /// The size of the last full sync's text, for the next one's room.
+    full_bytes: usize,
 }
 
 /// The chains and affinity sets Services want, counted, and those whose count fell (or that
@@ -187,21 +196,42 @@ struct Pending {
     deleted_affinity: Vec<Name>,
 }
 
-/// A Service and its EndpointSlices as a sync wrote them, and what they wanted.
+/// A Service and its EndpointSlices as a sync wrote them ([`Encoded`]), and what they
+/// wanted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Written {
     owner: Owner,
-    service: Service,
-    slices: Vec<EndpointSlice>,
+    inputs: Box<[u8]>,
     wanted: Vec<Wanted>,
 }
 
-impl Written {
-    /// Whether `service` with `slices` is what was written.
-    fn is(&self, service: &Service, slices: &[&EndpointSlice]) -> bool {
-        self.service == *service
-            && self.slices.len() == slices.len()
-            && self.slices.iter().zip(slices).all(|(a, b)| a == *b)
+/// A Service and its EndpointSlices as bytes: what their `Hash` implementations feed a
+/// hasher, kept whole instead of hashed. Those are derived for every input type: each field
+/// in order, each string with an end mark, each list with its length, so equal bytes are
+/// equal inputs and unequal inputs give unequal bytes. One buffer instead of a copy of each
+/// string and list of the inputs (a copy kept per Service cost a sync at 10,000 Services a
+/// tenth of its time, in its allocations and their release).
+struct Encoded<'a>(&'a mut Vec<u8>);
+
+impl Encoded<'_> {
+    /// `service` and `slices` encoded into `buffer` (cleared first).
+    fn of<'b>(buffer: &'b mut Vec<u8>, service: &Service, slices: &[&EndpointSlice]) -> &'b [u8] {
+        buffer.clear();
+        let mut encoder = Encoded(buffer);
+        service.hash(&mut encoder);
+        slices.hash(&mut encoder);
+        buffer
+    }
+}
+
+impl Hasher for Encoded<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// Never asked for: the bytes are the result.
+    fn finish(&self) -> u64 {
+        0
     }
 }
 
@@ -226,6 +256,7 @@ impl Proxier {
             owners: Owners::default(),
             written: HashMap::new(),
             pending: None,
+            full_bytes: 0,
         })
     }
 
@@ -281,7 +312,7 @@ impl Proxier {
 
     /// Builds the sync of `services` and `slices` (every Service and slice) at time `now` (any
     /// monotonic clock; it only times stale chains). Call [`Proxier::applied`] with the
-    /// outcome of running it. Each Service is compared with the copy last written; a caller
+    /// outcome of running it. Each Service is compared with what was last written; a caller
     /// that knows which Services changed saves that with [`Proxier::sync_changed`].
     pub fn sync(
         &mut self,
@@ -289,6 +320,26 @@ impl Proxier {
         slices: &[EndpointSlice],
         now: Duration,
     ) -> Synced {
+        self.sync_all(services, slices, now)
+    }
+
+    /// [`Proxier::sync`] with the transaction written as text while it is built, for a caller
+    /// that hands it to `nft -f` (no [`Op`] values are made: the fast way of a full sync).
+    pub fn sync_text(
+        &mut self,
+        services: &[Service],
+        slices: &[EndpointSlice],
+        now: Duration,
+    ) -> Synced<Script> {
+        self.sync_all(services, slices, now)
+    }
+
+    fn sync_all<W: Sink>(
+        &mut self,
+        services: &[Service],
+        slices: &[EndpointSlice],
+        now: Duration,
+    ) -> Synced<W> {
         // Services in (namespace, name) order with their slices.
         let mut by_service: BTreeMap<ServiceKey<'_>, (Option<&Service>, Vec<&EndpointSlice>)> =
             BTreeMap::new();
@@ -323,7 +374,7 @@ impl Proxier {
                 gone.iter()
                     .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
             );
-        self.sync_groups(groups, now)
+        self.sync_groups(groups, services.len(), now)
     }
 
     /// Builds the sync at time `now` when the caller knows which Services changed since the
@@ -339,6 +390,28 @@ impl Proxier {
         changed: &BTreeSet<Key>,
         now: Duration,
     ) -> Synced {
+        self.sync_told(services, slices, changed, now)
+    }
+
+    /// [`Proxier::sync_changed`] with the transaction written as text while it is built, as
+    /// [`Proxier::sync_text`].
+    pub fn sync_changed_text(
+        &mut self,
+        services: &BTreeMap<Key, Service>,
+        slices: &BTreeMap<Key, Vec<EndpointSlice>>,
+        changed: &BTreeSet<Key>,
+        now: Duration,
+    ) -> Synced<Script> {
+        self.sync_told(services, slices, changed, now)
+    }
+
+    fn sync_told<W: Sink>(
+        &mut self,
+        services: &BTreeMap<Key, Service>,
+        slices: &BTreeMap<Key, Vec<EndpointSlice>>,
+        changed: &BTreeSet<Key>,
+        now: Duration,
+    ) -> Synced<W> {
         if self.need_full {
             let gone: Vec<Key> = self
                 .written
@@ -362,7 +435,7 @@ impl Proxier {
                     gone.iter()
                         .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
                 );
-            self.sync_groups(groups, now)
+            self.sync_groups(groups, services.len(), now)
         } else {
             let groups = changed.iter().map(|key| {
                 (
@@ -374,17 +447,19 @@ impl Proxier {
                         .unwrap_or_default(),
                 )
             });
-            self.sync_groups(groups, now)
+            self.sync_groups(groups, changed.len(), now)
         }
     }
 
     /// The sync of `groups`: every Service in a full sync, else at least the changed ones
-    /// (unchanged ones are skipped), and those gone with no Service.
-    fn sync_groups<'a>(
+    /// (unchanged ones are skipped), and those gone with no Service; `services` is about how
+    /// many Services there are.
+    fn sync_groups<'a, W: Sink>(
         &mut self,
         groups: impl Iterator<Item = Group<'a>>,
+        services: usize,
         now: Duration,
-    ) -> Synced {
+    ) -> Synced<W> {
         let family = self.options.family();
         let full = self.need_full;
 
@@ -401,19 +476,37 @@ impl Proxier {
             cleanup.push(Op::DeleteChain(name));
         }
 
-        let mut tx = Transaction::new(family, table());
+        // Room for the text of a full sync as large as the last (or of about 2 KB per
+        // Service, a Service with 3 endpoints taking 1.9 KB), so that it grows once.
+        let room = if full {
+            self.full_bytes.max(services.saturating_mul(2048))
+        } else {
+            0
+        };
+        let mut tx = W::empty(family, table(), room);
         if full {
             setup(&mut tx, &self.options, !self.flushed, &mut self.stores);
             self.flushed = true;
-            self.owners = Owners::default();
+            // Emptied, their room kept: a full sync wants about as much as the last.
+            self.owners.chains.clear();
+            self.owners.affinity.clear();
+            self.owners.unsettled_chains.clear();
+            self.owners.unsettled_affinity.clear();
+            self.written.reserve(services);
         }
 
         let local = matches(&self.options.proxy.local_detector, family)
             .ok()
             .flatten();
-        let mut created = HashSet::new();
+        // Room for every chain of a full sync (as many as the last, or about 4 per Service).
+        let mut created = HashSet::with_capacity(if full {
+            self.chains.len().max(services.saturating_mul(4))
+        } else {
+            0
+        });
         let mut added_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
+        let mut encoded = Vec::new();
         let mut ctx = Context {
             family,
             masquerade_all: self.options.proxy.masquerade_all,
@@ -430,7 +523,8 @@ impl Proxier {
         for ((ns, name), service, own_slices) in groups {
             let key = Borrowed(ns, name);
             let previous = self.written.get(&key);
-            let unchanged = previous.is_some_and(|w| service.is_some_and(|s| w.is(s, &own_slices)));
+            let inputs = service.map(|s| Encoded::of(&mut encoded, s, &own_slices));
+            let unchanged = previous.is_some_and(|w| inputs.is_some_and(|i| *w.inputs == *i));
             if unchanged && !full {
                 continue;
             }
@@ -477,8 +571,7 @@ impl Proxier {
             } else {
                 let copy = Written {
                     owner: Arc::clone(&owner),
-                    service: service.clone(),
-                    slices: own_slices.iter().map(|e| (*e).clone()).collect(),
+                    inputs: Box::from(inputs.unwrap_or_default()),
                     wanted,
                 };
                 self.written.insert(Key::clone(&owner), copy);
@@ -486,6 +579,7 @@ impl Proxier {
         }
 
         // Chains no Service wants: flushed now, deleted a second later.
+        let mut flushes_stale = false;
         let candidates: BTreeSet<Name> = if full {
             self.owners.unsettled_chains.clear();
             self.chains.clone()
@@ -500,6 +594,7 @@ impl Proxier {
             } else if self.chains.contains(&chain) {
                 tx.push(Op::FlushChain(chain.clone()));
                 self.stale.insert(chain, now);
+                flushes_stale = true;
             }
         }
         let candidates: BTreeSet<Name> = if full {
@@ -524,10 +619,14 @@ impl Proxier {
             added_affinity,
             deleted_affinity,
         });
+        if full {
+            self.full_bytes = tx.bytes();
+        }
         Synced {
             cleanup: (!cleanup.is_empty()).then_some(cleanup),
             transaction: tx,
             full,
+            flushes_stale,
             rejected,
         }
     }

@@ -20,8 +20,8 @@ use crate::element::{Atom, Element, Key, Verdict};
 use crate::error::Error;
 use crate::name::{Comment, Name};
 use crate::object::{Container, Family, SetFlag};
-use crate::rule::{Rule, RuleText};
-use crate::transaction::{Op, Transaction};
+use crate::rule::RuleText;
+use crate::transaction::{Op, Sink};
 
 /// The names a port's objects use, checked before anything of its Service is written.
 #[derive(Clone, Debug)]
@@ -89,13 +89,13 @@ pub(crate) enum Wanted {
 }
 
 /// What a sync shares across ports.
-pub(crate) struct Context<'a> {
+pub(crate) struct Context<'a, W> {
     pub(crate) family: Family,
     pub(crate) masquerade_all: bool,
     pub(crate) node_ip: IpAddr,
     /// The local-traffic matches: (from a local pod, from elsewhere).
     pub(crate) local: Option<&'a (RuleText, RuleText)>,
-    pub(crate) tx: &'a mut Transaction,
+    pub(crate) tx: &'a mut W,
     /// The chains this transaction adds (each once).
     pub(crate) created: &'a mut HashSet<Name>,
     /// What the Service being written wants.
@@ -132,7 +132,7 @@ fn element(container: &'static str, key: Key, value: Option<Verdict>) -> Element
     }
 }
 
-impl Context<'_> {
+impl<W: Sink> Context<'_, W> {
     fn ensure(&mut self, chain: &Name) {
         ensure_chain(self.tx, self.created, chain);
         self.wanted.push(Wanted::Chain(chain.clone()));
@@ -144,9 +144,7 @@ impl Context<'_> {
     }
 
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<&'static str>) {
-        let mut rule = Rule::new(chain.clone(), text);
-        rule.comment = comment.map(Comment::trusted);
-        self.tx.push(Op::AddRule(rule));
+        self.tx.add_rule(chain, text, comment.map(Comment::trusted));
     }
 
     /// Writes one port, noting in [`Context::wanted`] what it wants.

@@ -7,7 +7,6 @@
 //! unknown (a new proxier told nothing, or after a failed transaction) does it flush the
 //! set or map and write every element.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -16,7 +15,7 @@ use hashbrown::HashMap;
 
 use crate::element::{Element, Key as ElementKey, Verdict};
 use crate::name::Name;
-use crate::transaction::{Op, Transaction};
+use crate::transaction::{Op, Sink};
 
 /// A Service, by namespace and name.
 pub(crate) type Key = (String, String);
@@ -63,7 +62,7 @@ impl Store {
     /// Starts a full sync: every element the kernel is known to hold is kept, wanted by no
     /// Service until the sync wants it again (the rest are deleted when it settles); when
     /// that is not known, the set or map is flushed.
-    pub(crate) fn read_or_reset(&mut self, tx: &mut Transaction) {
+    pub(crate) fn read_or_reset(&mut self, tx: &mut impl Sink) {
         self.dirty.clear();
         if self.known {
             self.elements.retain(|_, entry| entry.written.is_some());
@@ -132,7 +131,7 @@ impl Store {
 
     /// Writes what changed for the keys whose owners changed: an element no Service wants is
     /// deleted, a new one added, one whose value changed deleted and added again.
-    pub(crate) fn settle(&mut self, tx: &mut Transaction) {
+    pub(crate) fn settle(&mut self, tx: &mut impl Sink) {
         let mut dirty = core::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         dirty.dedup();
@@ -142,12 +141,12 @@ impl Store {
             };
             let Some((_, element)) = entry.owners.last() else {
                 if entry.written.is_some() {
-                    tx.push(Op::DeleteElement(Box::new(Element {
+                    tx.delete_element(&Element {
                         container: self.name.clone(),
                         key,
                         value: None,
                         comment: None,
-                    })));
+                    });
                 }
                 self.elements.remove(&key);
                 continue;
@@ -155,10 +154,10 @@ impl Store {
             match &entry.written {
                 Some(value) if *value == element.value => {}
                 Some(_) => {
-                    tx.push(Op::DeleteElement(Box::new(element.clone())));
-                    tx.push(Op::AddElement(Box::new(element.clone())));
+                    tx.delete_element(element);
+                    tx.add_element(element);
                 }
-                None => tx.push(Op::AddElement(Box::new(element.clone()))),
+                None => tx.add_element(element),
             }
             entry.written = Some(element.value.clone());
         }
