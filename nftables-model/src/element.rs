@@ -3,6 +3,7 @@
 
 use alloc::string::String;
 use core::fmt;
+use core::hash::{Hash, Hasher};
 use core::net::IpAddr;
 
 use iptables_model::kube::Protocol;
@@ -45,7 +46,7 @@ pub const MAX_ATOMS: usize = 3;
 
 /// An element key: one atom per key type of its set or map, held inline (a key is copied
 /// into the proxier's indexes and into each operation that names it).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Key {
     /// The atoms; those past `len` are always [`Key::FILLER`], so equal keys are equal arrays.
     atoms: [Atom; MAX_ATOMS],
@@ -112,6 +113,48 @@ impl core::ops::Deref for Key {
 
     fn deref(&self) -> &[Atom] {
         self.as_slice()
+    }
+}
+
+/// Keys hash as one write of their atoms' bytes (a derived hash writes each part of each
+/// atom on its own, and a sync hashes the key of every element it wants).
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // A tag per atom, then its bytes: tags tell the lengths, so the bytes of unequal
+        // keys differ.
+        let mut bytes = [0u8; MAX_ATOMS * 17];
+        let mut len = 0;
+        let mut put = |part: &[u8]| {
+            if let Some(slot) = bytes.get_mut(len..len + part.len()) {
+                slot.copy_from_slice(part);
+            }
+            len += part.len();
+        };
+        for atom in self.as_slice() {
+            match *atom {
+                Atom::Ip(IpAddr::V4(ip)) => {
+                    put(&[0]);
+                    put(&ip.octets());
+                }
+                Atom::Ip(IpAddr::V6(ip)) => {
+                    put(&[1]);
+                    put(&ip.octets());
+                }
+                Atom::Protocol(p) => put(&[
+                    2,
+                    match p {
+                        Protocol::Tcp => 0,
+                        Protocol::Udp => 1,
+                        Protocol::Sctp => 2,
+                    },
+                ]),
+                Atom::Port(port) => {
+                    put(&[3]);
+                    put(&port.to_be_bytes());
+                }
+            }
+        }
+        state.write(bytes.get(..len).unwrap_or(&bytes));
     }
 }
 

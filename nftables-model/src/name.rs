@@ -64,6 +64,12 @@ impl fmt::Debug for Text {
     }
 }
 
+/// Whether `byte` may be in a name (after its first byte, which is also not a digit, `/` or
+/// `-`).
+pub(crate) const fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'-' | b'_' | b'.')
+}
+
 /// The name of a table, chain, set or map: nft's identifier syntax, so it is written bare.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Name(Text);
@@ -80,14 +86,19 @@ impl Name {
         let first_ok = bytes
             .first()
             .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'));
-        let rest_ok = bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.'));
+        let rest_ok = bytes.iter().copied().all(is_name_byte);
         if first_ok && rest_ok && bytes.len() <= MAX_NAME {
             Ok(Self(Text::Shared(text.into())))
         } else {
             Err(Error::Name(text.into()))
         }
+    }
+
+    /// `text`, which its caller made of parts known to be valid in a name and in a valid
+    /// order (a per-service name: a prefix, a hash and checked text).
+    pub(crate) fn checked(text: &str) -> Self {
+        debug_assert!(Self::new(text).is_ok(), "{text}");
+        Self(Text::Shared(text.into()))
     }
 
     /// One of this crate's constant names, known to be valid (a test checks each).

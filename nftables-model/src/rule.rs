@@ -24,6 +24,18 @@ impl RuleText {
         Self(String::with_capacity(96))
     }
 
+    /// An empty rule text in `buffer` (emptied), lent by a sink that keeps one for the next.
+    pub(crate) fn in_buffer(mut buffer: String) -> Self {
+        buffer.clear();
+        buffer.reserve(96);
+        Self(buffer)
+    }
+
+    /// The buffer, to lend again.
+    pub(crate) fn into_buffer(self) -> String {
+        self.0
+    }
+
     fn space(&mut self) {
         if !self.0.is_empty() {
             self.0.push(' ');

@@ -211,6 +211,8 @@ pub(crate) trait Sink {
     fn bytes(&self) -> usize;
     /// `add chain` of a regular chain without a comment, then `flush chain`.
     fn add_and_flush_chain(&mut self, chain: &Name);
+    /// An empty rule text for [`Sink::add_rule`].
+    fn rule_text(&mut self) -> RuleText;
     /// `add rule`.
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<Comment>);
     /// `add element`.
@@ -237,6 +239,10 @@ impl Sink for Transaction {
         self.ops.push(Op::FlushChain(chain.clone()));
     }
 
+    fn rule_text(&mut self) -> RuleText {
+        RuleText::new()
+    }
+
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<Comment>) {
         let mut rule = Rule::new(chain.clone(), text);
         rule.comment = comment;
@@ -261,6 +267,8 @@ pub struct Script {
     table: Name,
     text: String,
     len: usize,
+    /// The buffer of the last rule text written, lent to the next ([`Sink::rule_text`]).
+    spare: String,
 }
 
 impl Script {
@@ -271,6 +279,7 @@ impl Script {
             table,
             text: String::new(),
             len: 0,
+            spare: String::new(),
         }
     }
 
@@ -335,6 +344,7 @@ impl Sink for Script {
             table,
             text: String::with_capacity(bytes),
             len: 0,
+            spare: String::new(),
         }
     }
 
@@ -356,10 +366,16 @@ impl Sink for Script {
         self.len += 2;
     }
 
+    fn rule_text(&mut self) -> RuleText {
+        RuleText::in_buffer(core::mem::take(&mut self.spare))
+    }
+
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<Comment>) {
         let head = (self.family, &self.table);
         write_rule(&mut self.text, head, chain, &text, comment.as_ref());
         self.end();
+        // The rule is in the text: its buffer serves the next one.
+        self.spare = text.into_buffer();
     }
 
     fn add_element(&mut self, element: &Element) {

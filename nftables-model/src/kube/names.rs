@@ -12,7 +12,7 @@ use iptables_model::text::{push_ip, push_u32};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::name::Name;
+use crate::name::{Name, is_name_byte};
 
 /// The table: `kube-proxy`.
 pub const TABLE: &str = "kube-proxy";
@@ -81,6 +81,10 @@ pub fn table() -> Name {
 struct Base<'a> {
     hash: [u8; 8],
     text: &'a str,
+    /// Whether every byte of `text` may be in a name: then so may every name made of it
+    /// (a prefix of this module, the hash, `-` and the text, cut with dots), and it is not
+    /// checked again for each prefix.
+    valid: bool,
 }
 
 impl<'a> Base<'a> {
@@ -97,11 +101,15 @@ impl<'a> Base<'a> {
             let index = usize::try_from((bits >> ((7 - i) * 5)) & 31).unwrap_or(0);
             *out = ALPHABET.get(index).copied().unwrap_or(b'A');
         }
-        Self { hash, text }
+        Self {
+            hash,
+            text,
+            valid: text.bytes().all(is_name_byte),
+        }
     }
 
-    /// `prefix` and the base as a name, written in `scratch` first (so only the name
-    /// allocates).
+    /// `prefix` (one of this module's, which start with a letter) and the base as a name,
+    /// written in `scratch` first (so only the name allocates).
     fn name(&self, prefix: &str, scratch: &mut String) -> Result<Name, Error> {
         scratch.clear();
         scratch.push_str(prefix);
@@ -119,8 +127,20 @@ impl<'a> Base<'a> {
             scratch.truncate(cut);
             scratch.push_str("...");
         }
-        Name::new(scratch)
+        if self.valid {
+            Ok(Name::checked(scratch))
+        } else {
+            Name::new(scratch)
+        }
     }
+}
+
+/// The buffers names are written in before they become names, kept from one Service to the
+/// next by a sync.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    text: String,
+    name: String,
 }
 
 /// Writes what it is given with each `:` as `.` (IPv6 colons are not allowed in names).
@@ -159,15 +179,35 @@ impl PortChains {
         protocol: Protocol,
         port_name: &str,
     ) -> Result<Self, Error> {
-        let mut text = String::with_capacity(namespace.len() + name.len() + port_name.len() + 8);
-        let _ = write!(text, "{namespace}/{name}/{}/{port_name}", protocol.lower());
-        let base = Base::new(&text);
-        let mut scratch = String::with_capacity(text.len() + 20);
+        Self::with(
+            namespace,
+            name,
+            protocol,
+            port_name,
+            &mut Scratch::default(),
+        )
+    }
+
+    /// [`PortChains::new`] written in `scratch`.
+    pub(crate) fn with(
+        namespace: &str,
+        name: &str,
+        protocol: Protocol,
+        port_name: &str,
+        scratch: &mut Scratch,
+    ) -> Result<Self, Error> {
+        let text = &mut scratch.text;
+        text.clear();
+        for part in [namespace, "/", name, "/", protocol.lower(), "/", port_name] {
+            text.push_str(part);
+        }
+        let base = Base::new(text);
+        let scratch = &mut scratch.name;
         Ok(Self {
-            cluster: base.name("service-", &mut scratch)?,
-            local: base.name("local-", &mut scratch)?,
-            external: base.name("external-", &mut scratch)?,
-            firewall: base.name("firewall-", &mut scratch)?,
+            cluster: base.name("service-", scratch)?,
+            local: base.name("local-", scratch)?,
+            external: base.name("external-", scratch)?,
+            firewall: base.name("firewall-", scratch)?,
         })
     }
 }
@@ -195,26 +235,53 @@ impl EndpointNames {
         ip: IpAddr,
         port: u16,
     ) -> Result<Self, Error> {
-        let mut text = String::with_capacity(namespace.len() + name.len() + port_name.len() + 56);
-        let _ = write!(
-            text,
-            "{namespace}/{name}/{}/{port_name}__",
-            protocol.lower()
-        );
+        let port_name_ip = (port_name, ip, port);
+        Self::with(
+            namespace,
+            name,
+            protocol,
+            port_name_ip,
+            &mut Scratch::default(),
+        )
+    }
+
+    /// [`EndpointNames::new`] written in `scratch`; `endpoint` is the port name, the
+    /// endpoint's address and its port.
+    pub(crate) fn with(
+        namespace: &str,
+        name: &str,
+        protocol: Protocol,
+        (port_name, ip, port): (&str, IpAddr, u16),
+        scratch: &mut Scratch,
+    ) -> Result<Self, Error> {
+        let text = &mut scratch.text;
+        text.clear();
+        for part in [
+            namespace,
+            "/",
+            name,
+            "/",
+            protocol.lower(),
+            "/",
+            port_name,
+            "__",
+        ] {
+            text.push_str(part);
+        }
         // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
         // is refused below).
         if ip.is_ipv6() {
-            let _ = write!(Dotted(&mut text), "{ip}");
+            let _ = write!(Dotted(&mut *text), "{ip}");
         } else {
-            push_ip(&mut text, ip);
+            push_ip(text, ip);
         }
         text.push('/');
-        push_u32(&mut text, u32::from(port));
-        let base = Base::new(&text);
-        let mut scratch = String::with_capacity(text.len() + 20);
+        push_u32(text, u32::from(port));
+        let base = Base::new(text);
+        let scratch = &mut scratch.name;
         Ok(Self {
-            chain: base.name("endpoint-", &mut scratch)?,
-            affinity: base.name(AFFINITY_PREFIX, &mut scratch)?,
+            chain: base.name("endpoint-", scratch)?,
+            affinity: base.name(AFFINITY_PREFIX, scratch)?,
         })
     }
 }

@@ -21,7 +21,7 @@ use hashbrown::{HashMap, HashSet};
 use iptables_model::kube::{EndpointSlice, Service, resolve_ports};
 
 use super::local::matches;
-use super::names::{AFFINITY_PREFIX, is_service_chain, table};
+use super::names::{AFFINITY_PREFIX, Scratch, is_service_chain, table};
 use super::options::NftOptions;
 use super::service::{Context, Found, PortNames, Wanted};
 use super::setup::setup;
@@ -90,8 +90,8 @@ type ServiceKey<'a> = (&'a str, &'a str);
 #[derive(Hash)]
 struct Borrowed<'a>(&'a str, &'a str);
 
-impl hashbrown::Equivalent<Key> for Borrowed<'_> {
-    fn equivalent(&self, key: &Key) -> bool {
+impl hashbrown::Equivalent<Owner> for Borrowed<'_> {
+    fn equivalent(&self, key: &Owner) -> bool {
         self.0 == key.0 && self.1 == key.1
     }
 }
@@ -115,7 +115,7 @@ pub struct Proxier {
     /// How many written Services want each chain and affinity set.
     owners: Owners,
     /// What the last sync wrote for each Service: the Service and its slices.
-    written: HashMap<Key, Written>,
+    written: HashMap<Owner, Written>,
     /// What the kernel holds if the pending transaction succeeds.
     pending: Option<Pending>,
     /// The size of the last full sync's text, for the next one's room.
@@ -200,7 +200,6 @@ struct Pending {
 /// wanted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Written {
-    owner: Owner,
     inputs: Box<[u8]>,
     wanted: Vec<Wanted>,
 }
@@ -356,12 +355,12 @@ impl Proxier {
                 .1
                 .push(e);
         }
-        let gone: Vec<Key> = self
+        let gone: Vec<Owner> = self
             .written
             .keys()
-            .filter(|(ns, name)| {
+            .filter(|key| {
                 !by_service
-                    .get(&(ns.as_str(), name.as_str()))
+                    .get(&(key.0.as_str(), key.1.as_str()))
                     .is_some_and(|(s, _)| s.is_some())
             })
             .cloned()
@@ -372,7 +371,7 @@ impl Proxier {
             .map(|(key, (s, e))| (key, s, e))
             .chain(
                 gone.iter()
-                    .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
+                    .map(|key| ((key.0.as_str(), key.1.as_str()), None, Vec::new())),
             );
         self.sync_groups(groups, services.len(), now)
     }
@@ -413,10 +412,10 @@ impl Proxier {
         now: Duration,
     ) -> Synced<W> {
         if self.need_full {
-            let gone: Vec<Key> = self
+            let gone: Vec<Owner> = self
                 .written
                 .keys()
-                .filter(|k| !services.contains_key(*k))
+                .filter(|k| !services.contains_key(&***k))
                 .cloned()
                 .collect();
             let groups = services
@@ -433,7 +432,7 @@ impl Proxier {
                 })
                 .chain(
                     gone.iter()
-                        .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
+                        .map(|key| ((key.0.as_str(), key.1.as_str()), None, Vec::new())),
                 );
             self.sync_groups(groups, services.len(), now)
         } else {
@@ -507,6 +506,7 @@ impl Proxier {
         let mut added_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
         let mut encoded = Vec::new();
+        let mut scratch = Scratch::default();
         let mut ctx = Context {
             family,
             masquerade_all: self.options.proxy.masquerade_all,
@@ -522,15 +522,15 @@ impl Proxier {
         };
         for ((ns, name), service, own_slices) in groups {
             let key = Borrowed(ns, name);
-            let previous = self.written.get(&key);
+            let previous = self.written.get_key_value(&key);
             let inputs = service.map(|s| Encoded::of(&mut encoded, s, &own_slices));
-            let unchanged = previous.is_some_and(|w| inputs.is_some_and(|i| *w.inputs == *i));
+            let unchanged = previous.is_some_and(|(_, w)| inputs.is_some_and(|i| *w.inputs == *i));
             if unchanged && !full {
                 continue;
             }
-            let owner = previous.map(|w| Arc::clone(&w.owner));
-            if let (false, Some(w)) = (full, previous) {
-                self.owners.release(&mut self.stores, &w.owner, &w.wanted);
+            let owner = previous.map(|(owner, _)| Arc::clone(owner));
+            if let (false, Some((owner, w))) = (full, previous) {
+                self.owners.release(&mut self.stores, owner, &w.wanted);
             }
             let Some(service) = service else {
                 self.written.remove(&key);
@@ -539,7 +539,7 @@ impl Proxier {
             let ports = resolve_ports(&self.options.proxy, service, &own_slices);
             let names = match ports
                 .iter()
-                .map(PortNames::of)
+                .map(|port| PortNames::of(port, &mut scratch))
                 .collect::<Result<Vec<_>, _>>()
             {
                 Ok(names) => names,
@@ -556,25 +556,23 @@ impl Proxier {
             for (port, names) in ports.iter().zip(&names) {
                 ctx.write_port(port, names);
             }
-            let wanted = core::mem::take(&mut ctx.wanted);
-            for w in &wanted {
+            for w in &ctx.wanted {
                 if let Wanted::Affinity(set) = w {
                     added_affinity.insert(set.clone());
                 }
             }
             let owner = owner.unwrap_or_else(|| Arc::new((String::from(ns), String::from(name))));
-            self.owners.want(&mut self.stores, &owner, &wanted);
+            self.owners.want(&mut self.stores, &owner, &ctx.wanted);
             if unchanged {
                 // Its wants are kept already: the buffer serves the next Service.
-                ctx.wanted = wanted;
                 ctx.wanted.clear();
             } else {
+                // Moved out at their size; the buffer, with its room, serves the next Service.
                 let copy = Written {
-                    owner: Arc::clone(&owner),
                     inputs: Box::from(inputs.unwrap_or_default()),
-                    wanted,
+                    wanted: ctx.wanted.drain(..).collect(),
                 };
-                self.written.insert(Key::clone(&owner), copy);
+                self.written.insert(owner, copy);
             }
         }
 

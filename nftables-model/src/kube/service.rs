@@ -12,7 +12,7 @@ use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
 
 use super::names::{
     CLUSTER_IPS, EndpointNames, FIREWALL_IPS, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS,
-    NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, fixed,
+    NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, Scratch, fixed,
 };
 use super::setup::ensure_chain;
 use super::store::Slot;
@@ -37,23 +37,17 @@ impl PortNames {
     /// # Errors
     ///
     /// [`Error`] when the Service's namespace, name or port name cannot be written.
-    pub(crate) fn of(port: &ResolvedPort<'_>) -> Result<Self, Error> {
+    pub(crate) fn of(port: &ResolvedPort<'_>, scratch: &mut Scratch) -> Result<Self, Error> {
         let svc = port.service;
         let proto = port.port.protocol;
-        let chains = PortChains::new(&svc.namespace, &svc.name, proto, &port.port.name)?;
+        let (ns, name, port_name) = (&svc.namespace, &svc.name, &port.port.name);
+        let chains = PortChains::with(ns, name, proto, port_name, scratch)?;
         let endpoints = port
             .all
             .iter()
             .map(|ep| {
-                EndpointNames::new(
-                    &svc.namespace,
-                    &svc.name,
-                    proto,
-                    &port.port.name,
-                    ep.ip,
-                    ep.port,
-                )
-                .map(|names| (*ep, names))
+                EndpointNames::with(ns, name, proto, (port_name, ep.ip, ep.port), scratch)
+                    .map(|names| (*ep, names))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let comment = Comment::new(&service_port_name(
@@ -141,6 +135,11 @@ impl<W: Sink> Context<'_, W> {
     /// Wants `element`: the proxier settles the stores once the Service is written.
     fn element(&mut self, slot: Slot, element: Element) {
         self.wanted.push(Wanted::Element(slot, element));
+    }
+
+    /// An empty rule text (from the sink, which may lend a buffer it keeps).
+    fn text(&mut self) -> RuleText {
+        self.tx.rule_text()
     }
 
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<&'static str>) {
@@ -313,7 +312,7 @@ impl<W: Sink> Context<'_, W> {
         let mark_masq = fixed(MARK_FOR_MASQUERADE);
         let jump_masq = |text: RuleText| text.word("jump").name(&mark_masq);
         if has_internal {
-            let to_ip = RuleText::new().word(fam).word("daddr").ip(port.cluster_ip);
+            let to_ip = self.text().word(fam).word("daddr").ip(port.cluster_ip);
             if self.masquerade_all {
                 self.add_rule(internal_chain, jump_masq(to_ip), None);
             } else if let Some((_, not_local)) = self.local {
@@ -324,38 +323,26 @@ impl<W: Sink> Context<'_, W> {
             let external = &chains.external;
             if port.external_local {
                 if let Some((local, _)) = self.local {
-                    let text = RuleText::new()
-                        .append(local)
-                        .word("goto")
-                        .name(&chains.cluster);
+                    let text = self.text().append(local).word("goto").name(&chains.cluster);
                     self.add_rule(external, text, Some("short-circuit pod traffic"));
                 }
-                let fib = || {
-                    RuleText::new()
-                        .word("fib")
-                        .word("saddr")
-                        .word("type")
-                        .word("local")
-                };
-                self.add_rule(external, jump_masq(fib()), Some("masquerade local traffic"));
-                self.add_rule(
-                    external,
-                    fib().word("goto").name(&chains.cluster),
-                    Some("short-circuit local traffic"),
-                );
+                let fib =
+                    |text: RuleText| text.word("fib").word("saddr").word("type").word("local");
+                let text = jump_masq(fib(self.text()));
+                self.add_rule(external, text, Some("masquerade local traffic"));
+                let text = fib(self.text()).word("goto").name(&chains.cluster);
+                self.add_rule(external, text, Some("short-circuit local traffic"));
             } else {
-                self.add_rule(external, jump_masq(RuleText::new()), None);
+                let text = jump_masq(self.text());
+                self.add_rule(external, text, None);
             }
             if has_external {
-                self.add_rule(
-                    external,
-                    RuleText::new().word("goto").name(external_policy_chain),
-                    None,
-                );
+                let text = self.text().word("goto").name(external_policy_chain);
+                self.add_rule(external, text, None);
             }
         }
         if uses_firewall {
-            let mut sources = RuleText::new().word(fam).word("saddr").word("!=").word("{");
+            let mut sources = self.text().word(fam).word("saddr").word("!=").word("{");
             let mut allow_from_node = false;
             for (i, cidr) in port.source_ranges.iter().enumerate() {
                 if i > 0 {
@@ -394,13 +381,11 @@ impl<W: Sink> Context<'_, W> {
                 continue;
             }
             let chain = &ep_names.chain;
-            self.add_rule(
-                chain,
-                jump_masq(RuleText::new().word(fam).word("saddr").ip(ep.ip)),
-                None,
-            );
+            let text = jump_masq(self.text().word(fam).word("saddr").ip(ep.ip));
+            self.add_rule(chain, text, None);
             if affinity.is_some() {
-                let text = RuleText::new()
+                let text = self
+                    .text()
                     .word("update")
                     .set(&ep_names.affinity)
                     .word("{")
@@ -409,7 +394,8 @@ impl<W: Sink> Context<'_, W> {
                     .word("}");
                 self.add_rule(chain, text, None);
             }
-            let text = RuleText::new()
+            let text = self
+                .text()
                 .word("meta")
                 .word("l4proto")
                 .word(proto.lower())
@@ -426,7 +412,8 @@ impl<W: Sink> Context<'_, W> {
         let eps: Vec<&EndpointNames> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
         if affinity {
             for ep in &eps {
-                let text = RuleText::new()
+                let text = self
+                    .text()
                     .word(fam)
                     .word("saddr")
                     .set(&ep.affinity)
@@ -435,7 +422,8 @@ impl<W: Sink> Context<'_, W> {
                 self.add_rule(chain, text, None);
             }
         }
-        let mut text = RuleText::new()
+        let mut text = self
+            .text()
             .word("numgen")
             .word("random")
             .word("mod")

@@ -24,11 +24,70 @@ pub(crate) type Key = (String, String);
 pub(crate) type Owner = Arc<Key>;
 
 /// One element: the value the kernel holds (`None` while it is not there) and the Services
-/// that want it, in (namespace, name) order, each with the element it wants.
+/// that want it, each with the element it wants.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     written: Option<Option<Verdict>>,
-    owners: Vec<(Owner, Element)>,
+    owners: Wants,
+}
+
+/// The Services that want one key, in (namespace, name) order, each with the element it
+/// wants: nearly always one, held without a list of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum Wants {
+    #[default]
+    None,
+    One(Owner, Element),
+    Many(Vec<(Owner, Element)>),
+}
+
+impl Wants {
+    /// Adds `owner`'s `element` in its place.
+    fn insert(&mut self, owner: &Owner, element: &Element) {
+        let new = (Arc::clone(owner), element.clone());
+        match core::mem::take(self) {
+            Self::None => *self = Self::One(new.0, new.1),
+            Self::One(o, e) => {
+                let mut list = Vec::with_capacity(2);
+                list.push((o, e));
+                let at = list.partition_point(|(o, _)| o <= owner);
+                list.insert(at, new);
+                *self = Self::Many(list);
+            }
+            Self::Many(mut list) => {
+                let at = list.partition_point(|(o, _)| o <= owner);
+                list.insert(at, new);
+                *self = Self::Many(list);
+            }
+        }
+    }
+
+    /// Removes `owner`'s `element` (once); whether it was there.
+    fn remove(&mut self, owner: &Owner, element: &Element) -> bool {
+        match self {
+            Self::One(o, e) if o == owner && e == element => {
+                *self = Self::None;
+                true
+            }
+            Self::Many(list) => match list.iter().position(|(o, e)| o == owner && e == element) {
+                Some(at) => {
+                    list.remove(at);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The element of the last Service in (namespace, name) order, which decides the value.
+    fn last(&self) -> Option<&Element> {
+        match self {
+            Self::None => None,
+            Self::One(_, e) => Some(e),
+            Self::Many(list) => list.last().map(|(_, e)| e),
+        }
+    }
 }
 
 /// The elements of one set or map, by key.
@@ -67,7 +126,7 @@ impl Store {
         if self.known {
             self.elements.retain(|_, entry| entry.written.is_some());
             for (key, entry) in &mut self.elements {
-                entry.owners.clear();
+                entry.owners = Wants::None;
                 self.dirty.push(*key);
             }
         } else {
@@ -89,7 +148,7 @@ impl Store {
                 key,
                 Entry {
                     written: Some(value),
-                    owners: Vec::new(),
+                    owners: Wants::None,
                 },
             );
         }
@@ -107,24 +166,17 @@ impl Store {
     pub(crate) fn want(&mut self, owner: &Owner, element: &Element) {
         let entry = self.elements.entry(element.key).or_insert_with(|| Entry {
             written: None,
-            owners: Vec::new(),
+            owners: Wants::None,
         });
-        let at = entry.owners.partition_point(|(o, _)| o <= owner);
-        entry
-            .owners
-            .insert(at, (Arc::clone(owner), element.clone()));
+        entry.owners.insert(owner, element);
         self.dirty.push(element.key);
     }
 
     /// Notes that `owner` no longer wants `element` (once, as it was wanted).
     pub(crate) fn release(&mut self, owner: &Owner, element: &Element) {
         if let Some(entry) = self.elements.get_mut(&element.key)
-            && let Some(at) = entry
-                .owners
-                .iter()
-                .position(|(o, e)| o == owner && e == element)
+            && entry.owners.remove(owner, element)
         {
-            entry.owners.remove(at);
             self.dirty.push(element.key);
         }
     }
@@ -139,7 +191,7 @@ impl Store {
             let Some(entry) = self.elements.get_mut(&key) else {
                 continue;
             };
-            let Some((_, element)) = entry.owners.last() else {
+            let Some(element) = entry.owners.last() else {
                 if entry.written.is_some() {
                     tx.delete_element(&Element {
                         container: self.name.clone(),
