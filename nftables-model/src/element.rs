@@ -120,41 +120,25 @@ impl core::ops::Deref for Key {
 /// atom on its own, and a sync hashes the key of every element it wants).
 impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // A tag per atom, then its bytes: tags tell the lengths, so the bytes of unequal
-        // keys differ.
-        let mut bytes = [0u8; MAX_ATOMS * 17];
-        let mut len = 0;
-        let mut put = |part: &[u8]| {
-            if let Some(slot) = bytes.get_mut(len..len + part.len()) {
-                slot.copy_from_slice(part);
-            }
-            len += part.len();
-        };
+        // Equal keys write the same numbers; a tag in the high bits keeps kinds apart.
         for atom in self.as_slice() {
             match *atom {
-                Atom::Ip(IpAddr::V4(ip)) => {
-                    put(&[0]);
-                    put(&ip.octets());
-                }
+                Atom::Ip(IpAddr::V4(ip)) => state.write_u64(1 << 32 | u64::from(ip.to_bits())),
                 Atom::Ip(IpAddr::V6(ip)) => {
-                    put(&[1]);
-                    put(&ip.octets());
+                    state.write_u64(2 << 32);
+                    state.write_u128(ip.to_bits());
                 }
-                Atom::Protocol(p) => put(&[
-                    2,
-                    match p {
-                        Protocol::Tcp => 0,
-                        Protocol::Udp => 1,
-                        Protocol::Sctp => 2,
-                    },
-                ]),
-                Atom::Port(port) => {
-                    put(&[3]);
-                    put(&port.to_be_bytes());
-                }
+                Atom::Protocol(p) => state.write_u64(
+                    3 << 32
+                        | match p {
+                            Protocol::Tcp => 6,
+                            Protocol::Udp => 17,
+                            Protocol::Sctp => 132,
+                        },
+                ),
+                Atom::Port(port) => state.write_u64(4 << 32 | u64::from(port)),
             }
         }
-        state.write(bytes.get(..len).unwrap_or(&bytes));
     }
 }
 

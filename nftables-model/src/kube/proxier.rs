@@ -108,7 +108,7 @@ pub struct Proxier {
     synced_once: bool,
     stores: Stores,
     /// Per-service chains and affinity sets believed to exist in the kernel.
-    chains: BTreeSet<Name>,
+    chains: HashSet<Name>,
     affinity_sets: BTreeSet<Name>,
     /// Flushed chains and when they became stale.
     stale: BTreeMap<Name, Duration>,
@@ -133,12 +133,9 @@ struct Owners {
 }
 
 fn count_up(counts: &mut HashMap<Name, u32>, name: &Name) {
-    match counts.get_mut(name) {
-        Some(n) => *n = n.saturating_add(1),
-        None => {
-            counts.insert(name.clone(), 1);
-        }
-    }
+    // One lookup; the clone is a reference count.
+    let n = counts.entry(name.clone()).or_insert(0);
+    *n = n.saturating_add(1);
 }
 
 /// Counts `name` down; whether no one wants it any more.
@@ -249,7 +246,7 @@ impl Proxier {
             flushed: false,
             synced_once: false,
             stores: Stores::new(),
-            chains: BTreeSet::new(),
+            chains: HashSet::new(),
             affinity_sets: BTreeSet::new(),
             stale: BTreeMap::new(),
             owners: Owners::default(),
@@ -486,8 +483,11 @@ impl Proxier {
         if full {
             setup(&mut tx, &self.options, !self.flushed, &mut self.stores);
             self.flushed = true;
-            // Emptied, their room kept: a full sync wants about as much as the last.
+            // Emptied, their room kept: a full sync wants about as much as the last (and a
+            // Service at least a ClusterIP element and a chain or two).
             self.owners.chains.clear();
+            self.owners.chains.reserve(services.saturating_mul(2));
+            self.stores.reserve(services);
             self.owners.affinity.clear();
             self.owners.unsettled_chains.clear();
             self.owners.unsettled_affinity.clear();
@@ -578,22 +578,39 @@ impl Proxier {
 
         // Chains no Service wants: flushed now, deleted a second later.
         let mut flushes_stale = false;
-        let candidates: BTreeSet<Name> = if full {
+        // A full sync checks every chain the kernel holds, a partial one those whose count
+        // fell and those already stale; either flushes the unwanted ones in name order.
+        let owned = &self.owners.chains;
+        let unwanted: Vec<Name> = if full {
             self.owners.unsettled_chains.clear();
-            self.chains.clone()
+            self.stale.retain(|chain, _| !owned.contains_key(chain));
+            let mut unwanted: Vec<Name> = self
+                .chains
+                .iter()
+                .filter(|chain| !owned.contains_key(*chain))
+                .cloned()
+                .collect();
+            unwanted.sort_unstable();
+            unwanted
         } else {
-            let mut c = core::mem::take(&mut self.owners.unsettled_chains);
-            c.extend(self.stale.keys().cloned());
-            c
+            let mut candidates = core::mem::take(&mut self.owners.unsettled_chains);
+            candidates.extend(self.stale.keys().cloned());
+            candidates
+                .into_iter()
+                .filter(|chain| {
+                    if owned.contains_key(chain) {
+                        self.stale.remove(chain);
+                        false
+                    } else {
+                        self.chains.contains(chain)
+                    }
+                })
+                .collect()
         };
-        for chain in candidates {
-            if self.owners.chains.contains_key(&chain) {
-                self.stale.remove(&chain);
-            } else if self.chains.contains(&chain) {
-                tx.push(Op::FlushChain(chain.clone()));
-                self.stale.insert(chain, now);
-                flushes_stale = true;
-            }
+        for chain in unwanted {
+            tx.push(Op::FlushChain(chain.clone()));
+            self.stale.insert(chain, now);
+            flushes_stale = true;
         }
         let candidates: BTreeSet<Name> = if full {
             self.owners.unsettled_affinity.clear();

@@ -102,7 +102,7 @@ pub(crate) struct Context<'a, W> {
 /// The per-service chains and affinity sets found in the kernel's table.
 #[derive(Clone, Copy)]
 pub(crate) struct Found<'a> {
-    pub(crate) chains: &'a BTreeSet<Name>,
+    pub(crate) chains: &'a HashSet<Name>,
     pub(crate) affinity_sets: &'a BTreeSet<Name>,
 }
 

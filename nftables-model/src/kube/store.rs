@@ -266,6 +266,13 @@ impl Stores {
         }
     }
 
+    /// Makes room for `n` elements in `cluster-ips` and in `service-ips`, which hold one for
+    /// nearly every Service port.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.cluster_ips.elements.reserve(n);
+        self.service_ips.elements.reserve(n);
+    }
+
     /// The stores in kube-proxy's order.
     pub(crate) fn all(&mut self) -> [&mut Store; 6] {
         [
