@@ -62,6 +62,16 @@ pub const ELEMENT_CONTAINERS: [&str; 6] = [
 
 /// The prefix of affinity sets.
 pub const AFFINITY_PREFIX: &str = "affinity-";
+/// The prefix of a port's chain of its cluster-wide endpoints.
+pub(crate) const SERVICE_PREFIX: &str = "service-";
+/// The prefix of a port's chain of its node-local endpoints.
+pub(crate) const LOCAL_PREFIX: &str = "local-";
+/// The prefix of a port's chain for external destinations.
+pub(crate) const EXTERNAL_PREFIX: &str = "external-";
+/// The prefix of a port's chain of source ranges.
+pub(crate) const FIREWALL_PREFIX: &str = "firewall-";
+/// The prefix of an endpoint's chain.
+pub(crate) const ENDPOINT_PREFIX: &str = "endpoint-";
 
 /// The longest name base (knftables' `NameLengthMax` 256 less a 16-byte prefix).
 const BASE_MAX: usize = 240;
@@ -179,35 +189,13 @@ impl PortChains {
         protocol: Protocol,
         port_name: &str,
     ) -> Result<Self, Error> {
-        Self::with(
-            namespace,
-            name,
-            protocol,
-            port_name,
-            &mut Scratch::default(),
-        )
-    }
-
-    /// [`PortChains::new`] written in `scratch`.
-    pub(crate) fn with(
-        namespace: &str,
-        name: &str,
-        protocol: Protocol,
-        port_name: &str,
-        scratch: &mut Scratch,
-    ) -> Result<Self, Error> {
-        let text = &mut scratch.text;
-        text.clear();
-        for part in [namespace, "/", name, "/", protocol.lower(), "/", port_name] {
-            text.push_str(part);
-        }
-        let base = Base::new(text);
-        let scratch = &mut scratch.name;
+        let scratch = &mut Scratch::default();
+        let cluster = service_chain(namespace, name, protocol, port_name, scratch)?;
         Ok(Self {
-            cluster: base.name("service-", scratch)?,
-            local: base.name("local-", scratch)?,
-            external: base.name("external-", scratch)?,
-            firewall: base.name("firewall-", scratch)?,
+            local: rebase(&cluster, SERVICE_PREFIX, LOCAL_PREFIX),
+            external: rebase(&cluster, SERVICE_PREFIX, EXTERNAL_PREFIX),
+            firewall: rebase(&cluster, SERVICE_PREFIX, FIREWALL_PREFIX),
+            cluster,
         })
     }
 }
@@ -235,55 +223,71 @@ impl EndpointNames {
         ip: IpAddr,
         port: u16,
     ) -> Result<Self, Error> {
-        let port_name_ip = (port_name, ip, port);
-        Self::with(
-            namespace,
-            name,
-            protocol,
-            port_name_ip,
-            &mut Scratch::default(),
-        )
-    }
-
-    /// [`EndpointNames::new`] written in `scratch`; `endpoint` is the port name, the
-    /// endpoint's address and its port.
-    pub(crate) fn with(
-        namespace: &str,
-        name: &str,
-        protocol: Protocol,
-        (port_name, ip, port): (&str, IpAddr, u16),
-        scratch: &mut Scratch,
-    ) -> Result<Self, Error> {
-        let text = &mut scratch.text;
-        text.clear();
-        for part in [
-            namespace,
-            "/",
-            name,
-            "/",
-            protocol.lower(),
-            "/",
-            port_name,
-            "__",
-        ] {
-            text.push_str(part);
-        }
-        // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
-        // is refused below).
-        if ip.is_ipv6() {
-            let _ = write!(Dotted(&mut *text), "{ip}");
-        } else {
-            push_ip(text, ip);
-        }
-        text.push('/');
-        push_u32(text, u32::from(port));
-        let base = Base::new(text);
-        let scratch = &mut scratch.name;
+        let endpoint = (port_name, ip, port);
+        let chain = endpoint_chain(namespace, name, protocol, endpoint, &mut Scratch::default())?;
         Ok(Self {
-            chain: base.name("endpoint-", scratch)?,
-            affinity: base.name(AFFINITY_PREFIX, scratch)?,
+            affinity: rebase(&chain, ENDPOINT_PREFIX, AFFINITY_PREFIX),
+            chain,
         })
     }
+}
+
+/// Writes `namespace/name/protocol/port_name` in `text`, the base text of a port's names.
+fn port_text(text: &mut String, namespace: &str, name: &str, protocol: Protocol, port_name: &str) {
+    text.clear();
+    for part in [namespace, "/", name, "/", protocol.lower(), "/", port_name] {
+        text.push_str(part);
+    }
+}
+
+/// The `service-` chain of a port (as [`PortChains::new`]), its texts written in `scratch`.
+pub(crate) fn service_chain(
+    namespace: &str,
+    name: &str,
+    protocol: Protocol,
+    port_name: &str,
+    scratch: &mut Scratch,
+) -> Result<Name, Error> {
+    port_text(&mut scratch.text, namespace, name, protocol, port_name);
+    Base::new(&scratch.text).name(SERVICE_PREFIX, &mut scratch.name)
+}
+
+/// The `endpoint-` chain of endpoint `ip:port` of a port (as [`EndpointNames::new`]), given
+/// as (port name, address, port), its texts written in `scratch`.
+pub(crate) fn endpoint_chain(
+    namespace: &str,
+    name: &str,
+    protocol: Protocol,
+    (port_name, ip, port): (&str, IpAddr, u16),
+    scratch: &mut Scratch,
+) -> Result<Name, Error> {
+    let text = &mut scratch.text;
+    port_text(text, namespace, name, protocol, port_name);
+    text.push_str("__");
+    // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
+    // is refused below).
+    if ip.is_ipv6() {
+        let _ = write!(Dotted(&mut *text), "{ip}");
+    } else {
+        push_ip(text, ip);
+    }
+    text.push('/');
+    push_u32(text, u32::from(port));
+    Base::new(text).name(ENDPOINT_PREFIX, &mut scratch.name)
+}
+
+/// The name of the same base as `name`, made with prefix `from`, with prefix `to`: the
+/// names of one base differ only in their prefix (the hash, the text and where it is cut do
+/// not depend on it), so the ones a port may not use are made from the one it always uses,
+/// when needed.
+pub(crate) fn rebase(name: &Name, from: &str, to: &str) -> Name {
+    let base = name.as_str().strip_prefix(from);
+    debug_assert!(base.is_some(), "{name} does not start with {from}");
+    let base = base.unwrap_or_default();
+    let mut text = String::with_capacity(to.len() + base.len());
+    text.push_str(to);
+    text.push_str(base);
+    Name::checked(&text)
 }
 
 /// Whether `chain` is a per-service chain (their names, and only theirs, have a `/`).

@@ -5,14 +5,17 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::OnceCell;
 use core::net::IpAddr;
 
 use hashbrown::HashSet;
 use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
 
 use super::names::{
-    CLUSTER_IPS, EndpointNames, FIREWALL_IPS, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS,
-    NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, Scratch, fixed,
+    AFFINITY_PREFIX, CLUSTER_IPS, ENDPOINT_PREFIX, EXTERNAL_PREFIX, FIREWALL_IPS, FIREWALL_PREFIX,
+    LOCAL_PREFIX, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, REJECT_CHAIN,
+    SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_PREFIX, Scratch, endpoint_chain, fixed, rebase,
+    service_chain,
 };
 use super::setup::ensure_chain;
 use super::store::Slot;
@@ -23,16 +26,36 @@ use crate::object::{Container, Family, SetFlag};
 use crate::rule::RuleText;
 use crate::transaction::{Op, Sink};
 
-/// The names a port's objects use, checked before anything of its Service is written.
+/// The names a port's objects use, checked before anything of its Service is written. The
+/// chain of its cluster-wide endpoints and those of its endpoints are made at once; its
+/// other chains and the endpoints' affinity sets, which most ports do not use, are made from
+/// them when first asked for (only their prefix differs: [`rebase`]).
 #[derive(Clone, Debug)]
 pub(crate) struct PortNames {
-    chains: PortChains,
-    endpoints: Vec<(EndpointAddr, EndpointNames)>,
+    cluster: Name,
+    local: OnceCell<Name>,
+    external: OnceCell<Name>,
+    firewall: OnceCell<Name>,
+    endpoints: Vec<(EndpointAddr, EndpointChain)>,
     comment: Comment,
 }
 
+/// An endpoint's chain, and the name of its affinity set when first asked for.
+#[derive(Clone, Debug)]
+pub(crate) struct EndpointChain {
+    chain: Name,
+    affinity: OnceCell<Name>,
+}
+
+impl EndpointChain {
+    fn affinity(&self) -> &Name {
+        self.affinity
+            .get_or_init(|| rebase(&self.chain, ENDPOINT_PREFIX, AFFINITY_PREFIX))
+    }
+}
+
 impl PortNames {
-    /// The names of `port`'s objects.
+    /// The names of `port`'s objects, written in `scratch` first.
     ///
     /// # Errors
     ///
@@ -41,13 +64,14 @@ impl PortNames {
         let svc = port.service;
         let proto = port.port.protocol;
         let (ns, name, port_name) = (&svc.namespace, &svc.name, &port.port.name);
-        let chains = PortChains::with(ns, name, proto, port_name, scratch)?;
+        let cluster = service_chain(ns, name, proto, port_name, scratch)?;
         let endpoints = port
             .all
             .iter()
             .map(|ep| {
-                EndpointNames::with(ns, name, proto, (port_name, ep.ip, ep.port), scratch)
-                    .map(|names| (*ep, names))
+                let chain = endpoint_chain(ns, name, proto, (port_name, ep.ip, ep.port), scratch)?;
+                let affinity = OnceCell::new();
+                Ok((*ep, EndpointChain { chain, affinity }))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let comment = Comment::new(&service_port_name(
@@ -56,13 +80,31 @@ impl PortNames {
             &port.port.name,
         ))?;
         Ok(Self {
-            chains,
+            cluster,
+            local: OnceCell::new(),
+            external: OnceCell::new(),
+            firewall: OnceCell::new(),
             endpoints,
             comment,
         })
     }
 
-    fn endpoint(&self, ep: &EndpointAddr) -> Option<&EndpointNames> {
+    fn local(&self) -> &Name {
+        self.local
+            .get_or_init(|| rebase(&self.cluster, SERVICE_PREFIX, LOCAL_PREFIX))
+    }
+
+    fn external(&self) -> &Name {
+        self.external
+            .get_or_init(|| rebase(&self.cluster, SERVICE_PREFIX, EXTERNAL_PREFIX))
+    }
+
+    fn firewall(&self) -> &Name {
+        self.firewall
+            .get_or_init(|| rebase(&self.cluster, SERVICE_PREFIX, FIREWALL_PREFIX))
+    }
+
+    fn endpoint(&self, ep: &EndpointAddr) -> Option<&EndpointChain> {
         self.endpoints
             .iter()
             .find(|(e, _)| e == ep)
@@ -111,9 +153,9 @@ impl Found<'_> {
     /// (kube-proxy's `epChainSkipUpdate`): its name holds the endpoint's address and port,
     /// so only client-IP affinity could differ, and its affinity set is there exactly when
     /// the chain updates it.
-    fn keeps(&self, endpoint: &EndpointNames, affinity: bool) -> bool {
+    fn keeps(&self, endpoint: &EndpointChain, affinity: bool) -> bool {
         self.chains.contains(&endpoint.chain)
-            && affinity == self.affinity_sets.contains(&endpoint.affinity)
+            && affinity == self.affinity_sets.contains(endpoint.affinity())
     }
 }
 
@@ -152,9 +194,8 @@ impl<W: Sink> Context<'_, W> {
         let fam = self.family.keyword();
         let proto = port.port.protocol;
         let affinity = port.service.client_ip_affinity;
-        let chains = &names.chains;
 
-        let kept = |ctx: &Self, ep: &EndpointNames| {
+        let kept = |ctx: &Self, ep: &EndpointChain| {
             ctx.found
                 .is_some_and(|found| found.keeps(ep, affinity.is_some()))
         };
@@ -165,31 +206,31 @@ impl<W: Sink> Context<'_, W> {
                 self.ensure(&ep.chain);
             }
             if affinity.is_some() {
-                self.wanted.push(Wanted::Affinity(ep.affinity.clone()));
+                self.wanted.push(Wanted::Affinity(ep.affinity().clone()));
             }
         }
         let uses_cluster_chain = !port.cluster.is_empty() && port.uses_cluster;
         if uses_cluster_chain {
-            self.ensure(&chains.cluster);
+            self.ensure(&names.cluster);
         }
         let uses_local_chain = !port.local.is_empty() && port.uses_local;
         if uses_local_chain {
-            self.ensure(&chains.local);
+            self.ensure(names.local());
         }
         let has_endpoints = port.any;
         let (internal_chain, has_internal) = if port.internal_local {
-            (&chains.local, has_endpoints && !port.local.is_empty())
+            (names.local(), has_endpoints && !port.local.is_empty())
         } else {
-            (&chains.cluster, has_endpoints)
+            (&names.cluster, has_endpoints)
         };
         let (external_policy_chain, has_external) = if port.external_local {
-            (&chains.local, has_endpoints && !port.local.is_empty())
+            (names.local(), has_endpoints && !port.local.is_empty())
         } else {
-            (&chains.cluster, has_endpoints)
+            (&names.cluster, has_endpoints)
         };
         let uses_external_chain = has_endpoints && port.externally_accessible;
         if uses_external_chain {
-            self.ensure(&chains.external);
+            self.ensure(names.external());
         }
         let filter_verdict = |has: bool| {
             if has_endpoints {
@@ -244,7 +285,7 @@ impl<W: Sink> Context<'_, W> {
                     element(
                         SERVICE_IPS,
                         dest(*ip),
-                        Some(Verdict::Goto(chains.external.clone())),
+                        Some(Verdict::Goto(names.external().clone())),
                     ),
                 );
             }
@@ -257,7 +298,7 @@ impl<W: Sink> Context<'_, W> {
         }
         let uses_firewall = !port.load_balancer_ips.is_empty() && !port.source_ranges.is_empty();
         if uses_firewall {
-            self.ensure(&chains.firewall);
+            self.ensure(names.firewall());
         }
         for ip in &port.load_balancer_ips {
             if has_endpoints {
@@ -266,7 +307,7 @@ impl<W: Sink> Context<'_, W> {
                     element(
                         SERVICE_IPS,
                         dest(*ip),
-                        Some(Verdict::Goto(chains.external.clone())),
+                        Some(Verdict::Goto(names.external().clone())),
                     ),
                 );
             }
@@ -276,7 +317,7 @@ impl<W: Sink> Context<'_, W> {
                     element(
                         FIREWALL_IPS,
                         dest(*ip),
-                        Some(Verdict::Goto(chains.firewall.clone())),
+                        Some(Verdict::Goto(names.firewall().clone())),
                     ),
                 );
             }
@@ -297,7 +338,7 @@ impl<W: Sink> Context<'_, W> {
                     element(
                         SERVICE_NODEPORTS,
                         key(),
-                        Some(Verdict::Goto(chains.external.clone())),
+                        Some(Verdict::Goto(names.external().clone())),
                     ),
                 );
             }
@@ -320,17 +361,17 @@ impl<W: Sink> Context<'_, W> {
             }
         }
         if uses_external_chain {
-            let external = &chains.external;
+            let external = names.external();
             if port.external_local {
                 if let Some((local, _)) = self.local {
-                    let text = self.text().append(local).word("goto").name(&chains.cluster);
+                    let text = self.text().append(local).word("goto").name(&names.cluster);
                     self.add_rule(external, text, Some("short-circuit pod traffic"));
                 }
                 let fib =
                     |text: RuleText| text.word("fib").word("saddr").word("type").word("local");
                 let text = jump_masq(fib(self.text()));
                 self.add_rule(external, text, Some("masquerade local traffic"));
-                let text = fib(self.text()).word("goto").name(&chains.cluster);
+                let text = fib(self.text()).word("goto").name(&names.cluster);
                 self.add_rule(external, text, Some("short-circuit local traffic"));
             } else {
                 let text = jump_masq(self.text());
@@ -356,12 +397,12 @@ impl<W: Sink> Context<'_, W> {
                     sources = sources.word(",").ip(*ip);
                 }
             }
-            self.add_rule(&chains.firewall, sources.word("}").word("drop"), None);
+            self.add_rule(names.firewall(), sources.word("}").word("drop"), None);
         }
         if let Some(timeout) = affinity {
             for (_, ep) in &names.endpoints {
                 self.tx.push(Op::AddContainer(Box::new(Container {
-                    name: ep.affinity.clone(),
+                    name: ep.affinity().clone(),
                     key: vec![self.family.addr_type()],
                     value: None,
                     flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
@@ -371,10 +412,10 @@ impl<W: Sink> Context<'_, W> {
             }
         }
         if uses_cluster_chain {
-            self.dispatch(&chains.cluster, &port.cluster, names, affinity.is_some());
+            self.dispatch(&names.cluster, &port.cluster, names, affinity.is_some());
         }
         if uses_local_chain {
-            self.dispatch(&chains.local, &port.local, names, affinity.is_some());
+            self.dispatch(names.local(), &port.local, names, affinity.is_some());
         }
         for (ep, ep_names) in &names.endpoints {
             if kept(self, ep_names) {
@@ -387,7 +428,7 @@ impl<W: Sink> Context<'_, W> {
                 let text = self
                     .text()
                     .word("update")
-                    .set(&ep_names.affinity)
+                    .set(ep_names.affinity())
                     .word("{")
                     .word(fam)
                     .word("saddr")
@@ -409,14 +450,14 @@ impl<W: Sink> Context<'_, W> {
     /// The affinity rules and the `numgen random mod N vmap` of a policy chain.
     fn dispatch(&mut self, chain: &Name, eps: &[EndpointAddr], names: &PortNames, affinity: bool) {
         let fam = self.family.keyword();
-        let eps: Vec<&EndpointNames> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
+        let eps: Vec<&EndpointChain> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
         if affinity {
             for ep in &eps {
                 let text = self
                     .text()
                     .word(fam)
                     .word("saddr")
-                    .set(&ep.affinity)
+                    .set(ep.affinity())
                     .word("goto")
                     .name(&ep.chain);
                 self.add_rule(chain, text, None);
