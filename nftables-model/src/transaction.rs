@@ -82,13 +82,6 @@ impl Transaction {
     }
 }
 
-/// One operation written as a line (without its newline).
-pub(crate) struct Line<'a> {
-    pub(crate) family: Family,
-    pub(crate) table: &'a Name,
-    pub(crate) op: &'a Op,
-}
-
 const fn kind(map: bool) -> &'static str {
     if map { "map" } else { "set" }
 }
@@ -107,89 +100,120 @@ fn start(out: &mut String, verb: &str, kind: Option<&str>, family: Family, table
     out.push_str(table.as_str());
 }
 
-/// `VERB [KIND] FAMILY TABLE NAME`.
-fn named(out: &mut String, verb: &str, kind: Option<&str>, head: Head<'_>, name: &Name) {
-    start(out, verb, kind, head.0, head.1);
-    out.push(' ');
-    out.push_str(name.as_str());
+/// The table lines are written for, and the starts of the lines a sync writes most
+/// (`add rule ip kube-proxy `, with the space before the object's name), made once per
+/// transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Heads {
+    family: Family,
+    table: Name,
+    add_chain: String,
+    flush_chain: String,
+    add_rule: String,
+    add_element: String,
+    delete_element: String,
 }
 
-/// The family and table every line names.
-type Head<'a> = (Family, &'a Name);
+impl Heads {
+    pub(crate) fn new(family: Family, table: Name) -> Self {
+        let head = |verb: &str| {
+            let mut text = String::new();
+            start(&mut text, verb, None, family, &table);
+            text.push(' ');
+            text
+        };
+        Self {
+            add_chain: head("add chain"),
+            flush_chain: head("flush chain"),
+            add_rule: head("add rule"),
+            add_element: head("add element"),
+            delete_element: head("delete element"),
+            family,
+            table,
+        }
+    }
 
-/// Appends `op` as knftables writes it, without the newline.
-pub(crate) fn write_op(out: &mut String, family: Family, table: &Name, op: &Op) {
-    let head = (family, table);
-    match op {
-        Op::AddTable(t) => {
-            start(out, "add table", None, family, table);
-            if let Some(c) = &t.comment {
-                out.push_str(" { comment ");
-                c.push_quoted(out);
-                out.push_str(" ; }");
+    /// `VERB [KIND] FAMILY TABLE NAME` of a verb without a kept start.
+    fn named(&self, out: &mut String, verb: &str, kind: Option<&str>, name: &Name) {
+        start(out, verb, kind, self.family, &self.table);
+        out.push(' ');
+        out.push_str(name.as_str());
+    }
+
+    /// Appends `op` as knftables writes it, without the newline.
+    pub(crate) fn write_op(&self, out: &mut String, op: &Op) {
+        match op {
+            Op::AddTable(t) => {
+                start(out, "add table", None, self.family, &self.table);
+                if let Some(c) = &t.comment {
+                    out.push_str(" { comment ");
+                    c.push_quoted(out);
+                    out.push_str(" ; }");
+                }
             }
+            Op::DeleteTable => start(out, "delete table", None, self.family, &self.table),
+            Op::AddChain(c) => {
+                out.push_str(&self.add_chain);
+                out.push_str(c.name.as_str());
+                c.write_properties(out);
+            }
+            Op::FlushChain(n) => {
+                out.push_str(&self.flush_chain);
+                out.push_str(n.as_str());
+            }
+            Op::DeleteChain(n) => self.named(out, "delete chain", None, n),
+            Op::AddRule(r) => self.write_rule(out, &r.chain, &r.text, r.comment.as_ref()),
+            Op::AddContainer(c) => {
+                self.named(out, "add", Some(c.keyword()), &c.name);
+                c.write_properties(out);
+            }
+            Op::FlushContainer(n, map) => self.named(out, "flush", Some(kind(*map)), n),
+            Op::DeleteContainer(n, map) => self.named(out, "delete", Some(kind(*map)), n),
+            Op::AddElement(e) => self.write_element(out, e, true),
+            Op::DeleteElement(e) => self.write_element(out, e, false),
         }
-        Op::DeleteTable => start(out, "delete table", None, family, table),
-        Op::AddChain(c) => {
-            named(out, "add chain", None, head, &c.name);
-            c.write_properties(out);
-        }
-        Op::FlushChain(n) => named(out, "flush chain", None, head, n),
-        Op::DeleteChain(n) => named(out, "delete chain", None, head, n),
-        Op::AddRule(r) => write_rule(out, head, &r.chain, &r.text, r.comment.as_ref()),
-        Op::AddContainer(c) => {
-            named(out, "add", Some(c.keyword()), head, &c.name);
-            c.write_properties(out);
-        }
-        Op::FlushContainer(n, map) => named(out, "flush", Some(kind(*map)), head, n),
-        Op::DeleteContainer(n, map) => named(out, "delete", Some(kind(*map)), head, n),
-        Op::AddElement(e) => write_element(out, head, e, true),
-        Op::DeleteElement(e) => write_element(out, head, e, false),
     }
-}
 
-/// `add rule FAMILY TABLE CHAIN TEXT [comment "C"]`.
-fn write_rule(
-    out: &mut String,
-    head: Head<'_>,
-    chain: &Name,
-    text: &RuleText,
-    comment: Option<&Comment>,
-) {
-    named(out, "add rule", None, head, chain);
-    out.push(' ');
-    out.push_str(text.as_str());
-    if let Some(c) = comment {
-        out.push_str(" comment ");
-        c.push_quoted(out);
-    }
-}
-
-/// `add element FAMILY TABLE SET { KEY [comment "C"] [: VALUE] }`, or `delete element ...
-/// { KEY }`.
-fn write_element(out: &mut String, head: Head<'_>, element: &Element, add: bool) {
-    let verb = if add { "add element" } else { "delete element" };
-    named(out, verb, None, head, &element.container);
-    out.push_str(" { ");
-    element.key.push_to(out);
-    if add {
-        if let Some(c) = &element.comment {
+    /// `add rule FAMILY TABLE CHAIN TEXT [comment "C"]`.
+    fn write_rule(
+        &self,
+        out: &mut String,
+        chain: &Name,
+        text: &RuleText,
+        comment: Option<&Comment>,
+    ) {
+        out.push_str(&self.add_rule);
+        out.push_str(chain.as_str());
+        out.push(' ');
+        out.push_str(text.as_str());
+        if let Some(c) = comment {
             out.push_str(" comment ");
             c.push_quoted(out);
         }
-        if let Some(v) = &element.value {
-            out.push_str(" : ");
-            v.push_to(out);
-        }
     }
-    out.push_str(" }");
-}
 
-impl fmt::Display for Line<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut line = String::new();
-        write_op(&mut line, self.family, self.table, self.op);
-        f.write_str(&line)
+    /// `add element FAMILY TABLE SET { KEY [comment "C"] [: VALUE] }`, or `delete element
+    /// ... { KEY }`.
+    fn write_element(&self, out: &mut String, element: &Element, add: bool) {
+        out.push_str(if add {
+            &self.add_element
+        } else {
+            &self.delete_element
+        });
+        out.push_str(element.container.as_str());
+        out.push_str(" { ");
+        element.key.push_to(out);
+        if add {
+            if let Some(c) = &element.comment {
+                out.push_str(" comment ");
+                c.push_quoted(out);
+            }
+            if let Some(v) = &element.value {
+                out.push_str(" : ");
+                v.push_to(out);
+            }
+        }
+        out.push_str(" }");
     }
 }
 
@@ -263,8 +287,7 @@ impl Sink for Transaction {
 /// The text is what [`Transaction::to_text`] writes for the same operations.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Script {
-    family: Family,
-    table: Name,
+    heads: Heads,
     text: String,
     len: usize,
     /// The buffer of the last rule text written, lent to the next ([`Sink::rule_text`]).
@@ -273,24 +296,18 @@ pub struct Script {
 
 impl Script {
     /// An empty transaction on `family` `table`.
-    pub const fn new(family: Family, table: Name) -> Self {
-        Self {
-            family,
-            table,
-            text: String::new(),
-            len: 0,
-            spare: String::new(),
-        }
+    pub fn new(family: Family, table: Name) -> Self {
+        Self::empty(family, table, 0)
     }
 
     /// The table's family.
     pub const fn family(&self) -> Family {
-        self.family
+        self.heads.family
     }
 
     /// The table's name.
     pub const fn table(&self) -> &Name {
-        &self.table
+        &self.heads.table
     }
 
     /// Whether there is nothing to do.
@@ -324,7 +341,7 @@ impl From<&Transaction> for Script {
     fn from(tx: &Transaction) -> Self {
         let mut script = Self::empty(tx.family, tx.table.clone(), 0);
         for op in &tx.ops {
-            write_op(&mut script.text, tx.family, &tx.table, op);
+            script.heads.write_op(&mut script.text, op);
             script.end();
         }
         script
@@ -340,8 +357,7 @@ impl fmt::Display for Script {
 impl Sink for Script {
     fn empty(family: Family, table: Name, bytes: usize) -> Self {
         Self {
-            family,
-            table,
+            heads: Heads::new(family, table),
             text: String::with_capacity(bytes),
             len: 0,
             spare: String::new(),
@@ -349,7 +365,7 @@ impl Sink for Script {
     }
 
     fn push(&mut self, op: Op) {
-        write_op(&mut self.text, self.family, &self.table, &op);
+        self.heads.write_op(&mut self.text, &op);
         self.end();
     }
 
@@ -358,11 +374,11 @@ impl Sink for Script {
     }
 
     fn add_and_flush_chain(&mut self, chain: &Name) {
-        let head = (self.family, &self.table);
-        named(&mut self.text, "add chain", None, head, chain);
-        self.text.push('\n');
-        named(&mut self.text, "flush chain", None, head, chain);
-        self.text.push('\n');
+        for head in [&self.heads.add_chain, &self.heads.flush_chain] {
+            self.text.push_str(head);
+            self.text.push_str(chain.as_str());
+            self.text.push('\n');
+        }
         self.len += 2;
     }
 
@@ -371,20 +387,20 @@ impl Sink for Script {
     }
 
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<Comment>) {
-        let head = (self.family, &self.table);
-        write_rule(&mut self.text, head, chain, &text, comment.as_ref());
+        self.heads
+            .write_rule(&mut self.text, chain, &text, comment.as_ref());
         self.end();
         // The rule is in the text: its buffer serves the next one.
         self.spare = text.into_buffer();
     }
 
     fn add_element(&mut self, element: &Element) {
-        write_element(&mut self.text, (self.family, &self.table), element, true);
+        self.heads.write_element(&mut self.text, element, true);
         self.end();
     }
 
     fn delete_element(&mut self, element: &Element) {
-        write_element(&mut self.text, (self.family, &self.table), element, false);
+        self.heads.write_element(&mut self.text, element, false);
         self.end();
     }
 }
