@@ -17,7 +17,7 @@ use super::names::{
     SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_PREFIX, Scratch, endpoint_chain, fixed, rebase,
     service_chain,
 };
-use super::setup::ensure_chain;
+use super::proxier::Owners;
 use super::store::Slot;
 use crate::element::{Atom, Element, Key, Verdict};
 use crate::error::Error;
@@ -132,8 +132,12 @@ pub(crate) struct Context<'a, W> {
     /// The local-traffic matches: (from a local pod, from elsewhere).
     pub(crate) local: Option<&'a (RuleText, RuleText)>,
     pub(crate) tx: &'a mut W,
-    /// The chains this transaction adds (each once).
-    pub(crate) created: &'a mut HashSet<Name>,
+    /// What the written Services want, counted; the chains as they are written.
+    pub(crate) owners: &'a mut Owners,
+    /// This sync's number ([`Owners::want_chain`]).
+    pub(crate) sync: u64,
+    /// The chains this transaction adds.
+    pub(crate) created: &'a mut Vec<Name>,
     /// What the Service being written wants.
     pub(crate) wanted: Vec<Wanted>,
     /// On a proxier's first sync, what an earlier run left in the kernel: an endpoint chain
@@ -169,8 +173,18 @@ fn element(container: &'static str, key: Key, value: Option<Verdict>) -> Element
 }
 
 impl<W: Sink> Context<'_, W> {
+    /// Wants `chain` (counted), adding and flushing it if this transaction has not yet.
     fn ensure(&mut self, chain: &Name) {
-        ensure_chain(self.tx, self.created, chain);
+        if self.owners.want_chain(chain, Some(self.sync)) {
+            self.tx.add_and_flush_chain(chain);
+            self.created.push(chain.clone());
+        }
+        self.wanted.push(Wanted::Chain(chain.clone()));
+    }
+
+    /// Wants `chain` (counted) as the kernel holds it, without writing it.
+    fn keep(&mut self, chain: &Name) {
+        self.owners.want_chain(chain, None);
         self.wanted.push(Wanted::Chain(chain.clone()));
     }
 
@@ -201,7 +215,7 @@ impl<W: Sink> Context<'_, W> {
         };
         for (_, ep) in &names.endpoints {
             if kept(self, ep) {
-                self.wanted.push(Wanted::Chain(ep.chain.clone()));
+                self.keep(&ep.chain);
             } else {
                 self.ensure(&ep.chain);
             }
