@@ -396,15 +396,17 @@ impl Proxier {
         }
         let mut sorted_slices: Vec<&EndpointSlice> = slices.iter().collect();
         sorted_slices.sort_by(|a, b| slice_key(a).cmp(&slice_key(b)));
-        let mut rest = sorted_slices.as_slice();
+        let mut rest = sorted_slices.into_iter().peekable();
         let mut groups: Vec<Group<'a>> = Vec::with_capacity(unique.len());
         for s in &unique {
             let key = service_key(s);
-            let skip = rest.partition_point(|e| slice_key(e) < key);
-            let own = rest.get(skip..).unwrap_or_default();
-            let take = own.partition_point(|e| slice_key(e) == key);
-            groups.push((key, Some(*s), own.get(..take).unwrap_or_default().to_vec()));
-            rest = own.get(take..).unwrap_or_default();
+            // Slices of no Service before it are passed over; its own are next.
+            while rest.next_if(|e| slice_key(e) < key).is_some() {}
+            let mut own = Vec::new();
+            while let Some(e) = rest.next_if(|e| slice_key(e) == key) {
+                own.push(e);
+            }
+            groups.push((key, Some(*s), own));
         }
         self.sync_groups(groups.into_iter(), true, services.len(), now)
     }

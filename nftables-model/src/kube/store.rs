@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use crate::element::{Element, Key as ElementKey, Verdict};
-use crate::name::Name;
+use crate::name::{Comment, Name};
 use crate::transaction::{Op, Sink};
 
 /// A Service, by namespace and name.
@@ -24,27 +24,49 @@ pub(crate) type Key = (String, String);
 pub(crate) type Owner = Arc<Key>;
 
 /// One element: the value the kernel holds (`None` while it is not there) and the Services
-/// that want it, each with the element it wants.
+/// that want it, each with what it wants of the element beyond its set and key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     written: Option<Option<Verdict>>,
     owners: Wants,
 }
 
-/// The Services that want one key, in (namespace, name) order, each with the element it
-/// wants: nearly always one, held without a list of its own.
+/// The Services that want one key, in (namespace, name) order, each with what it wants:
+/// nearly always one, held without a list of its own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 enum Wants {
     #[default]
     None,
-    One(Owner, Element),
-    Many(Vec<(Owner, Element)>),
+    One(Owner, Want),
+    Many(Vec<(Owner, Want)>),
+}
+
+/// What a Service wants of an element beyond its set and key (which the store and its index
+/// hold once): its value and comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Want {
+    value: Option<Verdict>,
+    comment: Option<Comment>,
+}
+
+impl Want {
+    fn of(element: &Element) -> Self {
+        Self {
+            value: element.value.clone(),
+            comment: element.comment.clone(),
+        }
+    }
+
+    /// Whether this is what `element` (of this set, with this key) wants.
+    fn is(&self, element: &Element) -> bool {
+        self.value == element.value && self.comment == element.comment
+    }
 }
 
 impl Wants {
-    /// Adds `owner`'s `element` in its place.
+    /// Adds what `owner` wants of `element` in its place.
     fn insert(&mut self, owner: &Owner, element: &Element) {
-        let new = (Arc::clone(owner), element.clone());
+        let new = (Arc::clone(owner), Want::of(element));
         match core::mem::take(self) {
             Self::None => *self = Self::One(new.0, new.1),
             Self::One(o, e) => {
@@ -62,14 +84,14 @@ impl Wants {
         }
     }
 
-    /// Removes `owner`'s `element` (once); whether it was there.
+    /// Removes what `owner` wants of `element` (once); whether it was there.
     fn remove(&mut self, owner: &Owner, element: &Element) -> bool {
         match self {
-            Self::One(o, e) if o == owner && e == element => {
+            Self::One(o, want) if o == owner && want.is(element) => {
                 *self = Self::None;
                 true
             }
-            Self::Many(list) => match list.iter().position(|(o, e)| o == owner && e == element) {
+            Self::Many(list) => match list.iter().position(|(o, w)| o == owner && w.is(element)) {
                 Some(at) => {
                     list.remove(at);
                     true
@@ -80,8 +102,8 @@ impl Wants {
         }
     }
 
-    /// The element of the last Service in (namespace, name) order, which decides the value.
-    fn last(&self) -> Option<&Element> {
+    /// What the last Service in (namespace, name) order wants, which decides the value.
+    fn last(&self) -> Option<&Want> {
         match self {
             Self::None => None,
             Self::One(_, e) => Some(e),
@@ -191,7 +213,7 @@ impl Store {
             let Some(entry) = self.elements.get_mut(&key) else {
                 continue;
             };
-            let Some(element) = entry.owners.last() else {
+            let Some(want) = entry.owners.last() else {
                 if entry.written.is_some() {
                     tx.delete_element(&Element {
                         container: self.name.clone(),
@@ -203,15 +225,20 @@ impl Store {
                 self.elements.remove(&key);
                 continue;
             };
-            match &entry.written {
-                Some(value) if *value == element.value => {}
-                Some(_) => {
-                    tx.delete_element(element);
-                    tx.add_element(element);
-                }
-                None => tx.add_element(element),
+            if entry.written.as_ref() == Some(&want.value) {
+                continue;
             }
-            entry.written = Some(element.value.clone());
+            let element = Element {
+                container: self.name.clone(),
+                key,
+                value: want.value.clone(),
+                comment: want.comment.clone(),
+            };
+            if entry.written.is_some() {
+                tx.delete_element(&element);
+            }
+            tx.add_element(&element);
+            entry.written = Some(element.value);
         }
     }
 }
