@@ -11,7 +11,6 @@
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 use core::hash::{Hash, Hasher};
@@ -85,14 +84,14 @@ type Group<'a> = (ServiceKey<'a>, Option<&'a Service>, Vec<&'a EndpointSlice>);
 /// A Service's (namespace, name), borrowed from the inputs.
 type ServiceKey<'a> = (&'a str, &'a str);
 
-/// A Service's (namespace, name) borrowed, to look up an owned [`Key`] without making one:
-/// it hashes as the owned pair does (each string as `str`, in order).
+/// A Service's (namespace, name) borrowed, to look up an [`Owner`] without making one: it
+/// hashes as an owner does (each string as `str`, in order).
 #[derive(Hash)]
 struct Borrowed<'a>(&'a str, &'a str);
 
 impl hashbrown::Equivalent<Owner> for Borrowed<'_> {
     fn equivalent(&self, key: &Owner) -> bool {
-        self.0 == key.0 && self.1 == key.1
+        (self.0, self.1) == key.parts()
     }
 }
 
@@ -558,7 +557,7 @@ impl Proxier {
             if unchanged && !full {
                 continue;
             }
-            let owner = previous.map(|(owner, _)| Arc::clone(owner));
+            let owner = previous.map(|(owner, _)| owner.clone());
             if let (false, Some((owner, w))) = (full, previous) {
                 ctx.owners.release(&mut self.stores, owner, &w.wanted);
             }
@@ -591,7 +590,7 @@ impl Proxier {
                     added_affinity.insert(set.clone());
                 }
             }
-            let owner = owner.unwrap_or_else(|| Arc::new((String::from(ns), String::from(name))));
+            let owner = owner.unwrap_or_else(|| Owner::new(ns, name));
             ctx.owners.want(&mut self.stores, &owner, &ctx.wanted);
             if unchanged {
                 // Its wants are kept already: the buffer serves the next Service.
@@ -614,7 +613,7 @@ impl Proxier {
                 .written
                 .iter()
                 .filter(|(_, w)| w.seen != sync_id)
-                .map(|(owner, _)| Arc::clone(owner))
+                .map(|(owner, _)| owner.clone())
                 .collect();
             for owner in gone {
                 if let Some(w) = self.written.remove(&owner)

@@ -20,8 +20,63 @@ use crate::transaction::{Op, Sink};
 /// A Service, by namespace and name.
 pub(crate) type Key = (String, String);
 
-/// The Service that wants an element: shared by all the elements it wants.
-pub(crate) type Owner = Arc<Key>;
+/// The Service that wants an element, by namespace and name: shared by all the elements it
+/// wants, its text in one allocation (the namespace, then the name). Compared, ordered and
+/// hashed as the pair (namespace, name).
+#[derive(Clone, Debug)]
+pub(crate) struct Owner {
+    text: Arc<str>,
+    /// Where the name starts.
+    split: usize,
+}
+
+impl Owner {
+    pub(crate) fn new(namespace: &str, name: &str) -> Self {
+        let mut text = String::with_capacity(namespace.len() + name.len());
+        text.push_str(namespace);
+        text.push_str(name);
+        Self {
+            text: text.into(),
+            split: namespace.len(),
+        }
+    }
+
+    /// (namespace, name).
+    pub(crate) fn parts(&self) -> (&str, &str) {
+        self.text
+            .split_at_checked(self.split)
+            .unwrap_or((&self.text, ""))
+    }
+}
+
+impl PartialEq for Owner {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for Owner {}
+
+impl PartialOrd for Owner {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Owner {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
+/// As the pair (namespace, name) hashes: each string as `str`, in order.
+impl core::hash::Hash for Owner {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        let (namespace, name) = self.parts();
+        namespace.hash(state);
+        name.hash(state);
+    }
+}
 
 /// One element: the value the kernel holds (`None` while it is not there) and the Services
 /// that want it, each with what it wants of the element beyond its set and key.
@@ -66,7 +121,7 @@ impl Want {
 impl Wants {
     /// Adds what `owner` wants of `element` in its place.
     fn insert(&mut self, owner: &Owner, element: &Element) {
-        let new = (Arc::clone(owner), Want::of(element));
+        let new = (owner.clone(), Want::of(element));
         match core::mem::take(self) {
             Self::None => *self = Self::One(new.0, new.1),
             Self::One(o, e) => {
