@@ -228,7 +228,11 @@ impl Owners {
 /// The changes to the kernel's per-service chains and affinity sets that a transaction makes.
 #[derive(Clone, Debug, Default)]
 struct Pending {
-    added_chains: Vec<Name>,
+    /// The chains added by a partial sync; those of a full sync are read from the counts
+    /// when it is applied (those it added say so), rather than listed as it writes them.
+    added_chains: Option<Vec<Name>>,
+    /// The sync.
+    sync: u64,
     added_affinity: BTreeSet<Name>,
     deleted_affinity: Vec<Name>,
 }
@@ -526,7 +530,7 @@ impl Proxier {
             .flatten();
         self.sync_id += 1;
         let sync_id = self.sync_id;
-        let mut created = Vec::new();
+        let mut created = (!full).then(Vec::new);
         let mut added_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
         let mut encoded = Vec::new();
@@ -539,7 +543,7 @@ impl Proxier {
             tx: &mut tx,
             owners: &mut self.owners,
             sync: sync_id,
-            created: &mut created,
+            created: created.as_mut(),
             wanted: Vec::new(),
             found: (!self.synced_once).then_some(Found {
                 chains: &self.chains,
@@ -679,6 +683,7 @@ impl Proxier {
 
         self.pending = Some(Pending {
             added_chains: created,
+            sync: sync_id,
             added_affinity,
             deleted_affinity,
         });
@@ -716,7 +721,16 @@ impl Proxier {
         match (ok, pending) {
             (true, Some(p)) => {
                 self.need_full = false;
-                self.chains.extend(p.added_chains);
+                match p.added_chains {
+                    Some(added) => self.chains.extend(added),
+                    None => self.chains.extend(
+                        self.owners
+                            .chains
+                            .iter()
+                            .filter(|(_, count)| count.added_in == p.sync)
+                            .map(|(chain, _)| chain.clone()),
+                    ),
+                }
                 self.affinity_sets.extend(p.added_affinity);
                 for set in &p.deleted_affinity {
                     self.affinity_sets.remove(set);

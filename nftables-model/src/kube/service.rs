@@ -136,8 +136,9 @@ pub(crate) struct Context<'a, W> {
     pub(crate) owners: &'a mut Owners,
     /// This sync's number ([`Owners::want_chain`]).
     pub(crate) sync: u64,
-    /// The chains this transaction adds.
-    pub(crate) created: &'a mut Vec<Name>,
+    /// The chains this transaction adds, listed in a partial sync (a full sync's are in
+    /// the counts).
+    pub(crate) created: Option<&'a mut Vec<Name>>,
     /// What the Service being written wants.
     pub(crate) wanted: Vec<Wanted>,
     /// On a proxier's first sync, what an earlier run left in the kernel: an endpoint chain
@@ -177,7 +178,9 @@ impl<W: Sink> Context<'_, W> {
     fn ensure(&mut self, chain: &Name) {
         if self.owners.want_chain(chain, Some(self.sync)) {
             self.tx.add_and_flush_chain(chain);
-            self.created.push(chain.clone());
+            if let Some(created) = self.created.as_deref_mut() {
+                created.push(chain.clone());
+            }
         }
         self.wanted.push(Wanted::Chain(chain.clone()));
     }

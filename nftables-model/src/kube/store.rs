@@ -175,6 +175,8 @@ pub(crate) struct Store {
     elements: HashMap<ElementKey, Entry>,
     /// The keys whose owners changed since the last [`Store::settle`] (once or more).
     dirty: Vec<ElementKey>,
+    /// Every key is to settle (a full sync): then `dirty` is not kept.
+    all_dirty: bool,
     /// Whether `written` is what the kernel holds.
     known: bool,
 }
@@ -186,6 +188,7 @@ impl Store {
             map,
             elements: HashMap::new(),
             dirty: Vec::new(),
+            all_dirty: false,
             known: false,
         }
     }
@@ -200,11 +203,11 @@ impl Store {
     /// that is not known, the set or map is flushed.
     pub(crate) fn read_or_reset(&mut self, tx: &mut impl Sink) {
         self.dirty.clear();
+        self.all_dirty = true;
         if self.known {
             self.elements.retain(|_, entry| entry.written.is_some());
-            for (key, entry) in &mut self.elements {
+            for entry in self.elements.values_mut() {
                 entry.owners = Wants::None;
-                self.dirty.push(*key);
             }
         } else {
             self.elements.clear();
@@ -220,6 +223,7 @@ impl Store {
     ) {
         self.elements.clear();
         self.dirty.clear();
+        self.all_dirty = false;
         for (key, value) in elements {
             self.elements.insert(
                 key,
@@ -246,13 +250,16 @@ impl Store {
             owners: Wants::None,
         });
         entry.owners.insert(owner, element);
-        self.dirty.push(element.key);
+        if !self.all_dirty {
+            self.dirty.push(element.key);
+        }
     }
 
     /// Notes that `owner` no longer wants `element` (once, as it was wanted).
     pub(crate) fn release(&mut self, owner: &Owner, element: &Element) {
         if let Some(entry) = self.elements.get_mut(&element.key)
             && entry.owners.remove(owner, element)
+            && !self.all_dirty
         {
             self.dirty.push(element.key);
         }
@@ -261,41 +268,64 @@ impl Store {
     /// Writes what changed for the keys whose owners changed: an element no Service wants is
     /// deleted, a new one added, one whose value changed deleted and added again.
     pub(crate) fn settle(&mut self, tx: &mut impl Sink) {
-        let mut dirty = core::mem::take(&mut self.dirty);
-        dirty.sort_unstable();
-        dirty.dedup();
-        for key in dirty {
-            let Some(entry) = self.elements.get_mut(&key) else {
-                continue;
-            };
-            let Some(want) = entry.owners.last() else {
-                if entry.written.is_some() {
-                    tx.delete_element(&Element {
-                        container: self.name.clone(),
-                        key,
-                        value: None,
-                        comment: None,
-                    });
+        let mut gone = Vec::new();
+        if core::mem::take(&mut self.all_dirty) {
+            // Every key: the entries themselves, sorted, without looking each up.
+            self.dirty.clear();
+            let mut entries: Vec<(&ElementKey, &mut Entry)> = self.elements.iter_mut().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, entry) in entries {
+                if !settle_one(&self.name, *key, entry, tx) {
+                    gone.push(*key);
                 }
-                self.elements.remove(&key);
-                continue;
-            };
-            if entry.written.as_ref() == Some(&want.value) {
-                continue;
             }
-            let element = Element {
-                container: self.name.clone(),
-                key,
-                value: want.value.clone(),
-                comment: want.comment.clone(),
-            };
-            if entry.written.is_some() {
-                tx.delete_element(&element);
+        } else {
+            let mut dirty = core::mem::take(&mut self.dirty);
+            dirty.sort_unstable();
+            dirty.dedup();
+            for key in dirty {
+                if let Some(entry) = self.elements.get_mut(&key)
+                    && !settle_one(&self.name, key, entry, tx)
+                {
+                    gone.push(key);
+                }
             }
-            tx.add_element(&element);
-            entry.written = Some(element.value);
+        }
+        for key in gone {
+            self.elements.remove(&key);
         }
     }
+}
+
+/// Writes what changed for `key` of set or map `name`; whether any Service still wants it
+/// (if not, it is deleted from the kernel and the entry can go).
+fn settle_one(name: &Name, key: ElementKey, entry: &mut Entry, tx: &mut impl Sink) -> bool {
+    let Some(want) = entry.owners.last() else {
+        if entry.written.is_some() {
+            tx.delete_element(&Element {
+                container: name.clone(),
+                key,
+                value: None,
+                comment: None,
+            });
+        }
+        return false;
+    };
+    if entry.written.as_ref() == Some(&want.value) {
+        return true;
+    }
+    let element = Element {
+        container: name.clone(),
+        key,
+        value: want.value.clone(),
+        comment: want.comment.clone(),
+    };
+    if entry.written.is_some() {
+        tx.delete_element(&element);
+    }
+    tx.add_element(&element);
+    entry.written = Some(element.value);
+    true
 }
 
 /// Which of the [`Stores`] an element goes to.
