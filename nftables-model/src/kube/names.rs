@@ -98,7 +98,8 @@ struct Base<'a> {
 }
 
 impl<'a> Base<'a> {
-    fn new(text: &'a str) -> Self {
+    /// The base of `text`; `valid` says whether it is all name bytes.
+    fn new(text: &'a str, valid: bool) -> Self {
         const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
         let digest = Sha256::digest(text.as_bytes());
         // Eight base32 characters are the first 40 bits.
@@ -111,11 +112,7 @@ impl<'a> Base<'a> {
             let index = usize::try_from((bits >> ((7 - i) * 5)) & 31).unwrap_or(0);
             *out = ALPHABET.get(index).copied().unwrap_or(b'A');
         }
-        Self {
-            hash,
-            text,
-            valid: text.bytes().all(is_name_byte),
-        }
+        Self { hash, text, valid }
     }
 
     /// `prefix` (one of this module's, which start with a letter) and the base as a name,
@@ -151,6 +148,10 @@ impl<'a> Base<'a> {
 pub(crate) struct Scratch {
     text: String,
     name: String,
+    /// How much of `text` is the base text of the port last written ([`service_chain`]),
+    /// and whether it is all name bytes.
+    port: usize,
+    port_valid: bool,
 }
 
 /// Writes what it is given with each `:` as `.` (IPv6 colons are not allowed in names).
@@ -232,12 +233,22 @@ impl EndpointNames {
     }
 }
 
-/// Writes `namespace/name/protocol/port_name` in `text`, the base text of a port's names.
-fn port_text(text: &mut String, namespace: &str, name: &str, protocol: Protocol, port_name: &str) {
+/// Writes `namespace/name/protocol/port_name` in `scratch`, the base text of a port's names,
+/// and notes whether it is all name bytes.
+fn port_text(
+    scratch: &mut Scratch,
+    namespace: &str,
+    name: &str,
+    protocol: Protocol,
+    port_name: &str,
+) {
+    let text = &mut scratch.text;
     text.clear();
     for part in [namespace, "/", name, "/", protocol.lower(), "/", port_name] {
         text.push_str(part);
     }
+    scratch.port = text.len();
+    scratch.port_valid = text.bytes().all(is_name_byte);
 }
 
 /// The `service-` chain of a port (as [`PortChains::new`]), its texts written in `scratch`.
@@ -248,8 +259,8 @@ pub(crate) fn service_chain(
     port_name: &str,
     scratch: &mut Scratch,
 ) -> Result<Name, Error> {
-    port_text(&mut scratch.text, namespace, name, protocol, port_name);
-    Base::new(&scratch.text).name(SERVICE_PREFIX, &mut scratch.name)
+    port_text(scratch, namespace, name, protocol, port_name);
+    Base::new(&scratch.text, scratch.port_valid).name(SERVICE_PREFIX, &mut scratch.name)
 }
 
 /// The `endpoint-` chain of endpoint `ip:port` of a port (as [`EndpointNames::new`]), given
@@ -261,8 +272,19 @@ pub(crate) fn endpoint_chain(
     (port_name, ip, port): (&str, IpAddr, u16),
     scratch: &mut Scratch,
 ) -> Result<Name, Error> {
+    port_text(scratch, namespace, name, protocol, port_name);
+    endpoint_of_port(scratch, ip, port)
+}
+
+/// The `endpoint-` chain of endpoint `ip:port` of the port [`service_chain`] last wrote in
+/// `scratch` (its base text is kept: only the endpoint's part is written).
+pub(crate) fn endpoint_of_port(
+    scratch: &mut Scratch,
+    ip: IpAddr,
+    port: u16,
+) -> Result<Name, Error> {
     let text = &mut scratch.text;
-    port_text(text, namespace, name, protocol, port_name);
+    text.truncate(scratch.port);
     text.push_str("__");
     // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
     // is refused below).
@@ -273,7 +295,8 @@ pub(crate) fn endpoint_chain(
     }
     text.push('/');
     push_u32(text, u32::from(port));
-    Base::new(text).name(ENDPOINT_PREFIX, &mut scratch.name)
+    // What the endpoint adds is digits, dots, `_` and `/`: the text is as valid as its port's.
+    Base::new(text, scratch.port_valid).name(ENDPOINT_PREFIX, &mut scratch.name)
 }
 
 /// The name of the same base as `name`, made with prefix `from`, with prefix `to`: the

@@ -14,7 +14,7 @@ use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
 use super::names::{
     AFFINITY_PREFIX, CLUSTER_IPS, ENDPOINT_PREFIX, EXTERNAL_PREFIX, FIREWALL_IPS, FIREWALL_PREFIX,
     LOCAL_PREFIX, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, REJECT_CHAIN,
-    SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_PREFIX, Scratch, endpoint_chain, fixed, rebase,
+    SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_PREFIX, Scratch, endpoint_of_port, fixed, rebase,
     service_chain,
 };
 use super::proxier::Owners;
@@ -69,7 +69,7 @@ impl PortNames {
             .all
             .iter()
             .map(|ep| {
-                let chain = endpoint_chain(ns, name, proto, (port_name, ep.ip, ep.port), scratch)?;
+                let chain = endpoint_of_port(scratch, ep.ip, ep.port)?;
                 let affinity = OnceCell::new();
                 Ok((*ep, EndpointChain { chain, affinity }))
             })
