@@ -5,7 +5,8 @@
 //! `cargo run --release -p benches --example nftables_probe -- new|again [SERVICES] [RUNS]`
 //!
 //! `new`: a new proxier's first sync (full), `RUNS` times (default 5); `again`: one proxier's
-//! full sync after a reported failure, `RUNS` times after a first one. Each run writes the
+//! full sync after a reported failure, `RUNS` times after a first one applied (as
+//! `nftables_timing`'s "same proxier again"). Each run writes the
 //! transaction as text (`Proxier::sync_text`), as a caller does before `nft -f`; the
 //! result and a new proxier are dropped after the clock stops. Prints the best run's wall
 //! and CPU time (with `PROBE_VERBOSE` set: every run's).
@@ -41,7 +42,9 @@ fn main() {
     let again = match args.get(1).map(String::as_str) {
         Some("new") => false,
         Some("again") => {
+            // Its first sync applied: the kernel holds its chains, which a full sync checks.
             black_box(living.sync_text(&services, &slices, Duration::ZERO));
+            living.applied(true);
             true
         }
         _ => panic!("usage: nftables_probe new|again [SERVICES] [RUNS]"),

@@ -16,9 +16,10 @@ use core::fmt;
 use core::hash::{Hash, Hasher};
 use core::time::Duration;
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 use iptables_model::kube::{EndpointSlice, Service, resolve_ports};
 
+use super::chains::Chains;
 use super::local::matches;
 use super::names::{AFFINITY_PREFIX, Scratch, is_service_chain, table};
 use super::options::NftOptions;
@@ -106,8 +107,7 @@ pub struct Proxier {
     /// the kernel are kept only by the first.
     synced_once: bool,
     stores: Stores,
-    /// Per-service chains and affinity sets believed to exist in the kernel.
-    chains: HashSet<Name>,
+    /// Affinity sets believed to exist in the kernel (the chains are in [`Owners::chains`]).
     affinity_sets: BTreeSet<Name>,
     /// Flushed chains and when they became stale.
     stale: BTreeMap<Name, Duration>,
@@ -127,7 +127,8 @@ pub struct Proxier {
 /// were found in the kernel) since the last sync, which it checks.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Owners {
-    chains: HashMap<Name, ChainCount>,
+    /// The per-service chains: wanted, held by the kernel, added.
+    pub(crate) chains: Chains,
     affinity: HashMap<Name, u32>,
     unsettled_chains: BTreeSet<Name>,
     unsettled_affinity: BTreeSet<Name>,
@@ -137,21 +138,6 @@ fn count_up(counts: &mut HashMap<Name, u32>, name: &Name) {
     // One lookup; the clone is a reference count.
     let n = counts.entry(name.clone()).or_insert(0);
     *n = n.saturating_add(1);
-}
-
-/// Counts `chain` down; whether no one wants it any more.
-fn chain_count_down(counts: &mut HashMap<Name, ChainCount>, chain: &Name) -> bool {
-    match counts.get_mut(chain) {
-        Some(count) if count.wanted > 1 => {
-            count.wanted -= 1;
-            false
-        }
-        Some(_) => {
-            counts.remove(chain);
-            true
-        }
-        None => false,
-    }
 }
 
 /// Counts `name` down; whether no one wants it any more.
@@ -169,32 +155,9 @@ fn count_down(counts: &mut HashMap<Name, u32>, name: &Name) -> bool {
     }
 }
 
-/// How many written Services want a per-service chain, and the last sync that added it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct ChainCount {
-    wanted: u32,
-    added_in: u64,
-}
-
 impl Owners {
-    /// Counts one more Service wanting `chain`, as a sync writes it: one lookup in the one
-    /// index of chains both counts it and says whether sync `adding` (if it adds it) has
-    /// not yet (kube-proxy's `ensureChain`: each chain is added once per transaction);
-    /// then it has.
-    pub(crate) fn want_chain(&mut self, chain: &Name, adding: Option<u64>) -> bool {
-        let count = self.chains.entry(chain.clone()).or_default();
-        count.wanted = count.wanted.saturating_add(1);
-        match adding {
-            Some(sync) if count.added_in != sync => {
-                count.added_in = sync;
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// Counts what `owner` wants, but its chains: those are counted as the sync writes them
-    /// ([`Owners::want_chain`]).
+    /// ([`Chains::want`]).
     fn want(&mut self, stores: &mut Stores, owner: &Owner, wanted: &[Wanted]) {
         for w in wanted {
             match w {
@@ -211,7 +174,7 @@ impl Owners {
             match w {
                 Wanted::Element(slot, element) => stores.get(*slot).release(owner, element),
                 Wanted::Chain(name) => {
-                    if chain_count_down(&mut self.chains, name) {
+                    if self.chains.release(name) {
                         self.unsettled_chains.insert(name.clone());
                     }
                 }
@@ -292,7 +255,6 @@ impl Proxier {
             flushed: false,
             synced_once: false,
             stores: Stores::new(),
-            chains: HashSet::new(),
             affinity_sets: BTreeSet::new(),
             stale: BTreeMap::new(),
             owners: Owners::default(),
@@ -321,7 +283,7 @@ impl Proxier {
                 self.affinity_sets.insert(name.clone());
                 self.owners.unsettled_affinity.insert(name);
             } else if is_service_chain(&name) {
-                self.chains.insert(name.clone());
+                self.owners.chains.held(name.clone());
                 self.owners.unsettled_chains.insert(name);
             }
         }
@@ -499,7 +461,7 @@ impl Proxier {
             .collect();
         for name in ripe {
             self.stale.remove(&name);
-            self.chains.remove(&name);
+            self.owners.chains.deleted(&name);
             cleanup.push(Op::DeleteChain(name));
         }
 
@@ -516,8 +478,7 @@ impl Proxier {
             self.flushed = true;
             // Emptied, their room kept: a full sync wants about as much as the last (and a
             // Service at least a ClusterIP element and a chain or two).
-            self.owners.chains.clear();
-            self.owners.chains.reserve(services.saturating_mul(4));
+            self.owners.chains.recount(services.saturating_mul(4));
             self.stores.reserve(services);
             self.owners.affinity.clear();
             self.owners.unsettled_chains.clear();
@@ -546,7 +507,6 @@ impl Proxier {
             created: created.as_mut(),
             wanted: Vec::new(),
             found: (!self.synced_once).then_some(Found {
-                chains: &self.chains,
                 affinity_sets: &self.affinity_sets,
             }),
         };
@@ -632,29 +592,22 @@ impl Proxier {
         let mut flushes_stale = false;
         // A full sync checks every chain the kernel holds, a partial one those whose count
         // fell and those already stale; either flushes the unwanted ones in name order.
-        let owned = &self.owners.chains;
+        let chains = &mut self.owners.chains;
         let unwanted: Vec<Name> = if full {
             self.owners.unsettled_chains.clear();
-            self.stale.retain(|chain, _| !owned.contains_key(chain));
-            let mut unwanted: Vec<Name> = self
-                .chains
-                .iter()
-                .filter(|chain| !owned.contains_key(*chain))
-                .cloned()
-                .collect();
-            unwanted.sort_unstable();
-            unwanted
+            self.stale.retain(|chain, _| !chains.wanted(chain));
+            chains.unwanted()
         } else {
             let mut candidates = core::mem::take(&mut self.owners.unsettled_chains);
             candidates.extend(self.stale.keys().cloned());
             candidates
                 .into_iter()
                 .filter(|chain| {
-                    if owned.contains_key(chain) {
+                    if chains.wanted(chain) {
                         self.stale.remove(chain);
                         false
                     } else {
-                        self.chains.contains(chain)
+                        chains.in_kernel(chain)
                     }
                 })
                 .collect()
@@ -704,7 +657,7 @@ impl Proxier {
     pub fn cleanup_failed(&mut self, cleanup: &Transaction) {
         for op in &cleanup.ops {
             if let Op::DeleteChain(name) = op {
-                self.chains.insert(name.clone());
+                self.owners.chains.held(name.clone());
                 self.owners.unsettled_chains.insert(name.clone());
             }
         }
@@ -722,14 +675,12 @@ impl Proxier {
             (true, Some(p)) => {
                 self.need_full = false;
                 match p.added_chains {
-                    Some(added) => self.chains.extend(added),
-                    None => self.chains.extend(
-                        self.owners
-                            .chains
-                            .iter()
-                            .filter(|(_, count)| count.added_in == p.sync)
-                            .map(|(chain, _)| chain.clone()),
-                    ),
+                    Some(added) => {
+                        for chain in added {
+                            self.owners.chains.held(chain);
+                        }
+                    }
+                    None => self.owners.chains.added_by(p.sync),
                 }
                 self.affinity_sets.extend(p.added_affinity);
                 for set in &p.deleted_affinity {

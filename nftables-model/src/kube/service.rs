@@ -8,9 +8,9 @@ use alloc::vec::Vec;
 use core::cell::OnceCell;
 use core::net::IpAddr;
 
-use hashbrown::HashSet;
 use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
 
+use super::chains::Chains;
 use super::names::{
     AFFINITY_PREFIX, CLUSTER_IPS, ENDPOINT_PREFIX, EXTERNAL_PREFIX, FIREWALL_IPS, FIREWALL_PREFIX,
     LOCAL_PREFIX, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, REJECT_CHAIN,
@@ -146,10 +146,9 @@ pub(crate) struct Context<'a, W> {
     pub(crate) found: Option<Found<'a>>,
 }
 
-/// The per-service chains and affinity sets found in the kernel's table.
+/// The affinity sets found in the kernel's table (its chains are in [`Chains`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Found<'a> {
-    pub(crate) chains: &'a HashSet<Name>,
     pub(crate) affinity_sets: &'a BTreeSet<Name>,
 }
 
@@ -158,8 +157,8 @@ impl Found<'_> {
     /// (kube-proxy's `epChainSkipUpdate`): its name holds the endpoint's address and port,
     /// so only client-IP affinity could differ, and its affinity set is there exactly when
     /// the chain updates it.
-    fn keeps(&self, endpoint: &EndpointChain, affinity: bool) -> bool {
-        self.chains.contains(&endpoint.chain)
+    fn keeps(&self, chains: &Chains, endpoint: &EndpointChain, affinity: bool) -> bool {
+        chains.in_kernel(&endpoint.chain)
             && affinity == self.affinity_sets.contains(endpoint.affinity())
     }
 }
@@ -176,7 +175,7 @@ fn element(container: &'static str, key: Key, value: Option<Verdict>) -> Element
 impl<W: Sink> Context<'_, W> {
     /// Wants `chain` (counted), adding and flushing it if this transaction has not yet.
     fn ensure(&mut self, chain: &Name) {
-        if self.owners.want_chain(chain, Some(self.sync)) {
+        if self.owners.chains.want(chain, Some(self.sync)) {
             self.tx.add_and_flush_chain(chain);
             if let Some(created) = self.created.as_deref_mut() {
                 created.push(chain.clone());
@@ -187,7 +186,7 @@ impl<W: Sink> Context<'_, W> {
 
     /// Wants `chain` (counted) as the kernel holds it, without writing it.
     fn keep(&mut self, chain: &Name) {
-        self.owners.want_chain(chain, None);
+        self.owners.chains.want(chain, None);
         self.wanted.push(Wanted::Chain(chain.clone()));
     }
 
@@ -214,7 +213,7 @@ impl<W: Sink> Context<'_, W> {
 
         let kept = |ctx: &Self, ep: &EndpointChain| {
             ctx.found
-                .is_some_and(|found| found.keeps(ep, affinity.is_some()))
+                .is_some_and(|found| found.keeps(&ctx.owners.chains, ep, affinity.is_some()))
         };
         for (_, ep) in &names.endpoints {
             if kept(self, ep) {
