@@ -202,12 +202,14 @@ struct Pending {
 
 /// A Service and its EndpointSlices as a sync wrote them ([`Encoded`]), and what they
 /// wanted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 struct Written {
     /// The sync that last saw the Service ([`Proxier::sync_groups`]).
     seen: u64,
     inputs: Box<[u8]>,
     wanted: Vec<Wanted>,
+    /// The names of its ports' objects.
+    names: Vec<PortNames>,
 }
 
 /// A Service and its EndpointSlices as bytes: what their `Hash` implementations feed a
@@ -530,23 +532,36 @@ impl Proxier {
                 continue;
             };
             let ports = resolve_ports(&self.options.proxy, service, &own_slices);
-            let names = match ports
-                .iter()
-                .map(|port| PortNames::of(port, &mut scratch))
-                .collect::<Result<Vec<_>, _>>()
-            {
-                Ok(names) => names,
-                Err(error) => {
-                    self.written.remove(&key);
-                    rejected.push(Rejected {
-                        namespace: service.namespace.clone(),
-                        name: service.name.clone(),
-                        error,
-                    });
-                    continue;
+            // An unchanged Service (rewritten by a full sync) has the names it had: the same
+            // inputs make the same ports and endpoints.
+            let kept = previous
+                .filter(|_| unchanged)
+                .map(|(_, w)| w.names.as_slice());
+            let mut made = Vec::new();
+            let names: &[PortNames] = if let Some(kept) = kept {
+                kept
+            } else {
+                match ports
+                    .iter()
+                    .map(|port| PortNames::of(port, &mut scratch))
+                    .collect::<Result<Vec<_>, _>>()
+                {
+                    Ok(names) => {
+                        made = names;
+                        &made
+                    }
+                    Err(error) => {
+                        self.written.remove(&key);
+                        rejected.push(Rejected {
+                            namespace: service.namespace.clone(),
+                            name: service.name.clone(),
+                            error,
+                        });
+                        continue;
+                    }
                 }
             };
-            for (port, names) in ports.iter().zip(&names) {
+            for (port, names) in ports.iter().zip(names) {
                 ctx.write_port(port, names);
             }
             for w in &ctx.wanted {
@@ -563,6 +578,7 @@ impl Proxier {
                 // Moved out; the next Service's list starts with as much room.
                 let room = ctx.wanted.len();
                 let copy = Written {
+                    names: made,
                     inputs: Box::from(inputs.unwrap_or_default()),
                     wanted: core::mem::replace(&mut ctx.wanted, Vec::with_capacity(room)),
                     seen: sync_id,
