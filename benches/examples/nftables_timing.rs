@@ -5,7 +5,8 @@
 //! `cargo run --release -p benches --example nftables_timing -- 1000 5000 10000`
 //!
 //! The clusters are the iptables benchmark's (`benches::iptables_inputs`), so the rows sit
-//! beside `iptables_restore_timing`'s. Per size: generation time (best of 5; the transaction
+//! beside `iptables_restore_timing`'s. Per size: generation time (best of 10: the first
+//! runs of a process also grow its heap; the transaction
 //! written as text, `Proxier::sync_text`, as service-proxy asks for it), `nft` wall time
 //! and CPU time (user + sys of the `nft` process, from `/proc/self/stat`'s children times),
 //! transaction size; for the full sync (a new proxier's first, and the same proxier's again,
@@ -72,7 +73,7 @@ fn main() {
 
         // The proxier and its transaction are returned, so they are dropped after the clock
         // stops (a proxier lives on after its sync).
-        let (generation, _) = best_of(5, || {
+        let (generation, _) = best_of(10, || {
             let mut proxier = new_proxier();
             let synced = proxier.sync_text(&services, &slices, Duration::ZERO);
             (proxier, synced)
@@ -118,7 +119,7 @@ fn main() {
         );
         // A full sync again by the same proxier after a failure (the kernel's elements not
         // listed again): what the iptables rows' full syncs measure.
-        let (again, _) = best_of(5, || {
+        let (again, _) = best_of(10, || {
             proxier.applied(false);
             proxier.sync_text(&services, &slices, Duration::ZERO)
         });
