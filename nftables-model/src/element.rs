@@ -1,10 +1,13 @@
 //! Set and map elements: keys made of typed atoms (addresses, protocols, ports), verdicts as
 //! map values, and an optional comment. Nothing in an element is free text.
 
+use alloc::string::String;
 use core::fmt;
+use core::hash::{Hash, Hasher};
 use core::net::IpAddr;
 
 use iptables_model::kube::Protocol;
+use iptables_model::text::{push_ip, push_u32};
 
 use crate::name::{Comment, Name};
 
@@ -19,13 +22,22 @@ pub enum Atom {
     Port(u16),
 }
 
+impl Atom {
+    /// Appends the atom as nft writes it.
+    pub(crate) fn push_to(self, out: &mut String) {
+        match self {
+            Self::Ip(ip) => push_ip(out, ip),
+            Self::Protocol(p) => out.push_str(p.lower()),
+            Self::Port(p) => push_u32(out, u32::from(p)),
+        }
+    }
+}
+
 impl fmt::Display for Atom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Ip(ip) => write!(f, "{ip}"),
-            Self::Protocol(p) => f.write_str(p.lower()),
-            Self::Port(p) => write!(f, "{p}"),
-        }
+        let mut text = String::new();
+        self.push_to(&mut text);
+        f.write_str(&text)
     }
 }
 
@@ -34,7 +46,7 @@ pub const MAX_ATOMS: usize = 3;
 
 /// An element key: one atom per key type of its set or map, held inline (a key is copied
 /// into the proxier's indexes and into each operation that names it).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Key {
     /// The atoms; those past `len` are always [`Key::FILLER`], so equal keys are equal arrays.
     atoms: [Atom; MAX_ATOMS],
@@ -59,6 +71,16 @@ impl Key {
         self.atoms
             .get(..usize::from(self.len))
             .unwrap_or(&self.atoms)
+    }
+
+    /// Appends the key as written: atoms joined by ` . `.
+    pub(crate) fn push_to(&self, out: &mut String) {
+        for (i, atom) in self.as_slice().iter().enumerate() {
+            if i > 0 {
+                out.push_str(" . ");
+            }
+            atom.push_to(out);
+        }
     }
 }
 
@@ -91,6 +113,32 @@ impl core::ops::Deref for Key {
 
     fn deref(&self) -> &[Atom] {
         self.as_slice()
+    }
+}
+
+/// Keys hash as one write of their atoms' bytes (a derived hash writes each part of each
+/// atom on its own, and a sync hashes the key of every element it wants).
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Equal keys write the same numbers; a tag in the high bits keeps kinds apart.
+        for atom in self.as_slice() {
+            match *atom {
+                Atom::Ip(IpAddr::V4(ip)) => state.write_u64(1 << 32 | u64::from(ip.to_bits())),
+                Atom::Ip(IpAddr::V6(ip)) => {
+                    state.write_u64(2 << 32);
+                    state.write_u128(ip.to_bits());
+                }
+                Atom::Protocol(p) => state.write_u64(
+                    3 << 32
+                        | match p {
+                            Protocol::Tcp => 6,
+                            Protocol::Udp => 17,
+                            Protocol::Sctp => 132,
+                        },
+                ),
+                Atom::Port(port) => state.write_u64(4 << 32 | u64::from(port)),
+            }
+        }
     }
 }
 
@@ -138,15 +186,29 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// Appends the verdict as nft writes it.
+    pub(crate) fn push_to(&self, out: &mut String) {
+        let (word, chain) = match self {
+            Self::Accept => ("accept", None),
+            Self::Drop => ("drop", None),
+            Self::Return => ("return", None),
+            Self::Jump(c) => ("jump", Some(c)),
+            Self::Goto(c) => ("goto", Some(c)),
+        };
+        out.push_str(word);
+        if let Some(c) = chain {
+            out.push(' ');
+            out.push_str(c.as_str());
+        }
+    }
+}
+
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Accept => f.write_str("accept"),
-            Self::Drop => f.write_str("drop"),
-            Self::Return => f.write_str("return"),
-            Self::Jump(c) => write!(f, "jump {c}"),
-            Self::Goto(c) => write!(f, "goto {c}"),
-        }
+        let mut text = String::new();
+        self.push_to(&mut text);
+        f.write_str(&text)
     }
 }
 
@@ -161,32 +223,6 @@ pub struct Element {
     pub value: Option<Verdict>,
     /// `comment`.
     pub comment: Option<Comment>,
-}
-
-impl Element {
-    /// The key as written: atoms joined by ` . `.
-    pub(crate) fn write_key(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, atom) in self.key.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" . ")?;
-            }
-            write!(f, "{atom}")?;
-        }
-        Ok(())
-    }
-
-    /// `{ KEY [comment "C"] [: VALUE] }` for `add element`.
-    pub(crate) fn write_added(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(" { ")?;
-        self.write_key(f)?;
-        if let Some(c) = &self.comment {
-            write!(f, " comment {c}")?;
-        }
-        if let Some(v) = &self.value {
-            write!(f, " : {v}")?;
-        }
-        f.write_str(" }")
-    }
 }
 
 #[cfg(test)]

@@ -23,4 +23,4 @@ pub use name::{Comment, Name};
 pub use object::{BaseChain, Chain, ChainType, Container, Family, Hook, KeyType, SetFlag, Table};
 pub use rule::{Rule, RuleText};
 pub use ruleset::Ruleset;
-pub use transaction::{Op, Transaction};
+pub use transaction::{Op, Script, Transaction};

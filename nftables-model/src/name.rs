@@ -2,6 +2,7 @@
 //! value can change the shape of the line it is written into: object names ([`Name`]) and
 //! comments ([`Comment`]).
 
+use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 
@@ -33,7 +34,12 @@ impl Text {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        // One text shared (a name kept from a sync to the next and found in an index) is
+        // equal without reading it.
+        match (self, other) {
+            (Self::Shared(a), Self::Shared(b)) if Arc::ptr_eq(a, b) => true,
+            _ => self.as_str() == other.as_str(),
+        }
     }
 }
 
@@ -63,6 +69,12 @@ impl fmt::Debug for Text {
     }
 }
 
+/// Whether `byte` may be in a name (after its first byte, which is also not a digit, `/` or
+/// `-`).
+pub(crate) const fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'-' | b'_' | b'.')
+}
+
 /// The name of a table, chain, set or map: nft's identifier syntax, so it is written bare.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Name(Text);
@@ -79,14 +91,19 @@ impl Name {
         let first_ok = bytes
             .first()
             .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'));
-        let rest_ok = bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.'));
+        let rest_ok = bytes.iter().copied().all(is_name_byte);
         if first_ok && rest_ok && bytes.len() <= MAX_NAME {
             Ok(Self(Text::Shared(text.into())))
         } else {
             Err(Error::Name(text.into()))
         }
+    }
+
+    /// `text`, which its caller made of parts known to be valid in a name and in a valid
+    /// order (a per-service name: a prefix, a hash and checked text).
+    pub(crate) fn checked(text: &str) -> Self {
+        debug_assert!(Self::new(text).is_ok(), "{text}");
+        Self(Text::Shared(text.into()))
     }
 
     /// One of this crate's constant names, known to be valid (a test checks each).
@@ -140,6 +157,13 @@ impl Comment {
     /// The comment's text (without quotes).
     pub fn as_str(&self) -> &str {
         self.0.as_str()
+    }
+
+    /// Appends the comment between its quotes.
+    pub(crate) fn push_quoted(&self, out: &mut String) {
+        out.push('"');
+        out.push_str(self.as_str());
+        out.push('"');
     }
 }
 

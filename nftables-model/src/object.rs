@@ -2,8 +2,11 @@
 //! chains with a type, hook and priority), and sets and maps (with their key type, flags and
 //! timeout).
 
+use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt;
+use core::fmt::Write;
+
+use iptables_model::text::push_u32;
 
 use crate::name::{Comment, Name};
 
@@ -206,57 +209,64 @@ impl Container {
 
     /// The properties between braces, as knftables writes them:
     /// `{ type K [: V] ; [flags F ;] [timeout Ns ;] [comment "C" ;] }`.
-    pub(crate) fn write_properties(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(" { type ")?;
+    pub(crate) fn write_properties(&self, out: &mut String) {
+        out.push_str(" { type ");
         for (i, k) in self.key.iter().enumerate() {
             if i > 0 {
-                f.write_str(" . ")?;
+                out.push_str(" . ");
             }
-            f.write_str(k.keyword())?;
+            out.push_str(k.keyword());
         }
         if let Some(v) = self.value {
-            write!(f, " : {}", v.keyword())?;
+            out.push_str(" : ");
+            out.push_str(v.keyword());
         }
-        f.write_str(" ;")?;
+        out.push_str(" ;");
         if !self.flags.is_empty() {
-            f.write_str(" flags ")?;
+            out.push_str(" flags ");
             for (i, flag) in self.flags.iter().enumerate() {
                 if i > 0 {
-                    f.write_str(",")?;
+                    out.push(',');
                 }
-                f.write_str(flag.keyword())?;
+                out.push_str(flag.keyword());
             }
-            f.write_str(" ;")?;
+            out.push_str(" ;");
         }
         if let Some(t) = self.timeout {
-            write!(f, " timeout {t}s ;")?;
+            out.push_str(" timeout ");
+            push_u32(out, t);
+            out.push_str("s ;");
         }
         if let Some(c) = &self.comment {
-            write!(f, " comment {c} ;")?;
+            out.push_str(" comment ");
+            c.push_quoted(out);
+            out.push_str(" ;");
         }
-        f.write_str(" }")
+        out.push_str(" }");
     }
 }
 
 impl Chain {
     /// The properties between braces knftables writes for `add chain`, if any.
-    pub(crate) fn write_properties(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    pub(crate) fn write_properties(&self, out: &mut String) {
         if self.base.is_none() && self.comment.is_none() {
-            return Ok(());
+            return;
         }
-        f.write_str(" {")?;
+        out.push_str(" {");
         if let Some(b) = self.base {
-            write!(
-                f,
+            let _ = write!(
+                out,
                 " type {} hook {} priority {} ;",
                 b.chain_type.keyword(),
                 b.hook.keyword(),
                 b.priority
-            )?;
+            );
         }
         if let Some(c) = &self.comment {
-            write!(f, " comment {c} ;")?;
+            out.push_str(" comment ");
+            c.push_quoted(out);
+            out.push_str(" ;");
         }
-        f.write_str(" }")
+        out.push_str(" }");
     }
 }

@@ -24,6 +24,18 @@ impl RuleText {
         Self(String::with_capacity(96))
     }
 
+    /// An empty rule text in `buffer` (emptied), lent by a sink that keeps one for the next.
+    pub(crate) fn in_buffer(mut buffer: String) -> Self {
+        buffer.clear();
+        buffer.reserve(96);
+        Self(buffer)
+    }
+
+    /// The buffer, to lend again.
+    pub(crate) fn into_buffer(self) -> String {
+        self.0
+    }
+
     fn space(&mut self) {
         if !self.0.is_empty() {
             self.0.push(' ');
@@ -112,7 +124,7 @@ impl RuleText {
     #[must_use]
     pub fn verdict(mut self, verdict: &Verdict) -> Self {
         self.space();
-        let _ = write!(self.0, "{verdict}");
+        verdict.push_to(&mut self.0);
         self
     }
 

@@ -14,7 +14,7 @@ use crate::error::ApplyError;
 use crate::name::Name;
 use crate::object::{Chain, Container, Family, Table};
 use crate::rule::Rule;
-use crate::transaction::{Line, Op, Transaction};
+use crate::transaction::{Heads, Op, Transaction};
 
 /// A chain and its rules.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,9 +203,11 @@ impl Ruleset {
                     .map(|e| Op::AddElement(Box::new(e.clone()))),
             );
         }
+        let heads = Heads::new(family, table.clone());
         let mut out = String::new();
         for op in &ops {
-            let _ = writeln!(out, "{}", Line { family, table, op });
+            heads.write_op(&mut out, op);
+            out.push('\n');
         }
         out
     }

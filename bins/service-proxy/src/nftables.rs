@@ -17,7 +17,7 @@ use iptables_exec::{ExecError, Nft};
 use iptables_model::kube::{EndpointSlice, Service};
 use nftables_model::kube::names::{CLUSTER_IPS, ELEMENT_CONTAINERS};
 use nftables_model::kube::{NftOptions, Proxier};
-use nftables_model::{Error as ModelError, Name, Op, Transaction};
+use nftables_model::{Error as ModelError, Name};
 
 use crate::nft_elements::elements;
 
@@ -71,23 +71,6 @@ pub struct NftRules {
     /// When (on that clock) the chains flushed as stale can be deleted: a sync is due then,
     /// changes or not, as kube-proxy's periodic sync deletes them.
     stale_due: Option<Duration>,
-}
-
-/// Whether `transaction` flushes a chain it does not add: a chain no longer used, flushed
-/// now and deleted later (a chain rewritten is added, then flushed).
-fn flushes_stale_chains(transaction: &Transaction) -> bool {
-    let added: BTreeSet<&Name> = transaction
-        .ops
-        .iter()
-        .filter_map(|op| match op {
-            Op::AddChain(chain) => Some(&chain.name),
-            _ => None,
-        })
-        .collect();
-    transaction
-        .ops
-        .iter()
-        .any(|op| matches!(op, Op::FlushChain(name) if !added.contains(name)))
 }
 
 impl NftRules {
@@ -274,9 +257,9 @@ impl NftRules {
                 .map_err(|error| Failed { full: true, error })?;
         }
         let now = self.epoch.elapsed();
-        let synced = self
-            .proxier
-            .sync_changed(&self.services, &self.slices, &self.changed, now);
+        let synced =
+            self.proxier
+                .sync_changed_text(&self.services, &self.slices, &self.changed, now);
         self.changed.clear();
         for rejected in &synced.rejected {
             tracing::warn!(family, %rejected, "Service skipped");
@@ -289,17 +272,17 @@ impl NftRules {
             self.proxier.cleanup_failed(cleanup);
             cleanup_failed = true;
         }
-        let text = synced.transaction.to_text();
+        let text = synced.transaction.as_str();
         let result = if synced.transaction.is_empty() {
             Ok(())
         } else {
-            self.nft.apply(&text).await
+            self.nft.apply(text).await
         };
         self.proxier.applied(result.is_ok());
         self.full_next = result.is_err();
         // What the kernel holds is read again before the next, full, sync.
         self.relist |= result.is_err();
-        if cleanup_failed || (result.is_ok() && flushes_stale_chains(&synced.transaction)) {
+        if cleanup_failed || (result.is_ok() && synced.flushes_stale) {
             // A failed deletion: the next sync flushes the chains again, a later one retries.
             self.stale_due = Some(now + STALE_DELETION);
         } else if self.stale_due.is_some_and(|due| now >= due) {
@@ -320,7 +303,7 @@ impl NftRules {
 
     /// The transaction of the next sync, built and dropped (for `--dry-run`).
     pub fn dry_run(&mut self) -> String {
-        let synced = self.proxier.sync_changed(
+        let synced = self.proxier.sync_changed_text(
             &self.services,
             &self.slices,
             &self.changed,
@@ -328,26 +311,7 @@ impl NftRules {
         );
         self.proxier.applied(false);
         let mut text = synced.cleanup.map(|c| c.to_text()).unwrap_or_default();
-        text.push_str(&synced.transaction.to_text());
+        text.push_str(synced.transaction.as_str());
         text
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use nftables_model::{Chain, Family};
-
-    use super::*;
-
-    #[test]
-    fn only_a_chain_flushed_without_being_added_is_stale() {
-        let name = |text: &str| Name::new(text).unwrap();
-        let mut tx = Transaction::new(Family::Ip, name(TABLE));
-        let rewritten = name("service-AAAAAAAA-ns/a/tcp/http");
-        tx.push(Op::AddChain(Chain::regular(rewritten.clone())));
-        tx.push(Op::FlushChain(rewritten));
-        assert!(!flushes_stale_chains(&tx));
-        tx.push(Op::FlushChain(name("service-BBBBBBBB-ns/b/tcp/http")));
-        assert!(flushes_stale_chains(&tx));
     }
 }

@@ -2,6 +2,7 @@
 //! and EndpointSlices in (the inputs of [`iptables_model::kube`], so one input feeds both
 //! modes), one `nft -f` transaction out, full or incremental.
 
+mod chains;
 mod local;
 pub mod names;
 mod options;

@@ -12,7 +12,7 @@ use iptables_model::text::{push_ip, push_u32};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::name::Name;
+use crate::name::{Name, is_name_byte};
 
 /// The table: `kube-proxy`.
 pub const TABLE: &str = "kube-proxy";
@@ -62,6 +62,16 @@ pub const ELEMENT_CONTAINERS: [&str; 6] = [
 
 /// The prefix of affinity sets.
 pub const AFFINITY_PREFIX: &str = "affinity-";
+/// The prefix of a port's chain of its cluster-wide endpoints.
+pub(crate) const SERVICE_PREFIX: &str = "service-";
+/// The prefix of a port's chain of its node-local endpoints.
+pub(crate) const LOCAL_PREFIX: &str = "local-";
+/// The prefix of a port's chain for external destinations.
+pub(crate) const EXTERNAL_PREFIX: &str = "external-";
+/// The prefix of a port's chain of source ranges.
+pub(crate) const FIREWALL_PREFIX: &str = "firewall-";
+/// The prefix of an endpoint's chain.
+pub(crate) const ENDPOINT_PREFIX: &str = "endpoint-";
 
 /// The longest name base (knftables' `NameLengthMax` 256 less a 16-byte prefix).
 const BASE_MAX: usize = 240;
@@ -81,10 +91,15 @@ pub fn table() -> Name {
 struct Base<'a> {
     hash: [u8; 8],
     text: &'a str,
+    /// Whether every byte of `text` may be in a name: then so may every name made of it
+    /// (a prefix of this module, the hash, `-` and the text, cut with dots), and it is not
+    /// checked again for each prefix.
+    valid: bool,
 }
 
 impl<'a> Base<'a> {
-    fn new(text: &'a str) -> Self {
+    /// The base of `text`; `valid` says whether it is all name bytes.
+    fn new(text: &'a str, valid: bool) -> Self {
         const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
         let digest = Sha256::digest(text.as_bytes());
         // Eight base32 characters are the first 40 bits.
@@ -97,11 +112,11 @@ impl<'a> Base<'a> {
             let index = usize::try_from((bits >> ((7 - i) * 5)) & 31).unwrap_or(0);
             *out = ALPHABET.get(index).copied().unwrap_or(b'A');
         }
-        Self { hash, text }
+        Self { hash, text, valid }
     }
 
-    /// `prefix` and the base as a name, written in `scratch` first (so only the name
-    /// allocates).
+    /// `prefix` (one of this module's, which start with a letter) and the base as a name,
+    /// written in `scratch` first (so only the name allocates).
     fn name(&self, prefix: &str, scratch: &mut String) -> Result<Name, Error> {
         scratch.clear();
         scratch.push_str(prefix);
@@ -119,8 +134,24 @@ impl<'a> Base<'a> {
             scratch.truncate(cut);
             scratch.push_str("...");
         }
-        Name::new(scratch)
+        if self.valid {
+            Ok(Name::checked(scratch))
+        } else {
+            Name::new(scratch)
+        }
     }
+}
+
+/// The buffers names are written in before they become names, kept from one Service to the
+/// next by a sync.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    text: String,
+    name: String,
+    /// How much of `text` is the base text of the port last written ([`service_chain`]),
+    /// and whether it is all name bytes.
+    port: usize,
+    port_valid: bool,
 }
 
 /// Writes what it is given with each `:` as `.` (IPv6 colons are not allowed in names).
@@ -159,15 +190,13 @@ impl PortChains {
         protocol: Protocol,
         port_name: &str,
     ) -> Result<Self, Error> {
-        let mut text = String::with_capacity(namespace.len() + name.len() + port_name.len() + 8);
-        let _ = write!(text, "{namespace}/{name}/{}/{port_name}", protocol.lower());
-        let base = Base::new(&text);
-        let mut scratch = String::with_capacity(text.len() + 20);
+        let scratch = &mut Scratch::default();
+        let cluster = service_chain(namespace, name, protocol, port_name, scratch)?;
         Ok(Self {
-            cluster: base.name("service-", &mut scratch)?,
-            local: base.name("local-", &mut scratch)?,
-            external: base.name("external-", &mut scratch)?,
-            firewall: base.name("firewall-", &mut scratch)?,
+            local: rebase(&cluster, SERVICE_PREFIX, LOCAL_PREFIX),
+            external: rebase(&cluster, SERVICE_PREFIX, EXTERNAL_PREFIX),
+            firewall: rebase(&cluster, SERVICE_PREFIX, FIREWALL_PREFIX),
+            cluster,
         })
     }
 }
@@ -195,28 +224,93 @@ impl EndpointNames {
         ip: IpAddr,
         port: u16,
     ) -> Result<Self, Error> {
-        let mut text = String::with_capacity(namespace.len() + name.len() + port_name.len() + 56);
-        let _ = write!(
-            text,
-            "{namespace}/{name}/{}/{port_name}__",
-            protocol.lower()
-        );
-        // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
-        // is refused below).
-        if ip.is_ipv6() {
-            let _ = write!(Dotted(&mut text), "{ip}");
-        } else {
-            push_ip(&mut text, ip);
-        }
-        text.push('/');
-        push_u32(&mut text, u32::from(port));
-        let base = Base::new(&text);
-        let mut scratch = String::with_capacity(text.len() + 20);
+        let endpoint = (port_name, ip, port);
+        let chain = endpoint_chain(namespace, name, protocol, endpoint, &mut Scratch::default())?;
         Ok(Self {
-            chain: base.name("endpoint-", &mut scratch)?,
-            affinity: base.name(AFFINITY_PREFIX, &mut scratch)?,
+            affinity: rebase(&chain, ENDPOINT_PREFIX, AFFINITY_PREFIX),
+            chain,
         })
     }
+}
+
+/// Writes `namespace/name/protocol/port_name` in `scratch`, the base text of a port's names,
+/// and notes whether it is all name bytes.
+fn port_text(
+    scratch: &mut Scratch,
+    namespace: &str,
+    name: &str,
+    protocol: Protocol,
+    port_name: &str,
+) {
+    let text = &mut scratch.text;
+    text.clear();
+    for part in [namespace, "/", name, "/", protocol.lower(), "/", port_name] {
+        text.push_str(part);
+    }
+    scratch.port = text.len();
+    scratch.port_valid = text.bytes().all(is_name_byte);
+}
+
+/// The `service-` chain of a port (as [`PortChains::new`]), its texts written in `scratch`.
+pub(crate) fn service_chain(
+    namespace: &str,
+    name: &str,
+    protocol: Protocol,
+    port_name: &str,
+    scratch: &mut Scratch,
+) -> Result<Name, Error> {
+    port_text(scratch, namespace, name, protocol, port_name);
+    Base::new(&scratch.text, scratch.port_valid).name(SERVICE_PREFIX, &mut scratch.name)
+}
+
+/// The `endpoint-` chain of endpoint `ip:port` of a port (as [`EndpointNames::new`]), given
+/// as (port name, address, port), its texts written in `scratch`.
+pub(crate) fn endpoint_chain(
+    namespace: &str,
+    name: &str,
+    protocol: Protocol,
+    (port_name, ip, port): (&str, IpAddr, u16),
+    scratch: &mut Scratch,
+) -> Result<Name, Error> {
+    port_text(scratch, namespace, name, protocol, port_name);
+    endpoint_of_port(scratch, ip, port)
+}
+
+/// The `endpoint-` chain of endpoint `ip:port` of the port [`service_chain`] last wrote in
+/// `scratch` (its base text is kept: only the endpoint's part is written).
+pub(crate) fn endpoint_of_port(
+    scratch: &mut Scratch,
+    ip: IpAddr,
+    port: u16,
+) -> Result<Name, Error> {
+    let text = &mut scratch.text;
+    text.truncate(scratch.port);
+    text.push_str("__");
+    // IPv6 colons are not allowed in names: they become dots (the rest has no colon, or
+    // is refused below).
+    if ip.is_ipv6() {
+        let _ = write!(Dotted(&mut *text), "{ip}");
+    } else {
+        push_ip(text, ip);
+    }
+    text.push('/');
+    push_u32(text, u32::from(port));
+    // What the endpoint adds is digits, dots, `_` and `/`: the text is as valid as its port's.
+    Base::new(text, scratch.port_valid).name(ENDPOINT_PREFIX, &mut scratch.name)
+}
+
+/// The name of the same base as `name`, made with prefix `from`, with prefix `to`: the
+/// names of one base differ only in their prefix (the hash, the text and where it is cut do
+/// not depend on it), so the ones a port may not use are made from the one it always uses,
+/// when needed.
+pub(crate) fn rebase(name: &Name, from: &str, to: &str) -> Name {
+    let base = name.as_str().strip_prefix(from);
+    debug_assert!(base.is_some(), "{name} does not start with {from}");
+    let base = base.unwrap_or_default();
+    let mut text = String::with_capacity(to.len() + base.len());
+    text.push_str(to);
+    text.push_str(base);
+    Name::checked(&text)
 }
 
 /// Whether `chain` is a per-service chain (their names, and only theirs, have a `/`).

@@ -8,18 +8,20 @@
 //! goes, so a partial sync touches only the changed Services: told which they are
 //! ([`Proxier::sync_changed`]), its time follows the change, not the number of Services.
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
+use core::hash::{Hash, Hasher};
 use core::time::Duration;
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 use iptables_model::kube::{EndpointSlice, Service, resolve_ports};
 
+use super::chains::Chains;
 use super::local::matches;
-use super::names::{AFFINITY_PREFIX, is_service_chain, table};
+use super::names::{AFFINITY_PREFIX, Scratch, is_service_chain, table};
 use super::options::NftOptions;
 use super::service::{Context, Found, PortNames, Wanted};
 use super::setup::setup;
@@ -27,7 +29,7 @@ use super::store::{Key, Owner, Stores};
 use crate::element::{Key as ElementKey, Verdict};
 use crate::error::Error;
 use crate::name::Name;
-use crate::transaction::{Op, Transaction};
+use crate::transaction::{Op, Script, Sink, Transaction};
 
 /// How long a stale chain stays flushed before it is deleted.
 const STALE_DELAY: Duration = Duration::from_secs(1);
@@ -57,16 +59,21 @@ impl fmt::Display for Rejected {
 
 impl core::error::Error for Rejected {}
 
-/// What one sync asks of the kernel.
+/// What one sync asks of the kernel: its transaction as [`Op`] values ([`Transaction`],
+/// from [`Proxier::sync`] and [`Proxier::sync_changed`]) or as `nft -f` text ([`Script`],
+/// from [`Proxier::sync_text`] and [`Proxier::sync_changed_text`]), the same operations.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Synced {
+pub struct Synced<T = Transaction> {
     /// Deletes chains stale for long enough; run before [`Synced::transaction`]. If it fails,
     /// say so with [`Proxier::cleanup_failed`]: the chains are deleted later.
     pub cleanup: Option<Transaction>,
     /// The sync.
-    pub transaction: Transaction,
+    pub transaction: T,
     /// Whether the transaction is a full sync.
     pub full: bool,
+    /// Whether the transaction flushes chains no Service uses any more: a sync at least a
+    /// second after it deletes them (in its [`Synced::cleanup`]).
+    pub flushes_stale: bool,
     /// The Services left out.
     pub rejected: Vec<Rejected>,
 }
@@ -78,14 +85,14 @@ type Group<'a> = (ServiceKey<'a>, Option<&'a Service>, Vec<&'a EndpointSlice>);
 /// A Service's (namespace, name), borrowed from the inputs.
 type ServiceKey<'a> = (&'a str, &'a str);
 
-/// A Service's (namespace, name) borrowed, to look up an owned [`Key`] without making one:
-/// it hashes as the owned pair does (each string as `str`, in order).
+/// A Service's (namespace, name) borrowed, to look up an [`Owner`] without making one: it
+/// hashes as an owner does (each string as `str`, in order).
 #[derive(Hash)]
 struct Borrowed<'a>(&'a str, &'a str);
 
-impl hashbrown::Equivalent<Key> for Borrowed<'_> {
-    fn equivalent(&self, key: &Key) -> bool {
-        self.0 == key.0 && self.1 == key.1
+impl hashbrown::Equivalent<Owner> for Borrowed<'_> {
+    fn equivalent(&self, key: &Owner) -> bool {
+        (self.0, self.1) == key.parts()
     }
 }
 
@@ -100,36 +107,37 @@ pub struct Proxier {
     /// the kernel are kept only by the first.
     synced_once: bool,
     stores: Stores,
-    /// Per-service chains and affinity sets believed to exist in the kernel.
-    chains: BTreeSet<Name>,
+    /// Affinity sets believed to exist in the kernel (the chains are in [`Owners::chains`]).
     affinity_sets: BTreeSet<Name>,
     /// Flushed chains and when they became stale.
     stale: BTreeMap<Name, Duration>,
     /// How many written Services want each chain and affinity set.
     owners: Owners,
     /// What the last sync wrote for each Service: the Service and its slices.
-    written: HashMap<Key, Written>,
+    written: HashMap<Owner, Written>,
     /// What the kernel holds if the pending transaction succeeds.
     pending: Option<Pending>,
+    /// The size of the last full sync's text, for the next one's room.
+    full_bytes: usize,
+    /// Which sync this is (the first is 1).
+    sync_id: u64,
 }
 
 /// The chains and affinity sets Services want, counted, and those whose count fell (or that
 /// were found in the kernel) since the last sync, which it checks.
 #[derive(Clone, Debug, Default)]
-struct Owners {
-    chains: HashMap<Name, u32>,
+pub(crate) struct Owners {
+    /// The per-service chains: wanted, held by the kernel, added.
+    pub(crate) chains: Chains,
     affinity: HashMap<Name, u32>,
     unsettled_chains: BTreeSet<Name>,
     unsettled_affinity: BTreeSet<Name>,
 }
 
 fn count_up(counts: &mut HashMap<Name, u32>, name: &Name) {
-    match counts.get_mut(name) {
-        Some(n) => *n = n.saturating_add(1),
-        None => {
-            counts.insert(name.clone(), 1);
-        }
-    }
+    // One lookup; the clone is a reference count.
+    let n = counts.entry(name.clone()).or_insert(0);
+    *n = n.saturating_add(1);
 }
 
 /// Counts `name` down; whether no one wants it any more.
@@ -148,12 +156,13 @@ fn count_down(counts: &mut HashMap<Name, u32>, name: &Name) -> bool {
 }
 
 impl Owners {
-    /// Counts what `owner` wants.
+    /// Counts what `owner` wants, but its chains: those are counted as the sync writes them
+    /// ([`Chains::want`]).
     fn want(&mut self, stores: &mut Stores, owner: &Owner, wanted: &[Wanted]) {
         for w in wanted {
             match w {
                 Wanted::Element(slot, element) => stores.get(*slot).want(owner, element),
-                Wanted::Chain(name) => count_up(&mut self.chains, name),
+                Wanted::Chain(_) => {}
                 Wanted::Affinity(name) => count_up(&mut self.affinity, name),
             }
         }
@@ -165,7 +174,7 @@ impl Owners {
             match w {
                 Wanted::Element(slot, element) => stores.get(*slot).release(owner, element),
                 Wanted::Chain(name) => {
-                    if count_down(&mut self.chains, name) {
+                    if self.chains.release(name) {
                         self.unsettled_chains.insert(name.clone());
                     }
                 }
@@ -182,26 +191,54 @@ impl Owners {
 /// The changes to the kernel's per-service chains and affinity sets that a transaction makes.
 #[derive(Clone, Debug, Default)]
 struct Pending {
-    added_chains: HashSet<Name>,
+    /// The chains added by a partial sync; those of a full sync are read from the counts
+    /// when it is applied (those it added say so), rather than listed as it writes them.
+    added_chains: Option<Vec<Name>>,
+    /// The sync.
+    sync: u64,
     added_affinity: BTreeSet<Name>,
     deleted_affinity: Vec<Name>,
 }
 
-/// A Service and its EndpointSlices as a sync wrote them, and what they wanted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A Service and its EndpointSlices as a sync wrote them ([`Encoded`]), and what they
+/// wanted.
+#[derive(Clone, Debug)]
 struct Written {
-    owner: Owner,
-    service: Service,
-    slices: Vec<EndpointSlice>,
+    /// The sync that last saw the Service ([`Proxier::sync_groups`]).
+    seen: u64,
+    inputs: Box<[u8]>,
     wanted: Vec<Wanted>,
+    /// The names of its ports' objects.
+    names: Vec<PortNames>,
 }
 
-impl Written {
-    /// Whether `service` with `slices` is what was written.
-    fn is(&self, service: &Service, slices: &[&EndpointSlice]) -> bool {
-        self.service == *service
-            && self.slices.len() == slices.len()
-            && self.slices.iter().zip(slices).all(|(a, b)| a == *b)
+/// A Service and its EndpointSlices as bytes: what their `Hash` implementations feed a
+/// hasher, kept whole instead of hashed. Those are derived for every input type: each field
+/// in order, each string with an end mark, each list with its length, so equal bytes are
+/// equal inputs and unequal inputs give unequal bytes. One buffer instead of a copy of each
+/// string and list of the inputs (a copy kept per Service cost a sync at 10,000 Services a
+/// tenth of its time, in its allocations and their release).
+struct Encoded<'a>(&'a mut Vec<u8>);
+
+impl Encoded<'_> {
+    /// `service` and `slices` encoded into `buffer` (cleared first).
+    fn of<'b>(buffer: &'b mut Vec<u8>, service: &Service, slices: &[&EndpointSlice]) -> &'b [u8] {
+        buffer.clear();
+        let mut encoder = Encoded(buffer);
+        service.hash(&mut encoder);
+        slices.hash(&mut encoder);
+        buffer
+    }
+}
+
+impl Hasher for Encoded<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// Never asked for: the bytes are the result.
+    fn finish(&self) -> u64 {
+        0
     }
 }
 
@@ -220,12 +257,13 @@ impl Proxier {
             flushed: false,
             synced_once: false,
             stores: Stores::new(),
-            chains: BTreeSet::new(),
             affinity_sets: BTreeSet::new(),
             stale: BTreeMap::new(),
             owners: Owners::default(),
             written: HashMap::new(),
             pending: None,
+            full_bytes: 0,
+            sync_id: 0,
         })
     }
 
@@ -247,7 +285,7 @@ impl Proxier {
                 self.affinity_sets.insert(name.clone());
                 self.owners.unsettled_affinity.insert(name);
             } else if is_service_chain(&name) {
-                self.chains.insert(name.clone());
+                self.owners.chains.held(name.clone());
                 self.owners.unsettled_chains.insert(name);
             }
         }
@@ -281,7 +319,7 @@ impl Proxier {
 
     /// Builds the sync of `services` and `slices` (every Service and slice) at time `now` (any
     /// monotonic clock; it only times stale chains). Call [`Proxier::applied`] with the
-    /// outcome of running it. Each Service is compared with the copy last written; a caller
+    /// outcome of running it. Each Service is compared with what was last written; a caller
     /// that knows which Services changed saves that with [`Proxier::sync_changed`].
     pub fn sync(
         &mut self,
@@ -289,41 +327,55 @@ impl Proxier {
         slices: &[EndpointSlice],
         now: Duration,
     ) -> Synced {
-        // Services in (namespace, name) order with their slices.
-        let mut by_service: BTreeMap<ServiceKey<'_>, (Option<&Service>, Vec<&EndpointSlice>)> =
-            BTreeMap::new();
-        for s in services {
-            by_service
-                .entry((s.namespace.as_str(), s.name.as_str()))
-                .or_default()
-                .0 = Some(s);
+        self.sync_all(services, slices, now)
+    }
+
+    /// [`Proxier::sync`] with the transaction written as text while it is built, for a caller
+    /// that hands it to `nft -f` (no [`Op`] values are made: the fast way of a full sync).
+    pub fn sync_text(
+        &mut self,
+        services: &[Service],
+        slices: &[EndpointSlice],
+        now: Duration,
+    ) -> Synced<Script> {
+        self.sync_all(services, slices, now)
+    }
+
+    fn sync_all<'a, W: Sink>(
+        &mut self,
+        services: &'a [Service],
+        slices: &'a [EndpointSlice],
+        now: Duration,
+    ) -> Synced<W> {
+        // Services in (namespace, name) order (the last given of a name), each with its
+        // slices in the order given: two sorts and one pass (a sorted map of the Services cost
+        // a tenth of a full sync at 10,000 Services in its searches).
+        let service_key = |s: &&'a Service| (s.namespace.as_str(), s.name.as_str());
+        let slice_key = |e: &&'a EndpointSlice| (e.namespace.as_str(), e.service.as_str());
+        let mut sorted: Vec<&Service> = services.iter().collect();
+        sorted.sort_by(|a, b| service_key(a).cmp(&service_key(b)));
+        let mut unique: Vec<&Service> = Vec::with_capacity(sorted.len());
+        for s in sorted {
+            match unique.last_mut() {
+                Some(last) if service_key(last) == service_key(&s) => *last = s,
+                _ => unique.push(s),
+            }
         }
-        for e in slices {
-            by_service
-                .entry((e.namespace.as_str(), e.service.as_str()))
-                .or_default()
-                .1
-                .push(e);
+        let mut sorted_slices: Vec<&EndpointSlice> = slices.iter().collect();
+        sorted_slices.sort_by(|a, b| slice_key(a).cmp(&slice_key(b)));
+        let mut rest = sorted_slices.into_iter().peekable();
+        let mut groups: Vec<Group<'a>> = Vec::with_capacity(unique.len());
+        for s in &unique {
+            let key = service_key(s);
+            // Slices of no Service before it are passed over; its own are next.
+            while rest.next_if(|e| slice_key(e) < key).is_some() {}
+            let mut own = Vec::new();
+            while let Some(e) = rest.next_if(|e| slice_key(e) == key) {
+                own.push(e);
+            }
+            groups.push((key, Some(*s), own));
         }
-        let gone: Vec<Key> = self
-            .written
-            .keys()
-            .filter(|(ns, name)| {
-                !by_service
-                    .get(&(ns.as_str(), name.as_str()))
-                    .is_some_and(|(s, _)| s.is_some())
-            })
-            .cloned()
-            .collect();
-        let groups = by_service
-            .into_iter()
-            .filter(|(_, (s, _))| s.is_some())
-            .map(|(key, (s, e))| (key, s, e))
-            .chain(
-                gone.iter()
-                    .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
-            );
-        self.sync_groups(groups, now)
+        self.sync_groups(groups.into_iter(), true, services.len(), now)
     }
 
     /// Builds the sync at time `now` when the caller knows which Services changed since the
@@ -339,30 +391,40 @@ impl Proxier {
         changed: &BTreeSet<Key>,
         now: Duration,
     ) -> Synced {
+        self.sync_told(services, slices, changed, now)
+    }
+
+    /// [`Proxier::sync_changed`] with the transaction written as text while it is built, as
+    /// [`Proxier::sync_text`].
+    pub fn sync_changed_text(
+        &mut self,
+        services: &BTreeMap<Key, Service>,
+        slices: &BTreeMap<Key, Vec<EndpointSlice>>,
+        changed: &BTreeSet<Key>,
+        now: Duration,
+    ) -> Synced<Script> {
+        self.sync_told(services, slices, changed, now)
+    }
+
+    fn sync_told<W: Sink>(
+        &mut self,
+        services: &BTreeMap<Key, Service>,
+        slices: &BTreeMap<Key, Vec<EndpointSlice>>,
+        changed: &BTreeSet<Key>,
+        now: Duration,
+    ) -> Synced<W> {
         if self.need_full {
-            let gone: Vec<Key> = self
-                .written
-                .keys()
-                .filter(|k| !services.contains_key(*k))
-                .cloned()
-                .collect();
-            let groups = services
-                .iter()
-                .map(|(key, s)| {
-                    (
-                        (key.0.as_str(), key.1.as_str()),
-                        Some(s),
-                        slices
-                            .get(key)
-                            .map(|e| e.iter().collect())
-                            .unwrap_or_default(),
-                    )
-                })
-                .chain(
-                    gone.iter()
-                        .map(|(ns, name)| ((ns.as_str(), name.as_str()), None, Vec::new())),
-                );
-            self.sync_groups(groups, now)
+            let groups = services.iter().map(|(key, s)| {
+                (
+                    (key.0.as_str(), key.1.as_str()),
+                    Some(s),
+                    slices
+                        .get(key)
+                        .map(|e| e.iter().collect())
+                        .unwrap_or_default(),
+                )
+            });
+            self.sync_groups(groups, true, services.len(), now)
         } else {
             let groups = changed.iter().map(|key| {
                 (
@@ -374,17 +436,21 @@ impl Proxier {
                         .unwrap_or_default(),
                 )
             });
-            self.sync_groups(groups, now)
+            self.sync_groups(groups, false, changed.len(), now)
         }
     }
 
     /// The sync of `groups`: every Service in a full sync, else at least the changed ones
-    /// (unchanged ones are skipped), and those gone with no Service.
-    fn sync_groups<'a>(
+    /// (unchanged ones are skipped). With `every`, the groups are every Service there is, and
+    /// those written before and not among them are gone; without, gone ones come as groups
+    /// with no Service. `services` is about how many Services there are.
+    fn sync_groups<'a, W: Sink>(
         &mut self,
         groups: impl Iterator<Item = Group<'a>>,
+        every: bool,
+        services: usize,
         now: Duration,
-    ) -> Synced {
+    ) -> Synced<W> {
         let family = self.options.family();
         let full = self.need_full;
 
@@ -397,110 +463,175 @@ impl Proxier {
             .collect();
         for name in ripe {
             self.stale.remove(&name);
-            self.chains.remove(&name);
+            self.owners.chains.deleted(&name);
             cleanup.push(Op::DeleteChain(name));
         }
 
-        let mut tx = Transaction::new(family, table());
+        // Room for the text of a full sync as large as the last (or of about 2 KB per
+        // Service, a Service with 3 endpoints taking 1.9 KB), so that it grows once.
+        let room = if full {
+            self.full_bytes.max(services.saturating_mul(2048))
+        } else {
+            0
+        };
+        let mut tx = W::empty(family, table(), room);
         if full {
             setup(&mut tx, &self.options, !self.flushed, &mut self.stores);
             self.flushed = true;
-            self.owners = Owners::default();
+            // Emptied, their room kept: a full sync wants about as much as the last (and a
+            // Service at least a ClusterIP element and a chain or two).
+            self.owners.chains.recount(services.saturating_mul(4));
+            self.stores.reserve(services);
+            self.owners.affinity.clear();
+            self.owners.unsettled_chains.clear();
+            self.owners.unsettled_affinity.clear();
+            self.written.reserve(services);
         }
 
         let local = matches(&self.options.proxy.local_detector, family)
             .ok()
             .flatten();
-        let mut created = HashSet::new();
+        self.sync_id += 1;
+        let sync_id = self.sync_id;
+        let mut created = (!full).then(Vec::new);
         let mut added_affinity = BTreeSet::new();
         let mut rejected = Vec::new();
+        let mut encoded = Vec::new();
+        let mut scratch = Scratch::default();
         let mut ctx = Context {
             family,
             masquerade_all: self.options.proxy.masquerade_all,
             node_ip: self.options.proxy.node_ip,
             local: local.as_ref(),
             tx: &mut tx,
-            created: &mut created,
+            owners: &mut self.owners,
+            sync: sync_id,
+            created: created.as_mut(),
             wanted: Vec::new(),
             found: (!self.synced_once).then_some(Found {
-                chains: &self.chains,
                 affinity_sets: &self.affinity_sets,
             }),
         };
         for ((ns, name), service, own_slices) in groups {
             let key = Borrowed(ns, name);
-            let previous = self.written.get(&key);
-            let unchanged = previous.is_some_and(|w| service.is_some_and(|s| w.is(s, &own_slices)));
+            let previous = self.written.get_key_value_mut(&key).map(|(owner, w)| {
+                w.seen = sync_id;
+                (owner, &*w)
+            });
+            let inputs = service.map(|s| Encoded::of(&mut encoded, s, &own_slices));
+            let unchanged = previous.is_some_and(|(_, w)| inputs.is_some_and(|i| *w.inputs == *i));
             if unchanged && !full {
                 continue;
             }
-            let owner = previous.map(|w| Arc::clone(&w.owner));
-            if let (false, Some(w)) = (full, previous) {
-                self.owners.release(&mut self.stores, &w.owner, &w.wanted);
+            let owner = previous.map(|(owner, _)| owner.clone());
+            if let (false, Some((owner, w))) = (full, previous) {
+                ctx.owners.release(&mut self.stores, owner, &w.wanted);
             }
             let Some(service) = service else {
                 self.written.remove(&key);
                 continue;
             };
             let ports = resolve_ports(&self.options.proxy, service, &own_slices);
-            let names = match ports
-                .iter()
-                .map(PortNames::of)
-                .collect::<Result<Vec<_>, _>>()
-            {
-                Ok(names) => names,
-                Err(error) => {
-                    self.written.remove(&key);
-                    rejected.push(Rejected {
-                        namespace: service.namespace.clone(),
-                        name: service.name.clone(),
-                        error,
-                    });
-                    continue;
+            // An unchanged Service (rewritten by a full sync) has the names it had: the same
+            // inputs make the same ports and endpoints.
+            let kept = previous
+                .filter(|_| unchanged)
+                .map(|(_, w)| w.names.as_slice());
+            let mut made = Vec::new();
+            let names: &[PortNames] = if let Some(kept) = kept {
+                kept
+            } else {
+                match ports
+                    .iter()
+                    .map(|port| PortNames::of(port, &mut scratch))
+                    .collect::<Result<Vec<_>, _>>()
+                {
+                    Ok(names) => {
+                        made = names;
+                        &made
+                    }
+                    Err(error) => {
+                        self.written.remove(&key);
+                        rejected.push(Rejected {
+                            namespace: service.namespace.clone(),
+                            name: service.name.clone(),
+                            error,
+                        });
+                        continue;
+                    }
                 }
             };
-            for (port, names) in ports.iter().zip(&names) {
+            for (port, names) in ports.iter().zip(names) {
                 ctx.write_port(port, names);
             }
-            let wanted = core::mem::take(&mut ctx.wanted);
-            for w in &wanted {
+            for w in &ctx.wanted {
                 if let Wanted::Affinity(set) = w {
                     added_affinity.insert(set.clone());
                 }
             }
-            let owner = owner.unwrap_or_else(|| Arc::new((String::from(ns), String::from(name))));
-            self.owners.want(&mut self.stores, &owner, &wanted);
+            let owner = owner.unwrap_or_else(|| Owner::new(ns, name));
+            ctx.owners.want(&mut self.stores, &owner, &ctx.wanted);
             if unchanged {
                 // Its wants are kept already: the buffer serves the next Service.
-                ctx.wanted = wanted;
                 ctx.wanted.clear();
             } else {
+                // Moved out; the next Service's list starts with as much room.
+                let room = ctx.wanted.len();
                 let copy = Written {
-                    owner: Arc::clone(&owner),
-                    service: service.clone(),
-                    slices: own_slices.iter().map(|e| (*e).clone()).collect(),
-                    wanted,
+                    names: made,
+                    inputs: Box::from(inputs.unwrap_or_default()),
+                    wanted: core::mem::replace(&mut ctx.wanted, Vec::with_capacity(room)),
+                    seen: sync_id,
                 };
-                self.written.insert(Key::clone(&owner), copy);
+                self.written.insert(owner, copy);
+            }
+        }
+
+        if every {
+            // The Services written before and not seen now are gone.
+            let gone: Vec<Owner> = self
+                .written
+                .iter()
+                .filter(|(_, w)| w.seen != sync_id)
+                .map(|(owner, _)| owner.clone())
+                .collect();
+            for owner in gone {
+                if let Some(w) = self.written.remove(&owner)
+                    && !full
+                {
+                    self.owners.release(&mut self.stores, &owner, &w.wanted);
+                }
             }
         }
 
         // Chains no Service wants: flushed now, deleted a second later.
-        let candidates: BTreeSet<Name> = if full {
+        let mut flushes_stale = false;
+        // A full sync checks every chain the kernel holds, a partial one those whose count
+        // fell and those already stale; either flushes the unwanted ones in name order.
+        let chains = &mut self.owners.chains;
+        let unwanted: Vec<Name> = if full {
             self.owners.unsettled_chains.clear();
-            self.chains.clone()
+            self.stale.retain(|chain, _| !chains.wanted(chain));
+            chains.unwanted()
         } else {
-            let mut c = core::mem::take(&mut self.owners.unsettled_chains);
-            c.extend(self.stale.keys().cloned());
-            c
+            let mut candidates = core::mem::take(&mut self.owners.unsettled_chains);
+            candidates.extend(self.stale.keys().cloned());
+            candidates
+                .into_iter()
+                .filter(|chain| {
+                    if chains.wanted(chain) {
+                        self.stale.remove(chain);
+                        false
+                    } else {
+                        chains.in_kernel(chain)
+                    }
+                })
+                .collect()
         };
-        for chain in candidates {
-            if self.owners.chains.contains_key(&chain) {
-                self.stale.remove(&chain);
-            } else if self.chains.contains(&chain) {
-                tx.push(Op::FlushChain(chain.clone()));
-                self.stale.insert(chain, now);
-            }
+        for chain in unwanted {
+            tx.push(Op::FlushChain(chain.clone()));
+            self.stale.insert(chain, now);
+            flushes_stale = true;
         }
         let candidates: BTreeSet<Name> = if full {
             self.owners.unsettled_affinity.clear();
@@ -521,13 +652,18 @@ impl Proxier {
 
         self.pending = Some(Pending {
             added_chains: created,
+            sync: sync_id,
             added_affinity,
             deleted_affinity,
         });
+        if full {
+            self.full_bytes = tx.bytes();
+        }
         Synced {
             cleanup: (!cleanup.is_empty()).then_some(cleanup),
             transaction: tx,
             full,
+            flushes_stale,
             rejected,
         }
     }
@@ -537,7 +673,7 @@ impl Proxier {
     pub fn cleanup_failed(&mut self, cleanup: &Transaction) {
         for op in &cleanup.ops {
             if let Op::DeleteChain(name) = op {
-                self.chains.insert(name.clone());
+                self.owners.chains.held(name.clone());
                 self.owners.unsettled_chains.insert(name.clone());
             }
         }
@@ -554,7 +690,14 @@ impl Proxier {
         match (ok, pending) {
             (true, Some(p)) => {
                 self.need_full = false;
-                self.chains.extend(p.added_chains);
+                match p.added_chains {
+                    Some(added) => {
+                        for chain in added {
+                            self.owners.chains.held(chain);
+                        }
+                    }
+                    None => self.owners.chains.added_by(p.sync),
+                }
                 self.affinity_sets.extend(p.added_affinity);
                 for set in &p.deleted_affinity {
                     self.affinity_sets.remove(set);

@@ -5,55 +5,73 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::OnceCell;
 use core::net::IpAddr;
 
-use hashbrown::HashSet;
 use iptables_model::kube::{EndpointAddr, ResolvedPort, service_port_name};
 
+use super::chains::Chains;
 use super::names::{
-    CLUSTER_IPS, EndpointNames, FIREWALL_IPS, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS,
-    NO_ENDPOINT_SERVICES, PortChains, REJECT_CHAIN, SERVICE_IPS, SERVICE_NODEPORTS, fixed,
+    AFFINITY_PREFIX, CLUSTER_IPS, ENDPOINT_PREFIX, EXTERNAL_PREFIX, FIREWALL_IPS, FIREWALL_PREFIX,
+    LOCAL_PREFIX, MARK_FOR_MASQUERADE, NO_ENDPOINT_NODEPORTS, NO_ENDPOINT_SERVICES, REJECT_CHAIN,
+    SERVICE_IPS, SERVICE_NODEPORTS, SERVICE_PREFIX, Scratch, endpoint_of_port, fixed, rebase,
+    service_chain,
 };
-use super::setup::ensure_chain;
+use super::proxier::Owners;
 use super::store::Slot;
 use crate::element::{Atom, Element, Key, Verdict};
 use crate::error::Error;
 use crate::name::{Comment, Name};
 use crate::object::{Container, Family, SetFlag};
-use crate::rule::{Rule, RuleText};
-use crate::transaction::{Op, Transaction};
+use crate::rule::RuleText;
+use crate::transaction::{Op, Sink};
 
-/// The names a port's objects use, checked before anything of its Service is written.
+/// The names a port's objects use, checked before anything of its Service is written. The
+/// chain of its cluster-wide endpoints and those of its endpoints are made at once; its
+/// other chains and the endpoints' affinity sets, which most ports do not use, are made from
+/// them when first asked for (only their prefix differs: [`rebase`]).
 #[derive(Clone, Debug)]
 pub(crate) struct PortNames {
-    chains: PortChains,
-    endpoints: Vec<(EndpointAddr, EndpointNames)>,
+    cluster: Name,
+    local: OnceCell<Name>,
+    external: OnceCell<Name>,
+    firewall: OnceCell<Name>,
+    endpoints: Vec<(EndpointAddr, EndpointChain)>,
     comment: Comment,
 }
 
+/// An endpoint's chain, and the name of its affinity set when first asked for.
+#[derive(Clone, Debug)]
+pub(crate) struct EndpointChain {
+    chain: Name,
+    affinity: OnceCell<Name>,
+}
+
+impl EndpointChain {
+    fn affinity(&self) -> &Name {
+        self.affinity
+            .get_or_init(|| rebase(&self.chain, ENDPOINT_PREFIX, AFFINITY_PREFIX))
+    }
+}
+
 impl PortNames {
-    /// The names of `port`'s objects.
+    /// The names of `port`'s objects, written in `scratch` first.
     ///
     /// # Errors
     ///
     /// [`Error`] when the Service's namespace, name or port name cannot be written.
-    pub(crate) fn of(port: &ResolvedPort<'_>) -> Result<Self, Error> {
+    pub(crate) fn of(port: &ResolvedPort<'_>, scratch: &mut Scratch) -> Result<Self, Error> {
         let svc = port.service;
         let proto = port.port.protocol;
-        let chains = PortChains::new(&svc.namespace, &svc.name, proto, &port.port.name)?;
+        let (ns, name, port_name) = (&svc.namespace, &svc.name, &port.port.name);
+        let cluster = service_chain(ns, name, proto, port_name, scratch)?;
         let endpoints = port
             .all
             .iter()
             .map(|ep| {
-                EndpointNames::new(
-                    &svc.namespace,
-                    &svc.name,
-                    proto,
-                    &port.port.name,
-                    ep.ip,
-                    ep.port,
-                )
-                .map(|names| (*ep, names))
+                let chain = endpoint_of_port(scratch, ep.ip, ep.port)?;
+                let affinity = OnceCell::new();
+                Ok((*ep, EndpointChain { chain, affinity }))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let comment = Comment::new(&service_port_name(
@@ -62,13 +80,31 @@ impl PortNames {
             &port.port.name,
         ))?;
         Ok(Self {
-            chains,
+            cluster,
+            local: OnceCell::new(),
+            external: OnceCell::new(),
+            firewall: OnceCell::new(),
             endpoints,
             comment,
         })
     }
 
-    fn endpoint(&self, ep: &EndpointAddr) -> Option<&EndpointNames> {
+    fn local(&self) -> &Name {
+        self.local
+            .get_or_init(|| rebase(&self.cluster, SERVICE_PREFIX, LOCAL_PREFIX))
+    }
+
+    fn external(&self) -> &Name {
+        self.external
+            .get_or_init(|| rebase(&self.cluster, SERVICE_PREFIX, EXTERNAL_PREFIX))
+    }
+
+    fn firewall(&self) -> &Name {
+        self.firewall
+            .get_or_init(|| rebase(&self.cluster, SERVICE_PREFIX, FIREWALL_PREFIX))
+    }
+
+    fn endpoint(&self, ep: &EndpointAddr) -> Option<&EndpointChain> {
         self.endpoints
             .iter()
             .find(|(e, _)| e == ep)
@@ -89,15 +125,20 @@ pub(crate) enum Wanted {
 }
 
 /// What a sync shares across ports.
-pub(crate) struct Context<'a> {
+pub(crate) struct Context<'a, W> {
     pub(crate) family: Family,
     pub(crate) masquerade_all: bool,
     pub(crate) node_ip: IpAddr,
     /// The local-traffic matches: (from a local pod, from elsewhere).
     pub(crate) local: Option<&'a (RuleText, RuleText)>,
-    pub(crate) tx: &'a mut Transaction,
-    /// The chains this transaction adds (each once).
-    pub(crate) created: &'a mut HashSet<Name>,
+    pub(crate) tx: &'a mut W,
+    /// What the written Services want, counted; the chains as they are written.
+    pub(crate) owners: &'a mut Owners,
+    /// This sync's number ([`Owners::want_chain`]).
+    pub(crate) sync: u64,
+    /// The chains this transaction adds, listed in a partial sync (a full sync's are in
+    /// the counts).
+    pub(crate) created: Option<&'a mut Vec<Name>>,
     /// What the Service being written wants.
     pub(crate) wanted: Vec<Wanted>,
     /// On a proxier's first sync, what an earlier run left in the kernel: an endpoint chain
@@ -105,10 +146,9 @@ pub(crate) struct Context<'a> {
     pub(crate) found: Option<Found<'a>>,
 }
 
-/// The per-service chains and affinity sets found in the kernel's table.
+/// The affinity sets found in the kernel's table (its chains are in [`Chains`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Found<'a> {
-    pub(crate) chains: &'a BTreeSet<Name>,
     pub(crate) affinity_sets: &'a BTreeSet<Name>,
 }
 
@@ -117,9 +157,9 @@ impl Found<'_> {
     /// (kube-proxy's `epChainSkipUpdate`): its name holds the endpoint's address and port,
     /// so only client-IP affinity could differ, and its affinity set is there exactly when
     /// the chain updates it.
-    fn keeps(&self, endpoint: &EndpointNames, affinity: bool) -> bool {
-        self.chains.contains(&endpoint.chain)
-            && affinity == self.affinity_sets.contains(&endpoint.affinity)
+    fn keeps(&self, chains: &Chains, endpoint: &EndpointChain, affinity: bool) -> bool {
+        chains.in_kernel(&endpoint.chain)
+            && affinity == self.affinity_sets.contains(endpoint.affinity())
     }
 }
 
@@ -132,9 +172,21 @@ fn element(container: &'static str, key: Key, value: Option<Verdict>) -> Element
     }
 }
 
-impl Context<'_> {
+impl<W: Sink> Context<'_, W> {
+    /// Wants `chain` (counted), adding and flushing it if this transaction has not yet.
     fn ensure(&mut self, chain: &Name) {
-        ensure_chain(self.tx, self.created, chain);
+        if self.owners.chains.want(chain, Some(self.sync)) {
+            self.tx.add_and_flush_chain(chain);
+            if let Some(created) = self.created.as_deref_mut() {
+                created.push(chain.clone());
+            }
+        }
+        self.wanted.push(Wanted::Chain(chain.clone()));
+    }
+
+    /// Wants `chain` (counted) as the kernel holds it, without writing it.
+    fn keep(&mut self, chain: &Name) {
+        self.owners.chains.want(chain, None);
         self.wanted.push(Wanted::Chain(chain.clone()));
     }
 
@@ -143,10 +195,13 @@ impl Context<'_> {
         self.wanted.push(Wanted::Element(slot, element));
     }
 
+    /// An empty rule text (from the sink, which may lend a buffer it keeps).
+    fn text(&mut self) -> RuleText {
+        self.tx.rule_text()
+    }
+
     fn add_rule(&mut self, chain: &Name, text: RuleText, comment: Option<&'static str>) {
-        let mut rule = Rule::new(chain.clone(), text);
-        rule.comment = comment.map(Comment::trusted);
-        self.tx.push(Op::AddRule(rule));
+        self.tx.add_rule(chain, text, comment.map(Comment::trusted));
     }
 
     /// Writes one port, noting in [`Context::wanted`] what it wants.
@@ -155,44 +210,43 @@ impl Context<'_> {
         let fam = self.family.keyword();
         let proto = port.port.protocol;
         let affinity = port.service.client_ip_affinity;
-        let chains = &names.chains;
 
-        let kept = |ctx: &Self, ep: &EndpointNames| {
+        let kept = |ctx: &Self, ep: &EndpointChain| {
             ctx.found
-                .is_some_and(|found| found.keeps(ep, affinity.is_some()))
+                .is_some_and(|found| found.keeps(&ctx.owners.chains, ep, affinity.is_some()))
         };
         for (_, ep) in &names.endpoints {
             if kept(self, ep) {
-                self.wanted.push(Wanted::Chain(ep.chain.clone()));
+                self.keep(&ep.chain);
             } else {
                 self.ensure(&ep.chain);
             }
             if affinity.is_some() {
-                self.wanted.push(Wanted::Affinity(ep.affinity.clone()));
+                self.wanted.push(Wanted::Affinity(ep.affinity().clone()));
             }
         }
         let uses_cluster_chain = !port.cluster.is_empty() && port.uses_cluster;
         if uses_cluster_chain {
-            self.ensure(&chains.cluster);
+            self.ensure(&names.cluster);
         }
         let uses_local_chain = !port.local.is_empty() && port.uses_local;
         if uses_local_chain {
-            self.ensure(&chains.local);
+            self.ensure(names.local());
         }
         let has_endpoints = port.any;
         let (internal_chain, has_internal) = if port.internal_local {
-            (&chains.local, has_endpoints && !port.local.is_empty())
+            (names.local(), has_endpoints && !port.local.is_empty())
         } else {
-            (&chains.cluster, has_endpoints)
+            (&names.cluster, has_endpoints)
         };
         let (external_policy_chain, has_external) = if port.external_local {
-            (&chains.local, has_endpoints && !port.local.is_empty())
+            (names.local(), has_endpoints && !port.local.is_empty())
         } else {
-            (&chains.cluster, has_endpoints)
+            (&names.cluster, has_endpoints)
         };
         let uses_external_chain = has_endpoints && port.externally_accessible;
         if uses_external_chain {
-            self.ensure(&chains.external);
+            self.ensure(names.external());
         }
         let filter_verdict = |has: bool| {
             if has_endpoints {
@@ -247,7 +301,7 @@ impl Context<'_> {
                     element(
                         SERVICE_IPS,
                         dest(*ip),
-                        Some(Verdict::Goto(chains.external.clone())),
+                        Some(Verdict::Goto(names.external().clone())),
                     ),
                 );
             }
@@ -260,7 +314,7 @@ impl Context<'_> {
         }
         let uses_firewall = !port.load_balancer_ips.is_empty() && !port.source_ranges.is_empty();
         if uses_firewall {
-            self.ensure(&chains.firewall);
+            self.ensure(names.firewall());
         }
         for ip in &port.load_balancer_ips {
             if has_endpoints {
@@ -269,7 +323,7 @@ impl Context<'_> {
                     element(
                         SERVICE_IPS,
                         dest(*ip),
-                        Some(Verdict::Goto(chains.external.clone())),
+                        Some(Verdict::Goto(names.external().clone())),
                     ),
                 );
             }
@@ -279,7 +333,7 @@ impl Context<'_> {
                     element(
                         FIREWALL_IPS,
                         dest(*ip),
-                        Some(Verdict::Goto(chains.firewall.clone())),
+                        Some(Verdict::Goto(names.firewall().clone())),
                     ),
                 );
             }
@@ -300,7 +354,7 @@ impl Context<'_> {
                     element(
                         SERVICE_NODEPORTS,
                         key(),
-                        Some(Verdict::Goto(chains.external.clone())),
+                        Some(Verdict::Goto(names.external().clone())),
                     ),
                 );
             }
@@ -315,7 +369,7 @@ impl Context<'_> {
         let mark_masq = fixed(MARK_FOR_MASQUERADE);
         let jump_masq = |text: RuleText| text.word("jump").name(&mark_masq);
         if has_internal {
-            let to_ip = RuleText::new().word(fam).word("daddr").ip(port.cluster_ip);
+            let to_ip = self.text().word(fam).word("daddr").ip(port.cluster_ip);
             if self.masquerade_all {
                 self.add_rule(internal_chain, jump_masq(to_ip), None);
             } else if let Some((_, not_local)) = self.local {
@@ -323,41 +377,29 @@ impl Context<'_> {
             }
         }
         if uses_external_chain {
-            let external = &chains.external;
+            let external = names.external();
             if port.external_local {
                 if let Some((local, _)) = self.local {
-                    let text = RuleText::new()
-                        .append(local)
-                        .word("goto")
-                        .name(&chains.cluster);
+                    let text = self.text().append(local).word("goto").name(&names.cluster);
                     self.add_rule(external, text, Some("short-circuit pod traffic"));
                 }
-                let fib = || {
-                    RuleText::new()
-                        .word("fib")
-                        .word("saddr")
-                        .word("type")
-                        .word("local")
-                };
-                self.add_rule(external, jump_masq(fib()), Some("masquerade local traffic"));
-                self.add_rule(
-                    external,
-                    fib().word("goto").name(&chains.cluster),
-                    Some("short-circuit local traffic"),
-                );
+                let fib =
+                    |text: RuleText| text.word("fib").word("saddr").word("type").word("local");
+                let text = jump_masq(fib(self.text()));
+                self.add_rule(external, text, Some("masquerade local traffic"));
+                let text = fib(self.text()).word("goto").name(&names.cluster);
+                self.add_rule(external, text, Some("short-circuit local traffic"));
             } else {
-                self.add_rule(external, jump_masq(RuleText::new()), None);
+                let text = jump_masq(self.text());
+                self.add_rule(external, text, None);
             }
             if has_external {
-                self.add_rule(
-                    external,
-                    RuleText::new().word("goto").name(external_policy_chain),
-                    None,
-                );
+                let text = self.text().word("goto").name(external_policy_chain);
+                self.add_rule(external, text, None);
             }
         }
         if uses_firewall {
-            let mut sources = RuleText::new().word(fam).word("saddr").word("!=").word("{");
+            let mut sources = self.text().word(fam).word("saddr").word("!=").word("{");
             let mut allow_from_node = false;
             for (i, cidr) in port.source_ranges.iter().enumerate() {
                 if i > 0 {
@@ -371,12 +413,12 @@ impl Context<'_> {
                     sources = sources.word(",").ip(*ip);
                 }
             }
-            self.add_rule(&chains.firewall, sources.word("}").word("drop"), None);
+            self.add_rule(names.firewall(), sources.word("}").word("drop"), None);
         }
         if let Some(timeout) = affinity {
             for (_, ep) in &names.endpoints {
                 self.tx.push(Op::AddContainer(Box::new(Container {
-                    name: ep.affinity.clone(),
+                    name: ep.affinity().clone(),
                     key: vec![self.family.addr_type()],
                     value: None,
                     flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
@@ -386,32 +428,31 @@ impl Context<'_> {
             }
         }
         if uses_cluster_chain {
-            self.dispatch(&chains.cluster, &port.cluster, names, affinity.is_some());
+            self.dispatch(&names.cluster, &port.cluster, names, affinity.is_some());
         }
         if uses_local_chain {
-            self.dispatch(&chains.local, &port.local, names, affinity.is_some());
+            self.dispatch(names.local(), &port.local, names, affinity.is_some());
         }
         for (ep, ep_names) in &names.endpoints {
             if kept(self, ep_names) {
                 continue;
             }
             let chain = &ep_names.chain;
-            self.add_rule(
-                chain,
-                jump_masq(RuleText::new().word(fam).word("saddr").ip(ep.ip)),
-                None,
-            );
+            let text = jump_masq(self.text().word(fam).word("saddr").ip(ep.ip));
+            self.add_rule(chain, text, None);
             if affinity.is_some() {
-                let text = RuleText::new()
+                let text = self
+                    .text()
                     .word("update")
-                    .set(&ep_names.affinity)
+                    .set(ep_names.affinity())
                     .word("{")
                     .word(fam)
                     .word("saddr")
                     .word("}");
                 self.add_rule(chain, text, None);
             }
-            let text = RuleText::new()
+            let text = self
+                .text()
                 .word("meta")
                 .word("l4proto")
                 .word(proto.lower())
@@ -425,19 +466,21 @@ impl Context<'_> {
     /// The affinity rules and the `numgen random mod N vmap` of a policy chain.
     fn dispatch(&mut self, chain: &Name, eps: &[EndpointAddr], names: &PortNames, affinity: bool) {
         let fam = self.family.keyword();
-        let eps: Vec<&EndpointNames> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
+        let eps: Vec<&EndpointChain> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
         if affinity {
             for ep in &eps {
-                let text = RuleText::new()
+                let text = self
+                    .text()
                     .word(fam)
                     .word("saddr")
-                    .set(&ep.affinity)
+                    .set(ep.affinity())
                     .word("goto")
                     .name(&ep.chain);
                 self.add_rule(chain, text, None);
             }
         }
-        let mut text = RuleText::new()
+        let mut text = self
+            .text()
             .word("numgen")
             .word("random")
             .word("mod")

@@ -20,7 +20,7 @@ use crate::element::{Atom, Element, Key};
 use crate::name::{Comment, Name};
 use crate::object::{BaseChain, Chain, ChainType, Container, Hook, KeyType, Table};
 use crate::rule::{Rule, RuleText};
-use crate::transaction::{Op, Transaction};
+use crate::transaction::{Op, Sink};
 use hashbrown::HashSet;
 
 /// kube-proxy's base chains: filtering before DNAT (priority dstnat-10), filtering at the
@@ -62,10 +62,9 @@ const JUMPS: [(&str, &str, bool); 11] = [
 ];
 
 /// Adds `chain` and flushes it, once per transaction (`ensureChain`).
-pub(crate) fn ensure_chain(tx: &mut Transaction, created: &mut HashSet<Name>, chain: &Name) {
+pub(crate) fn ensure_chain(tx: &mut impl Sink, created: &mut HashSet<Name>, chain: &Name) {
     if created.insert(chain.clone()) {
-        tx.push(Op::AddChain(Chain::regular(chain.clone())));
-        tx.push(Op::FlushChain(chain.clone()));
+        tx.add_and_flush_chain(chain);
     }
 }
 
@@ -102,7 +101,7 @@ fn rule(chain: &'static str, text: RuleText) -> Op {
 /// Writes the setup of a full sync; `first` adds and deletes each base chain before, so a
 /// base chain left with other properties by an older kube-proxy is recreated.
 #[allow(clippy::too_many_lines)] // one step of setupNFTables per block, in order
-pub(crate) fn setup(tx: &mut Transaction, options: &NftOptions, first: bool, stores: &mut Stores) {
+pub(crate) fn setup(tx: &mut impl Sink, options: &NftOptions, first: bool, stores: &mut Stores) {
     let family = options.family();
     let fam = family.keyword();
     let addr = family.addr_type();
