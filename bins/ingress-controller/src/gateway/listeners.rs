@@ -383,7 +383,7 @@ pub struct Verdict {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 

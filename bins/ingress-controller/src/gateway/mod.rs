@@ -40,6 +40,9 @@ pub mod namespaces;
 pub mod precedence;
 pub mod status;
 
+#[cfg(test)]
+mod conformance;
+
 use attach::{GatewayView, Parent, RouteView};
 use hostname::{Hostname, Hostnames};
 use listeners::{ListenerCheck, TlsContext};

@@ -1,0 +1,493 @@
+//! The Gateway API conformance suite's status checks, evaluated without nginx: each test's
+//! manifests (`testdata/gateway-api/`, with the base manifests the suite always applies) go
+//! through [`evaluate`], and the computed conditions are compared with the test's
+//! `statusChecks` (transcribed in the design notes, `tests/<Test>.yaml`). As the suite's helpers
+//! do, an expected reason of `""` is not compared.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use cluster_state::gateway::{GatewayClass, GatewayClassSpec, ListenerStatus};
+use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+use cluster_state::k8s::jiff::Timestamp;
+use cluster_state::{Object, ObjectRef, Snapshot, parse_manifest};
+
+use super::listeners::tests::{certificate, tls_secret};
+use super::*;
+
+/// The class name the suite runs under (as cluster-state's conformance manifest test).
+const CLASS: &str = "gateway-conformance";
+/// The suite's namespaces.
+const INFRA: &str = "gateway-conformance-infra";
+const WEB: &str = "gateway-conformance-web-backend";
+
+/// The base manifests and `tests/<file>`, as the suite applies them, plus what the suite
+/// creates at run time: the GatewayClass and the self-signed certificate Secrets.
+fn load(file: &str) -> Snapshot {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gateway-api");
+    let mut snapshot = Snapshot::default();
+    for relative in ["base/manifests.yaml".to_owned(), format!("tests/{file}")] {
+        let path = root.join(relative);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("{GATEWAY_CLASS_NAME}", CLASS)
+            .replace("{GATEWAY_CONTROLLER_NAME}", DEFAULT_CONTROLLER_NAME);
+        for object in parse_manifest(&path, &text).unwrap() {
+            snapshot.insert(object);
+        }
+    }
+    let class = GatewayClass {
+        metadata: ObjectMeta {
+            name: Some(CLASS.into()),
+            ..Default::default()
+        },
+        spec: GatewayClassSpec {
+            controller_name: DEFAULT_CONTROLLER_NAME.into(),
+            ..Default::default()
+        },
+        status: None,
+    };
+    snapshot.insert(Object::GatewayClass(Arc::new(class)));
+    let (cert, key) = certificate();
+    for (namespace, name) in [
+        (INFRA, "tls-validity-checks-certificate"),
+        (WEB, "certificate"),
+    ] {
+        let (key_ref, secret) = tls_secret(namespace, name, &cert, &key);
+        snapshot.secrets.insert(key_ref, secret);
+    }
+    snapshot
+}
+
+/// The evaluation of `snapshot` with every Gateway loaded into nginx.
+fn run(snapshot: &Snapshot) -> Evaluation {
+    let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
+    let inputs = GatewayInputs::from_snapshot(snapshot, &loaded);
+    let now = Time(Timestamp::from_second(1_800_000_000).unwrap());
+    evaluate(inputs, &Settings::default(), &now)
+}
+
+/// Whether `conditions` has one of `type_` with `status` and, unless `reason` is empty,
+/// `reason`.
+fn has(conditions: &[Condition], (type_, status, reason): (&str, &str, &str)) -> bool {
+    conditions.iter().any(|c| {
+        c.type_ == type_ && c.status == status && (reason.is_empty() || c.reason == reason)
+    })
+}
+
+/// Asserts each expected condition is in `conditions`.
+fn assert_conditions(what: &str, conditions: &[Condition], expected: &[(&str, &str, &str)]) {
+    for want in expected {
+        assert!(
+            has(conditions, *want),
+            "{what}: {want:?} not in {conditions:#?}"
+        );
+    }
+}
+
+/// The listener statuses of Gateway `name` in the infra namespace.
+fn listeners(evaluation: &Evaluation, name: &str) -> Vec<ListenerStatus> {
+    let status = &evaluation.gateways[&ObjectRef::new(INFRA, name)];
+    status.listeners.clone().unwrap()
+}
+
+/// Asserts what `GatewayStatusMustHaveListeners` checks of one listener: name, supported
+/// kinds, attached routes, conditions.
+fn assert_listener(
+    listener: &ListenerStatus,
+    name: &str,
+    kinds: &[&str],
+    attached: i32,
+    conditions: &[(&str, &str, &str)],
+) {
+    assert_eq!(listener.name, name);
+    let found: Vec<&str> = listener
+        .supported_kinds
+        .iter()
+        .flatten()
+        .map(|k| k.kind.as_str())
+        .collect();
+    assert_eq!(found, kinds, "{name}: supportedKinds");
+    assert!(
+        listener
+            .supported_kinds
+            .iter()
+            .flatten()
+            .all(|k| k.group() == cluster_state::gateway::GROUP)
+    );
+    assert_eq!(listener.attached_routes, attached, "{name}: attachedRoutes");
+    assert_conditions(name, &listener.conditions, conditions);
+}
+
+/// The conditions of our parent entry for Gateway `gateway` (infra namespace) on route
+/// `namespace/name`.
+fn route_parent(
+    evaluation: &Evaluation,
+    namespace: &str,
+    name: &str,
+    gateway: &str,
+) -> Vec<Condition> {
+    let status = &evaluation.http_routes[&ObjectRef::new(namespace, name)];
+    let entries: Vec<_> = status
+        .parents
+        .iter()
+        .filter(|p| p.parent_ref.name == gateway && p.controller_name == DEFAULT_CONTROLLER_NAME)
+        .collect();
+    assert_eq!(
+        entries.len(),
+        1,
+        "{namespace}/{name} under {gateway}: {status:#?}"
+    );
+    entries[0].conditions.clone()
+}
+
+/// The attachedRoutes of every listener of Gateway `name`.
+fn attached(evaluation: &Evaluation, name: &str) -> Vec<i32> {
+    listeners(evaluation, name)
+        .iter()
+        .map(|l| l.attached_routes)
+        .collect()
+}
+
+#[test]
+fn base_gateways_are_accepted_and_programmed() {
+    let evaluation = run(&load("httproute-simple-same-namespace.yaml"));
+    for (key, status) in &evaluation.gateways {
+        let conditions = status.conditions.clone().unwrap();
+        let want = [
+            ("Accepted", "True", ""),
+            ("Programmed", "True", "Programmed"),
+        ];
+        assert_conditions(&key.to_string(), &conditions, &want);
+    }
+    let class = &evaluation.gateway_classes[&ObjectRef::cluster(CLASS)];
+    let want = [
+        ("Accepted", "True", "Accepted"),
+        ("SupportedVersion", "True", "SupportedVersion"),
+    ];
+    assert_conditions(CLASS, class.conditions.as_deref().unwrap(), &want);
+}
+
+/// GatewayClassObservedGenerationBump: Accepted follows the generation.
+#[test]
+fn gateway_class_observed_generation_bump() {
+    let mut snapshot = load("gatewayclass-observed-generation-bump.yaml");
+    let key = ObjectRef::cluster("gatewayclass-observed-generation-bump");
+    for generation in [1, 2] {
+        let class = snapshot.gateway_classes.get_mut(&key).unwrap();
+        Arc::make_mut(class).metadata.generation = Some(generation);
+        let evaluation = run(&snapshot);
+        let conditions = evaluation.gateway_classes[&key].conditions.clone().unwrap();
+        assert_conditions("class", &conditions, &[("Accepted", "True", "Accepted")]);
+        assert!(
+            conditions
+                .iter()
+                .all(|c| c.observed_generation == Some(generation))
+        );
+    }
+}
+
+/// GatewayInvalidRouteKind.
+#[test]
+fn gateway_invalid_route_kind() {
+    let evaluation = run(&load("gateway-invalid-route-kind.yaml"));
+    let unresolved = [("ResolvedRefs", "False", "InvalidRouteKinds")];
+    let only = listeners(&evaluation, "gateway-only-invalid-route-kind");
+    assert_listener(&only[0], "http", &[], 0, &unresolved);
+    let both = listeners(&evaluation, "gateway-supported-and-invalid-route-kind");
+    assert_listener(&both[0], "http", &["HTTPRoute"], 0, &unresolved);
+}
+
+/// GatewayInvalidTLSConfiguration: nonexistent, unsupported group and kind, malformed.
+#[test]
+fn gateway_invalid_tls_configuration() {
+    let evaluation = run(&load("gateway-invalid-tls-configuration.yaml"));
+    for name in [
+        "gateway-certificate-nonexistent-secret",
+        "gateway-certificate-unsupported-group",
+        "gateway-certificate-unsupported-kind",
+        "gateway-certificate-malformed-secret",
+    ] {
+        let found = listeners(&evaluation, name);
+        let want = [("ResolvedRefs", "False", "InvalidCertificateRef")];
+        assert_listener(&found[0], "https", &["HTTPRoute"], 0, &want);
+    }
+}
+
+/// GatewaySecretMissingReferenceGrant, GatewaySecretInvalidReferenceGrant,
+/// GatewaySecretReferenceGrantAllInNamespace, GatewaySecretReferenceGrantSpecific.
+#[test]
+fn gateway_secret_reference_grants() {
+    let refused = [("ResolvedRefs", "False", "RefNotPermitted")];
+    for (file, name) in [
+        (
+            "gateway-secret-missing-reference-grant.yaml",
+            "gateway-secret-missing-reference-grant",
+        ),
+        (
+            "gateway-secret-invalid-reference-grant.yaml",
+            "gateway-secret-invalid-reference-grant",
+        ),
+    ] {
+        let evaluation = run(&load(file));
+        assert_listener(
+            &listeners(&evaluation, name)[0],
+            "https",
+            &["HTTPRoute"],
+            0,
+            &refused,
+        );
+    }
+    let permitted = [
+        ("Programmed", "True", "Programmed"),
+        ("ResolvedRefs", "True", ""),
+    ];
+    for name in [
+        "gateway-secret-reference-grant-all-in-namespace",
+        "gateway-secret-reference-grant-specific",
+    ] {
+        let evaluation = run(&load(&format!("{name}.yaml")));
+        assert_listener(
+            &listeners(&evaluation, name)[0],
+            "https",
+            &["HTTPRoute"],
+            0,
+            &permitted,
+        );
+    }
+}
+
+/// GatewayListenerUnsupportedProtocol.
+#[test]
+fn gateway_listener_unsupported_protocol() {
+    let evaluation = run(&load("gateway-invalid-listeners-unsupported-protocol.yaml"));
+    let unsupported = [("Accepted", "False", "UnsupportedProtocol")];
+    let gateway = |name: &str| {
+        evaluation.gateways[&ObjectRef::new(INFRA, name)]
+            .conditions
+            .clone()
+            .unwrap()
+    };
+    let only = "gateway-only-unsupported-protocols";
+    assert_conditions(
+        only,
+        &gateway(only),
+        &[("Accepted", "False", "ListenersNotValid")],
+    );
+    assert_listener(
+        &listeners(&evaluation, only)[0],
+        "invalid",
+        &[],
+        0,
+        &unsupported,
+    );
+    let mixed = "gateway-supported-and-unsupported-protocols";
+    assert_conditions(
+        mixed,
+        &gateway(mixed),
+        &[("Accepted", "True", "ListenersNotValid")],
+    );
+    let found = listeners(&evaluation, mixed);
+    assert_listener(
+        &found[0],
+        "http",
+        &["HTTPRoute"],
+        0,
+        &[("Accepted", "True", "Accepted")],
+    );
+    assert_listener(&found[1], "invalid", &[], 0, &unsupported);
+}
+
+/// GatewayInvalidParametersRef (S-GW.6).
+#[test]
+fn gateway_invalid_parameters_ref() {
+    let evaluation = run(&load("gateway-invalid-parameters-ref.yaml"));
+    let status = &evaluation.gateways[&ObjectRef::new(INFRA, "gateway-invalid-parameters-ref")];
+    let want = [("Accepted", "False", "InvalidParameters")];
+    assert_conditions("gateway", status.conditions.as_deref().unwrap(), &want);
+}
+
+/// GatewayWithAttachedRoutes.
+#[test]
+fn gateway_with_attached_routes() {
+    let evaluation = run(&load("gateway-with-attached-routes.yaml"));
+    let fine = [("Accepted", "True", ""), ("ResolvedRefs", "True", "")];
+    let one = listeners(&evaluation, "gateway-with-one-attached-route");
+    assert_listener(&one[0], "http", &["HTTPRoute"], 1, &fine);
+    let two = listeners(&evaluation, "gateway-with-two-attached-routes");
+    assert_listener(&two[0], "http", &["HTTPRoute"], 2, &fine);
+    let not_accepted = route_parent(
+        &evaluation,
+        INFRA,
+        "http-route-not-accepted",
+        "gateway-with-two-attached-routes",
+    );
+    assert_conditions(
+        "http-route-not-accepted",
+        &not_accepted,
+        &[("Accepted", "False", "NoMatchingListenerHostname")],
+    );
+    let unresolved = listeners(
+        &evaluation,
+        "unresolved-gateway-with-one-attached-unresolved-route",
+    );
+    let want = [("Programmed", "False", ""), ("ResolvedRefs", "False", "")];
+    assert_listener(&unresolved[0], "tls", &["HTTPRoute"], 1, &want);
+    let route = route_parent(
+        &evaluation,
+        INFRA,
+        "http-route-4",
+        "unresolved-gateway-with-one-attached-unresolved-route",
+    );
+    assert_conditions("http-route-4", &route, &[("ResolvedRefs", "False", "")]);
+}
+
+/// GatewayWithAttachedRoutes, the Gateway of its second manifest: a listener no route names
+/// counts none.
+#[test]
+fn gateway_with_attached_routes_with_port_8080() {
+    let evaluation = run(&load("gateway-with-attached-routes-with-port-8080.yaml"));
+    let fine = [("Accepted", "True", ""), ("ResolvedRefs", "True", "")];
+    let pair = listeners(
+        &evaluation,
+        "gateway-with-two-listeners-and-one-attached-route",
+    );
+    assert_listener(&pair[0], "http-unattached", &["HTTPRoute"], 0, &fine);
+    assert_listener(&pair[1], "http", &["HTTPRoute"], 1, &fine);
+}
+
+/// HTTPRouteInvalidCrossNamespaceParentRef: not allowed, references still resolved, no
+/// route counted.
+#[test]
+fn httproute_invalid_cross_namespace_parent_ref() {
+    let evaluation = run(&load("httproute-invalid-cross-namespace-parent-ref.yaml"));
+    let conditions = route_parent(
+        &evaluation,
+        WEB,
+        "invalid-cross-namespace-parent-ref",
+        "same-namespace",
+    );
+    let want = [
+        ("Accepted", "False", "NotAllowedByListeners"),
+        ("ResolvedRefs", "True", "ResolvedRefs"),
+    ];
+    assert_conditions("route", &conditions, &want);
+    assert!(
+        attached(&evaluation, "same-namespace")
+            .iter()
+            .all(|&n| n == 0)
+    );
+}
+
+/// HTTPRouteDisallowedKind.
+#[test]
+fn httproute_disallowed_kind() {
+    let evaluation = run(&load("httproute-disallowed-kind.yaml"));
+    let conditions = route_parent(&evaluation, INFRA, "disallowed-kind", "tlsroutes-only");
+    let want = [
+        ("Accepted", "False", "NotAllowedByListeners"),
+        ("ResolvedRefs", "True", ""),
+    ];
+    assert_conditions("route", &conditions, &want);
+    assert!(
+        attached(&evaluation, "tlsroutes-only")
+            .iter()
+            .all(|&n| n == 0)
+    );
+}
+
+/// HTTPRouteInvalidParentRefNotMatchingSectionName, …NotMatchingListenerPort.
+#[test]
+fn httproute_invalid_parent_ref_not_matching() {
+    for (file, route) in [
+        (
+            "httproute-invalid-parentref-not-matching-section-name.yaml",
+            "httproute-listener-not-matching-section-name",
+        ),
+        (
+            "httproute-invalid-parentref-not-matching-listener-port.yaml",
+            "httproute-listener-not-matching-route-port",
+        ),
+    ] {
+        let evaluation = run(&load(file));
+        let conditions = route_parent(&evaluation, INFRA, route, "same-namespace");
+        assert_conditions(
+            route,
+            &conditions,
+            &[("Accepted", "False", "NoMatchingParent")],
+        );
+        assert!(
+            attached(&evaluation, "same-namespace")
+                .iter()
+                .all(|&n| n == 0)
+        );
+    }
+}
+
+/// HTTPRouteInvalidNonExistentBackendRef, HTTPRouteInvalidCrossNamespaceBackendRef,
+/// HTTPRouteInvalidBackendRefUnknownKind, HTTPRouteInvalidReferenceGrant: accepted, with
+/// unresolved references.
+#[test]
+fn httproute_unresolved_backend_refs() {
+    for (file, route, reason) in [
+        (
+            "httproute-invalid-nonexistent-backendref.yaml",
+            "invalid-nonexistent-backend-ref",
+            "BackendNotFound",
+        ),
+        (
+            "httproute-invalid-cross-namespace-backend-ref.yaml",
+            "invalid-cross-namespace-backend-ref",
+            "RefNotPermitted",
+        ),
+        (
+            "httproute-invalid-backendref-unknown-kind.yaml",
+            "invalid-backend-ref-unknown-kind",
+            "InvalidKind",
+        ),
+        (
+            "httproute-invalid-reference-grant.yaml",
+            "reference-grant",
+            "RefNotPermitted",
+        ),
+    ] {
+        let evaluation = run(&load(file));
+        let conditions = route_parent(&evaluation, INFRA, route, "same-namespace");
+        let want = [
+            ("Accepted", "True", "Accepted"),
+            ("ResolvedRefs", "False", reason),
+        ];
+        assert_conditions(route, &conditions, &want);
+    }
+}
+
+/// HTTPRouteNoBackendRefs: no backendRefs is no unresolved reference.
+#[test]
+fn httproute_no_backend_refs() {
+    let evaluation = run(&load("httproute-omitted-backendrefs.yaml"));
+    let conditions = route_parent(&evaluation, INFRA, "omitted-backendrefs", "same-namespace");
+    let want = [
+        ("Accepted", "True", "Accepted"),
+        ("ResolvedRefs", "True", "ResolvedRefs"),
+    ];
+    assert_conditions("route", &conditions, &want);
+}
+
+/// HTTPRouteHostnameIntersection's statuses.
+#[test]
+fn httproute_hostname_intersection() {
+    let evaluation = run(&load("httproute-hostname-intersection.yaml"));
+    let gateway = "httproute-hostname-intersection";
+    let conditions = route_parent(&evaluation, INFRA, "no-intersecting-hosts", gateway);
+    assert_conditions(
+        "no-intersecting-hosts",
+        &conditions,
+        &[("Accepted", "False", "NoMatchingListenerHostname")],
+    );
+    let found = listeners(&evaluation, gateway);
+    let fine = [("Accepted", "True", ""), ("ResolvedRefs", "True", "")];
+    assert_listener(&found[0], "listener-1", &["HTTPRoute"], 2, &fine);
+    assert_listener(&found[1], "listener-2", &["HTTPRoute"], 1, &fine);
+    assert_listener(&found[2], "listener-3", &["HTTPRoute"], 1, &fine);
+}
