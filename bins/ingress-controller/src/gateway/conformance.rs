@@ -19,12 +19,12 @@ use super::*;
 /// The class name the suite runs under (as cluster-state's conformance manifest test).
 const CLASS: &str = "gateway-conformance";
 /// The suite's namespaces.
-const INFRA: &str = "gateway-conformance-infra";
+pub(super) const INFRA: &str = "gateway-conformance-infra";
 const WEB: &str = "gateway-conformance-web-backend";
 
 /// The base manifests and `tests/<file>`, as the suite applies them, plus what the suite
 /// creates at run time: the GatewayClass and the self-signed certificate Secrets.
-fn load(file: &str) -> Snapshot {
+pub(super) fn load(file: &str) -> Snapshot {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gateway-api");
     let mut snapshot = Snapshot::default();
     for relative in ["base/manifests.yaml".to_owned(), format!("tests/{file}")] {
@@ -61,7 +61,7 @@ fn load(file: &str) -> Snapshot {
 }
 
 /// The evaluation of `snapshot` with every Gateway loaded into nginx.
-fn run(snapshot: &Snapshot) -> Evaluation {
+pub(super) fn run(snapshot: &Snapshot) -> Evaluation {
     let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
     let inputs = GatewayInputs::from_snapshot(snapshot, &loaded);
     let now = Time(Timestamp::from_second(1_800_000_000).unwrap());
@@ -490,4 +490,352 @@ fn httproute_hostname_intersection() {
     assert_listener(&found[0], "listener-1", &["HTTPRoute"], 2, &fine);
     assert_listener(&found[1], "listener-2", &["HTTPRoute"], 1, &fine);
     assert_listener(&found[2], "listener-3", &["HTTPRoute"], 1, &fine);
+}
+
+/// One request of a conformance table: host, method, path with query, headers, and the
+/// backend that must answer it (`None`: 404).
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    Option<&'static str>,
+);
+
+/// The backend the first candidate of `listener` whose conditions hold sends the request to,
+/// by a plain reading of the matches (Exact and PathPrefix paths, exact headers, query
+/// parameters and method: what these tables use); `None` when no candidate holds (404).
+fn serve(snapshot: &Snapshot, listener: &ServedListener, case: &Case) -> Option<String> {
+    let (host, method, target, headers, _) = *case;
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let params: Vec<(&str, &str)> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
+        .collect();
+    let holds = |m: &cluster_state::gateway::HttpRouteMatch| {
+        let wanted = m.path();
+        let value = wanted.value();
+        let path_ok = match wanted.match_type() {
+            "Exact" => path == value,
+            "PathPrefix" => {
+                let prefix = value.trim_end_matches('/');
+                prefix.is_empty() || path == prefix || path.starts_with(&format!("{prefix}/"))
+            }
+            other => panic!("path type {other} not in these tables"),
+        };
+        let mut seen = Vec::new();
+        let headers_ok = m.headers().iter().all(|h| {
+            let name = h.name.to_ascii_lowercase();
+            if seen.contains(&name) {
+                return true;
+            }
+            seen.push(name);
+            assert_eq!(h.match_type(), "Exact");
+            let found = headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&h.name));
+            found.is_some_and(|(_, v)| *v == h.value)
+        });
+        let query_ok = m.query_params().iter().all(|q| {
+            assert_eq!(q.match_type(), "Exact");
+            let found = params.iter().find(|(n, _)| *n == q.name);
+            found.is_some_and(|(_, v)| *v == q.value)
+        });
+        let method_ok = m.method.as_deref().is_none_or(|wanted| wanted == method);
+        path_ok && headers_ok && query_ok && method_ok
+    };
+    listener.candidates.iter().find_map(|candidate| {
+        if !candidate.hostname.as_ref().is_none_or(|h| h.matches(host)) {
+            return None;
+        }
+        let route = &snapshot.http_routes[&candidate.route];
+        let rules = route.spec.rules();
+        let rule = &rules[candidate.rule];
+        let matches = rule.matches();
+        holds(&matches[candidate.match_index]).then(|| rule.backend_refs()[0].name.clone())
+    })
+}
+
+/// The request tables of the matching tests (transcribed from the Go files' expected
+/// responses in the design notes), replayed on the candidate order of the `same-namespace`
+/// Gateway's listener: the precedence rules S-PR.1 to S-PR.7 as the suite checks them.
+#[test]
+fn s_pr_candidate_order_serves_the_conformance_request_tables() {
+    let tables: [(&str, &[Case]); 5] = [
+        // HTTPRouteMatchingAcrossRoutes (httproute-matching-across-routes.yaml); sent to ['gateway-conformance-infra/same-namespace']
+        (
+            "httproute-matching-across-routes.yaml",
+            &[
+                ("example.com", "GET", "/", &[], Some("infra-backend-v1")),
+                (
+                    "example.com",
+                    "GET",
+                    "/example",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "example.net",
+                    "GET",
+                    "/example",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "example.com",
+                    "GET",
+                    "/example",
+                    &[("Version", "one")],
+                    Some("infra-backend-v1"),
+                ),
+                ("example.com", "GET", "/v2", &[], Some("infra-backend-v2")),
+                ("example.net", "GET", "/v2", &[], Some("infra-backend-v1")),
+                (
+                    "example.com",
+                    "GET",
+                    "/v2/example",
+                    &[],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "example.com",
+                    "GET",
+                    "/",
+                    &[("Version", "two")],
+                    Some("infra-backend-v2"),
+                ),
+            ],
+        ),
+        // HTTPRoutePathMatchOrder (httproute-path-match-order.yaml); sent to ['gateway-conformance-infra/same-namespace']
+        (
+            "httproute-path-match-order.yaml",
+            &[
+                ("", "GET", "/match/exact/one", &[], Some("infra-backend-v3")),
+                ("", "GET", "/match/exact", &[], Some("infra-backend-v2")),
+                ("", "GET", "/match", &[], Some("infra-backend-v1")),
+                (
+                    "",
+                    "GET",
+                    "/match/prefix/one/any",
+                    &[],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/match/prefix/any",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                ("", "GET", "/match/any", &[], Some("infra-backend-v3")),
+            ],
+        ),
+        // HTTPRouteHeaderMatching (httproute-header-matching.yaml); sent to ['gateway-conformance-infra/same-namespace']
+        (
+            "httproute-header-matching.yaml",
+            &[
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Version", "one")],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Version", "two")],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Version", "two"), ("Color", "orange")],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Version", "two"), ("Color", "blue")],
+                    Some("infra-backend-v2"),
+                ),
+                ("", "GET", "/", &[("Color", "orange")], None),
+                ("", "GET", "/", &[("Some-Other-Header", "one")], None),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Color", "blue")],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Color", "green")],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Color", "red")],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/",
+                    &[("Color", "yellow")],
+                    Some("infra-backend-v2"),
+                ),
+                ("", "GET", "/", &[("Color", "purple")], None),
+            ],
+        ),
+        // HTTPRouteMethodMatching (httproute-method-matching.yaml); sent to ['gateway-conformance-infra/same-namespace']
+        (
+            "httproute-method-matching.yaml",
+            &[
+                ("", "POST", "/", &[], Some("infra-backend-v1")),
+                ("", "GET", "/", &[], Some("infra-backend-v2")),
+                ("", "HEAD", "/", &[], None),
+                ("", "GET", "/path1", &[], Some("infra-backend-v1")),
+                (
+                    "",
+                    "PUT",
+                    "/",
+                    &[("version", "one")],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "",
+                    "POST",
+                    "/path2",
+                    &[("version", "two")],
+                    Some("infra-backend-v3"),
+                ),
+                ("", "PATCH", "/path3", &[], Some("infra-backend-v1")),
+                (
+                    "",
+                    "DELETE",
+                    "/path4",
+                    &[("version", "three")],
+                    Some("infra-backend-v1"),
+                ),
+                ("", "PUT", "/", &[], None),
+                ("", "DELETE", "/path4", &[], None),
+                ("", "PATCH", "/path5", &[], Some("infra-backend-v1")),
+                (
+                    "",
+                    "PATCH",
+                    "/",
+                    &[("version", "four")],
+                    Some("infra-backend-v2"),
+                ),
+            ],
+        ),
+        // HTTPRouteQueryParamMatching (httproute-query-param-matching.yaml); sent to ['gateway-conformance-infra/same-namespace']
+        (
+            "httproute-query-param-matching.yaml",
+            &[
+                ("", "GET", "/?animal=whale", &[], Some("infra-backend-v1")),
+                ("", "GET", "/?animal=dolphin", &[], Some("infra-backend-v2")),
+                (
+                    "",
+                    "GET",
+                    "/?animal=dolphin&color=blue",
+                    &[],
+                    Some("infra-backend-v3"),
+                ),
+                ("", "GET", "/?ANIMAL=Whale", &[], Some("infra-backend-v3")),
+                (
+                    "",
+                    "GET",
+                    "/?animal=whale&otherparam=irrelevant",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/?animal=dolphin&color=yellow",
+                    &[],
+                    Some("infra-backend-v2"),
+                ),
+                ("", "GET", "/?color=blue", &[], None),
+                ("", "GET", "/?animal=dog", &[], None),
+                ("", "GET", "/?animal=whaledolphin", &[], None),
+                ("", "GET", "/", &[], None),
+                (
+                    "",
+                    "GET",
+                    "/path1?animal=whale",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/?animal=whale",
+                    &[("version", "one")],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/path2?animal=whale",
+                    &[("version", "two")],
+                    Some("infra-backend-v3"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/path3?animal=shark",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/path4?animal=kraken",
+                    &[("version", "three")],
+                    Some("infra-backend-v1"),
+                ),
+                ("", "GET", "/?animal=shark", &[], None),
+                ("", "GET", "/path4?animal=kraken", &[], None),
+                (
+                    "",
+                    "GET",
+                    "/path5?animal=hydra",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "",
+                    "GET",
+                    "/?animal=hydra",
+                    &[("version", "four")],
+                    Some("infra-backend-v3"),
+                ),
+            ],
+        ),
+    ];
+    for (file, cases) in tables {
+        let snapshot = load(file);
+        let evaluation = run(&snapshot);
+        let gateway = ObjectRef::new(INFRA, "same-namespace");
+        let listener = evaluation
+            .listeners
+            .iter()
+            .find(|l| l.gateway == gateway && l.name == "http")
+            .unwrap();
+        for case in cases {
+            let served = serve(&snapshot, listener, case);
+            assert_eq!(served.as_deref(), case.4, "{file}: {case:?}");
+        }
+    }
 }

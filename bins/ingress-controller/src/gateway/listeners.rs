@@ -283,10 +283,12 @@ fn conflicts(checks: &mut [ListenerCheck]) {
                 protocol = true;
             } else {
                 hostname |= *other_hostname == check.hostname;
+                // Only two names can overlap: a listener without one is the catch-all, which
+                // the more specific listeners take precedence over (S-LI.1).
                 check.overlapping_tls |= check.protocol == "HTTPS"
                     && match (&check.hostname, other_hostname) {
                         (Some(a), Some(b)) => a.intersect(b).is_some(),
-                        _ => true,
+                        _ => false,
                     };
             }
         }
@@ -675,10 +677,11 @@ pub(super) mod tests {
             with_host("wild", "*.wildcard.org"),
             with_host("fourth", "fourth-example.wildcard.org"),
             with_host("other", "other.io"),
+            https("catch-all", vec![secret_ref(None, "good")]),
         ]);
         let checks = run(&gw, &Objects::new());
         let overlapping: Vec<bool> = checks.iter().map(|c| c.overlapping_tls).collect();
-        assert_eq!(overlapping, [true, true, false]);
+        assert_eq!(overlapping, [true, true, false, false]);
         assert!(checks.iter().all(|c| c.accepted.is_ok()));
     }
 

@@ -257,7 +257,8 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
                 i32::try_from(count).unwrap_or(i32::MAX)
             })
             .collect();
-        let loaded = inputs.loaded.contains(key);
+        // A Gateway that is not accepted is not rendered (S-GW.10b), whatever nginx holds.
+        let loaded = accepted.status && inputs.loaded.contains(key);
         let status = status::gateway_status(gateway, &accepted, checks, &attached, loaded, now);
         evaluation.gateways.insert(key.clone(), status);
         if !accepted.status {
@@ -302,6 +303,9 @@ fn candidates(
 ) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     for (key, route, parents) in routes {
+        // S-PR.1: a route without host names matches through the listener alone and sorts
+        // after every route that names its host.
+        let named = !route.spec.hostnames().is_empty();
         let mut names: Vec<Option<Hostname>> = Vec::new();
         for hostnames in attachments(parents, gateway, index) {
             let these: Vec<Option<Hostname>> = match hostnames {
@@ -323,7 +327,13 @@ fn candidates(
                         rule: rule_index,
                         match_index,
                         hostname: name.clone(),
-                        key: Key::new(name.as_ref(), m, age, rule_index, match_index),
+                        key: Key::new(
+                            name.as_ref().filter(|_| named),
+                            m,
+                            age,
+                            rule_index,
+                            match_index,
+                        ),
                     });
                 }
             }
@@ -331,4 +341,160 @@ fn candidates(
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use cluster_state::gateway::{GatewayClassParametersReference, RouteParentStatus};
+
+    use super::conformance::{INFRA, load, run};
+    use super::*;
+
+    fn gateway(name: &str) -> ObjectRef {
+        ObjectRef::new(INFRA, name)
+    }
+
+    fn condition<'a>(
+        conditions: &'a [cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Condition],
+        type_: &str,
+    ) -> (&'a str, &'a str) {
+        let found = conditions.iter().find(|c| c.type_ == type_).unwrap();
+        (found.status.as_str(), found.reason.as_str())
+    }
+
+    /// S-GC.5: a class of ours that is not accepted makes its Gateways `Accepted=False/Invalid`,
+    /// not served; a Gateway of a foreign class gets nothing.
+    #[test]
+    fn s_gc_5_gateways_follow_their_class() {
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let class_key = ObjectRef::cluster("gateway-conformance");
+        let class = snapshot.gateway_classes.get_mut(&class_key).unwrap();
+        Arc::make_mut(class).spec.parameters_ref = Some(GatewayClassParametersReference {
+            group: "example.com".into(),
+            kind: "Params".into(),
+            name: "p".into(),
+            namespace: None,
+        });
+        let evaluation = run(&snapshot);
+        let conditions = evaluation.gateway_classes[&class_key]
+            .conditions
+            .clone()
+            .unwrap();
+        assert_eq!(
+            condition(&conditions, "Accepted"),
+            ("False", "InvalidParameters")
+        );
+        let status = &evaluation.gateways[&gateway("same-namespace")];
+        let conditions = status.conditions.clone().unwrap();
+        assert_eq!(condition(&conditions, "Accepted"), ("False", "Invalid"));
+        assert_eq!(condition(&conditions, "Programmed"), ("False", "Invalid"));
+        assert!(evaluation.listeners.is_empty());
+
+        let class = snapshot.gateway_classes.get_mut(&class_key).unwrap();
+        Arc::make_mut(class).spec.controller_name = "example.com/other".into();
+        let evaluation = run(&snapshot);
+        assert!(evaluation.gateway_classes.is_empty());
+        assert!(evaluation.gateways.is_empty());
+        assert!(evaluation.http_routes.is_empty());
+    }
+
+    /// S-GW.10 and S-GW.5: before nginx has loaded a Gateway, it is `Programmed=Unknown/Pending`
+    /// and its valid listeners `Programmed=False/Pending`.
+    #[test]
+    fn s_gw_10_pending_until_loaded() {
+        let snapshot = load("httproute-simple-same-namespace.yaml");
+        let loaded = BTreeSet::new();
+        let inputs = GatewayInputs::from_snapshot(&snapshot, &loaded);
+        let now = Time(cluster_state::k8s::jiff::Timestamp::UNIX_EPOCH);
+        let evaluation = evaluate(inputs, &Settings::default(), &now);
+        let status = &evaluation.gateways[&gateway("same-namespace")];
+        let conditions = status.conditions.clone().unwrap();
+        assert_eq!(condition(&conditions, "Programmed"), ("Unknown", "Pending"));
+        let listener = &status.listeners.as_ref().unwrap()[0];
+        assert_eq!(
+            condition(&listener.conditions, "Programmed"),
+            ("False", "Pending")
+        );
+    }
+
+    /// S-ST.1: an entry of ours whose parentRef is gone is removed; other controllers' stay.
+    #[test]
+    fn s_st_1_stale_entries_of_ours_are_removed() {
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let key = ObjectRef::new(INFRA, "gateway-conformance-infra-test");
+        let route = Arc::make_mut(snapshot.http_routes.get_mut(&key).unwrap());
+        let theirs = RouteParentStatus {
+            parent_ref: route.spec.parent_refs()[0].clone(),
+            controller_name: "example.com/other".into(),
+            conditions: Vec::new(),
+        };
+        let ours = RouteParentStatus {
+            controller_name: DEFAULT_CONTROLLER_NAME.into(),
+            ..theirs.clone()
+        };
+        route.status = Some(RouteStatus {
+            parents: vec![theirs.clone(), ours],
+        });
+        route.spec.parent_refs = Some(Vec::new());
+        let evaluation = run(&snapshot);
+        assert_eq!(evaluation.http_routes[&key].parents, [theirs]);
+    }
+
+    /// S-GW.14: a route counts once on a listener however many of its parentRefs select it.
+    #[test]
+    fn s_gw_14_a_route_counts_once() {
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let key = ObjectRef::new(INFRA, "gateway-conformance-infra-test");
+        let route = Arc::make_mut(snapshot.http_routes.get_mut(&key).unwrap());
+        let mut refs = route.spec.parent_refs().to_vec();
+        let mut by_section = refs[0].clone();
+        by_section.section_name = Some("http".into());
+        refs.push(by_section);
+        route.spec.parent_refs = Some(refs);
+        let evaluation = run(&snapshot);
+        let status = &evaluation.gateways[&gateway("same-namespace")];
+        assert_eq!(status.listeners.as_ref().unwrap()[0].attached_routes, 1);
+        assert_eq!(evaluation.http_routes[&key].parents.len(), 2);
+        let listener = evaluation
+            .listeners
+            .iter()
+            .find(|l| l.gateway == gateway("same-namespace"))
+            .unwrap();
+        assert_eq!(listener.candidates.len(), 1, "{listener:#?}");
+    }
+
+    /// S-PR.1: a route that names the host sorts before one that matches through the listener
+    /// alone, even when that one is older.
+    #[test]
+    fn s_pr_1_named_routes_first() {
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let key = ObjectRef::new(INFRA, "gateway-conformance-infra-test");
+        let mut named = snapshot.http_routes[&key].as_ref().clone();
+        named.metadata.name = Some("named".into());
+        named.metadata.creation_timestamp = Some(Time(
+            cluster_state::k8s::jiff::Timestamp::from_second(9).unwrap(),
+        ));
+        named.spec.hostnames = Some(vec!["example.com".into()]);
+        let named_key = ObjectRef::new(INFRA, "named");
+        snapshot
+            .http_routes
+            .insert(named_key.clone(), Arc::new(named));
+        let evaluation = run(&snapshot);
+        let listener = evaluation
+            .listeners
+            .iter()
+            .find(|l| l.gateway == gateway("same-namespace"))
+            .unwrap();
+        let order: Vec<(&ObjectRef, Option<String>)> = listener
+            .candidates
+            .iter()
+            .map(|c| (&c.route, c.hostname.as_ref().map(ToString::to_string)))
+            .collect();
+        assert_eq!(
+            order,
+            [(&named_key, Some("example.com".into())), (&key, None)]
+        );
+    }
 }

@@ -19,8 +19,8 @@ pub struct Candidate {
     pub rule: usize,
     /// The match's index in the rule's matches (defaults applied).
     pub match_index: usize,
-    /// The route host name this candidate serves; `None` for any (neither the listener nor
-    /// the route names one).
+    /// The effective host name (S-HN.1) this candidate serves; `None` for any (neither the
+    /// listener nor the route names one).
     pub hostname: Option<Hostname>,
     /// Its place: candidates sort by this key, the first whose conditions hold wins.
     pub key: Key,
@@ -63,7 +63,8 @@ impl Age {
 
 impl Key {
     /// The key of match `match_index` (`m`) of rule `rule` of a route of age `age`, under the
-    /// route host name `hostname` (`None`: no host name).
+    /// route host name `hostname` (`None`: the route names no host, so it sorts after every
+    /// route that does).
     pub fn new(
         hostname: Option<&Hostname>,
         m: &HttpRouteMatch,
