@@ -357,6 +357,86 @@ fn gateway_with_attached_routes_with_port_8080() {
     assert_listener(&pair[1], "http", &["HTTPRoute"], 1, &fine);
 }
 
+/// GatewayObservedGenerationBump and HTTPRouteObservedGenerationBump: after a change, every
+/// condition carries the new generation (S-0.3); the status written before is the object's.
+#[test]
+fn observed_generation_bump() {
+    let mut snapshot = load("gateway-observed-generation-bump.yaml");
+    snapshot.insert(
+        load("httproute-observed-generation-bump.yaml")
+            .get(
+                cluster_state::Kind::HttpRoute,
+                &ObjectRef::new(INFRA, "observed-generation-bump"),
+            )
+            .unwrap(),
+    );
+    let gateway = ObjectRef::new(INFRA, "gateway-observed-generation-bump");
+    let route = ObjectRef::new(INFRA, "observed-generation-bump");
+    for generation in [1, 2] {
+        let object = Arc::make_mut(snapshot.gateways.get_mut(&gateway).unwrap());
+        object.metadata.generation = Some(generation);
+        object.spec.listeners[0].hostname = Some(format!("bar{generation}.com"));
+        Arc::make_mut(snapshot.http_routes.get_mut(&route).unwrap())
+            .metadata
+            .generation = Some(generation);
+        let evaluation = run(&snapshot);
+        let status = evaluation.gateways[&gateway].clone();
+        let listener_conditions = status
+            .listeners
+            .iter()
+            .flatten()
+            .flat_map(|l| l.conditions.iter());
+        let mut all: Vec<&Condition> = status
+            .conditions
+            .iter()
+            .flatten()
+            .chain(listener_conditions)
+            .collect();
+        let route_status = evaluation.http_routes[&route].clone();
+        all.extend(
+            route_status
+                .parents
+                .iter()
+                .flat_map(|p| p.conditions.iter()),
+        );
+        assert!(
+            all.iter()
+                .all(|c| c.observed_generation == Some(generation)),
+            "{all:#?}"
+        );
+        Arc::make_mut(snapshot.gateways.get_mut(&gateway).unwrap()).status = Some(status);
+        Arc::make_mut(snapshot.http_routes.get_mut(&route).unwrap()).status = Some(route_status);
+    }
+}
+
+/// GatewayModifyListeners: a listener added shows up, with its routes counted; a listener
+/// removed disappears from the status (S-GW.13).
+#[test]
+fn gateway_modify_listeners() {
+    let mut snapshot = load("gateway-modify-listeners.yaml");
+    let fine = [("Accepted", "True", ""), ("ResolvedRefs", "True", "")];
+    let add = ObjectRef::new(INFRA, "gateway-add-listener");
+    let gateway = Arc::make_mut(snapshot.gateways.get_mut(&add).unwrap());
+    let mut http = gateway.spec.listeners[0].clone();
+    http.name = "http".into();
+    http.port = 80;
+    http.protocol = "HTTP".into();
+    http.hostname = None;
+    http.tls = None;
+    gateway.spec.listeners.push(http);
+    let remove = ObjectRef::new(INFRA, "gateway-remove-listener");
+    let gateway = Arc::make_mut(snapshot.gateways.get_mut(&remove).unwrap());
+    gateway.spec.listeners.remove(0);
+    let evaluation = run(&snapshot);
+    let added = listeners(&evaluation, "gateway-add-listener");
+    assert_eq!(added.len(), 2);
+    assert_listener(&added[0], "https", &["HTTPRoute"], 1, &fine);
+    assert_listener(&added[1], "http", &["HTTPRoute"], 1, &fine);
+    let removed = listeners(&evaluation, "gateway-remove-listener");
+    assert_eq!(removed.len(), 1);
+    assert_listener(&removed[0], "http", &["HTTPRoute"], 1, &fine);
+}
+
 /// HTTPRouteInvalidCrossNamespaceParentRef: not allowed, references still resolved, no
 /// route counted.
 #[test]
