@@ -587,6 +587,8 @@ type Case = (
 /// parameters and method: what these tables use); `None` when no candidate holds (404).
 fn serve(snapshot: &Snapshot, listener: &ServedListener, case: &Case) -> Option<String> {
     let (host, method, target, headers, _) = *case;
+    // S-HN.2: the port of the `Host` header is ignored.
+    let host = host.split(':').next().unwrap_or(host);
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let params: Vec<(&str, &str)> = query
         .split('&')
@@ -916,6 +918,265 @@ fn s_pr_candidate_order_serves_the_conformance_request_tables() {
         for case in cases {
             let served = serve(&snapshot, listener, case);
             assert_eq!(served.as_deref(), case.4, "{file}: {case:?}");
+        }
+    }
+}
+
+/// The request tables of GatewayHTTPListenerIsolation, HTTPRouteHostnameIntersection and
+/// HTTPRouteListenerHostnameMatching (transcribed from the Go files' expected responses in the
+/// design notes): the listener is chosen by S-LI.1 among the Gateway's served listeners, then
+/// its candidates in order (S-HN.1, S-HN.2, S-PR.1). The `Host` header's port is ignored.
+#[test]
+fn s_li_1_and_s_hn_listener_choice_serves_the_conformance_request_tables() {
+    let isolation: &[Case] = &[
+        (
+            "bar.com",
+            "GET",
+            "/empty-hostname",
+            &[],
+            Some("infra-backend-v1"),
+        ),
+        ("bar.com", "GET", "/wildcard-example-com", &[], None),
+        ("bar.com", "GET", "/wildcard-foo-example-com", &[], None),
+        ("bar.com", "GET", "/abc-foo-example-com", &[], None),
+        ("bar.example.com", "GET", "/empty-hostname", &[], None),
+        (
+            "bar.example.com",
+            "GET",
+            "/wildcard-example-com",
+            &[],
+            Some("infra-backend-v1"),
+        ),
+        (
+            "bar.example.com",
+            "GET",
+            "/wildcard-foo-example-com",
+            &[],
+            None,
+        ),
+        ("bar.example.com", "GET", "/abc-foo-example-com", &[], None),
+        ("bar.foo.example.com", "GET", "/empty-hostname", &[], None),
+        (
+            "bar.foo.example.com",
+            "GET",
+            "/wildcard-example-com",
+            &[],
+            None,
+        ),
+        (
+            "bar.foo.example.com",
+            "GET",
+            "/wildcard-foo-example-com",
+            &[],
+            Some("infra-backend-v1"),
+        ),
+        (
+            "bar.foo.example.com",
+            "GET",
+            "/abc-foo-example-com",
+            &[],
+            None,
+        ),
+        ("abc.foo.example.com", "GET", "/empty-hostname", &[], None),
+        (
+            "abc.foo.example.com",
+            "GET",
+            "/wildcard-example-com",
+            &[],
+            None,
+        ),
+        (
+            "abc.foo.example.com",
+            "GET",
+            "/wildcard-foo-example-com",
+            &[],
+            None,
+        ),
+        (
+            "abc.foo.example.com",
+            "GET",
+            "/abc-foo-example-com",
+            &[],
+            Some("infra-backend-v1"),
+        ),
+    ];
+    let tables: [(&[&str], &[&str], &[Case]); 4] = [
+        (
+            &["gateway-http-listener-isolation.yaml"],
+            &["http-listener-isolation"],
+            isolation,
+        ),
+        (
+            &["gateway-http-listener-isolation-with-hostname-intersection.yaml"],
+            &["http-listener-isolation-with-hostname-intersection"],
+            isolation,
+        ),
+        (
+            &["httproute-hostname-intersection.yaml"],
+            &[
+                "httproute-hostname-intersection",
+                "httproute-hostname-intersection-all",
+            ],
+            &[
+                (
+                    "very.specific.com",
+                    "GET",
+                    "/s1",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "very.specific.com:1234",
+                    "GET",
+                    "/s1",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                ("non.matching.com", "GET", "/s1", &[], None),
+                ("foo.nonmatchingwildcard.io", "GET", "/s1", &[], None),
+                ("foo.wildcard.io", "GET", "/s1", &[], None),
+                (
+                    "very.specific.com",
+                    "GET",
+                    "/non-matching-prefix",
+                    &[],
+                    None,
+                ),
+                (
+                    "foo.wildcard.io",
+                    "GET",
+                    "/s2",
+                    &[],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "bar.wildcard.io",
+                    "GET",
+                    "/s2",
+                    &[],
+                    Some("infra-backend-v2"),
+                ),
+                (
+                    "foo.bar.wildcard.io",
+                    "GET",
+                    "/s2",
+                    &[],
+                    Some("infra-backend-v2"),
+                ),
+                ("non.matching.com", "GET", "/s2", &[], None),
+                ("wildcard.io", "GET", "/s2", &[], None),
+                ("very.specific.com", "GET", "/s2", &[], None),
+                ("foo.wildcard.io", "GET", "/non-matching-prefix", &[], None),
+                (
+                    "very.specific.com",
+                    "GET",
+                    "/s3",
+                    &[],
+                    Some("infra-backend-v3"),
+                ),
+                ("non.matching.com", "GET", "/s3", &[], None),
+                ("foo.specific.com", "GET", "/s3", &[], None),
+                ("foo.wildcard.io", "GET", "/s3", &[], None),
+                (
+                    "very.specific.com",
+                    "GET",
+                    "/non-matching-prefix",
+                    &[],
+                    None,
+                ),
+                (
+                    "foo.anotherwildcard.io",
+                    "GET",
+                    "/s4",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "bar.anotherwildcard.io",
+                    "GET",
+                    "/s4",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                (
+                    "foo.bar.anotherwildcard.io",
+                    "GET",
+                    "/s4",
+                    &[],
+                    Some("infra-backend-v1"),
+                ),
+                ("anotherwildcard.io", "GET", "/s4", &[], None),
+                ("foo.wildcard.io", "GET", "/s4", &[], None),
+                ("very.specific.com", "GET", "/s4", &[], None),
+                (
+                    "foo.anotherwildcard.io",
+                    "GET",
+                    "/non-matching-prefix",
+                    &[],
+                    None,
+                ),
+                ("specific.but.wrong.com", "GET", "/s5", &[], None),
+                ("wildcard.io", "GET", "/s5", &[], None),
+                ("first.com", "GET", "/", &[], Some("infra-backend-v2")),
+                ("sub.first.com", "GET", "/", &[], Some("infra-backend-v2")),
+                ("second.com", "GET", "/", &[], Some("infra-backend-v2")),
+                ("sub.second.com", "GET", "/", &[], Some("infra-backend-v2")),
+                ("third.com", "GET", "/", &[], None),
+                ("sub.third.com", "GET", "/", &[], None),
+            ],
+        ),
+        (
+            &["httproute-listener-hostname-matching.yaml"],
+            &["httproute-listener-hostname-matching"],
+            &[
+                ("bar.com", "GET", "/", &[], Some("infra-backend-v1")),
+                ("foo.bar.com", "GET", "/", &[], Some("infra-backend-v2")),
+                ("baz.bar.com", "GET", "/", &[], Some("infra-backend-v3")),
+                ("boo.bar.com", "GET", "/", &[], Some("infra-backend-v3")),
+                (
+                    "multiple.prefixes.bar.com",
+                    "GET",
+                    "/",
+                    &[],
+                    Some("infra-backend-v3"),
+                ),
+                (
+                    "multiple.prefixes.foo.com",
+                    "GET",
+                    "/",
+                    &[],
+                    Some("infra-backend-v3"),
+                ),
+                ("foo.com", "GET", "/", &[], None),
+                ("no.matching.host", "GET", "/", &[], None),
+            ],
+        ),
+    ];
+    for (files, gateways, cases) in tables {
+        let snapshot = load(files[0]);
+        let evaluation = run(&snapshot);
+        for case in cases {
+            let host = case.0.split(':').next().unwrap_or(case.0);
+            // The table's Gateway is the one that serves the request's path at all; each
+            // case names one (the `_sentTo` of the notes), found here by trying each.
+            let served: Vec<Option<String>> = gateways
+                .iter()
+                .map(|name| {
+                    let gateway = ObjectRef::new(INFRA, *name);
+                    let listeners: Vec<&ServedListener> = evaluation
+                        .listeners
+                        .iter()
+                        .filter(|l| l.gateway == gateway && l.port == 80)
+                        .collect();
+                    let index = hostname::listener_for(
+                        host,
+                        listeners.iter().map(|l| l.hostname.as_ref()),
+                    )?;
+                    serve(&snapshot, listeners[index], case)
+                })
+                .collect();
+            let answer = served.iter().flatten().next().map(String::as_str);
+            assert_eq!(answer, case.4, "{files:?}: {case:?}");
         }
     }
 }

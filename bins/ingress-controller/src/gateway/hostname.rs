@@ -100,6 +100,28 @@ fn below(name: &str, suffix: &str) -> bool {
         .is_some_and(|head| !head.is_empty())
 }
 
+/// The listener that serves requests for `host` (without its port) among the host names of
+/// the listeners of one address and port, `None` standing for a listener without one (S-LI.1):
+/// the most specific that covers `host`, the first of equals. Only routes attached to that
+/// listener may serve the request, which also settles S-LI.2. `None` when no listener covers
+/// `host`.
+pub fn listener_for<'a>(
+    host: &str,
+    listeners: impl IntoIterator<Item = Option<&'a Hostname>>,
+) -> Option<usize> {
+    listeners
+        .into_iter()
+        .enumerate()
+        .filter(|(_, name)| name.is_none_or(|name| name.matches(host)))
+        .min_by_key(|(index, name)| {
+            (
+                name.map_or(Specificity::NONE, Hostname::specificity),
+                *index,
+            )
+        })
+        .map(|(index, _)| index)
+}
+
 /// The host names a route serves on a listener (S-HN.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hostnames {
@@ -228,6 +250,28 @@ mod tests {
         assert_eq!(effective(None, &route), Hostnames::Only(route.clone()));
         let want = Hostnames::Only(vec![h("a.io")]);
         assert_eq!(effective(Some(&h("a.io")), &[]), want);
+    }
+
+    /// S-LI.1, the vector of GatewayHTTPListenerIsolation.
+    #[test]
+    fn s_li_1_the_most_specific_listener_serves() {
+        let listeners = [
+            None,
+            Some(h("*.example.com")),
+            Some(h("*.foo.example.com")),
+            Some(h("abc.foo.example.com")),
+        ];
+        let pick = |host: &str| listener_for(host, listeners.iter().map(Option::as_ref));
+        assert_eq!(pick("bar.com"), Some(0));
+        assert_eq!(pick("bar.example.com"), Some(1));
+        assert_eq!(pick("bar.foo.example.com"), Some(2));
+        assert_eq!(pick("abc.foo.example.com"), Some(3));
+        let named = [Some(h("a.io")), Some(h("*.b.io"))];
+        assert_eq!(listener_for("c.io", named.iter().map(Option::as_ref)), None);
+        assert_eq!(
+            listener_for("x.b.io", named.iter().map(Option::as_ref)),
+            Some(1)
+        );
     }
 
     /// S-PR.1 / S-LI.1: exact before wildcard, longer exact first, wildcard with more labels
