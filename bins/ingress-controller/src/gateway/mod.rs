@@ -497,4 +497,34 @@ mod tests {
             [(&named_key, Some("example.com".into())), (&key, None)]
         );
     }
+
+    /// S-0.3 and S-0.5: once the desired statuses are written back, evaluating again later
+    /// gives the same statuses, transition times included, so nothing is written twice.
+    #[test]
+    fn s_0_3_written_statuses_are_a_fixed_point() {
+        let mut snapshot = load("gateway-with-attached-routes.yaml");
+        let first = run(&snapshot);
+        for (key, status) in &first.gateway_classes {
+            let class = snapshot.gateway_classes.get_mut(key).unwrap();
+            Arc::make_mut(class).status = Some(status.clone());
+        }
+        for (key, status) in &first.gateways {
+            let gateway = snapshot.gateways.get_mut(key).unwrap();
+            Arc::make_mut(gateway).status = Some(status.clone());
+        }
+        for (key, status) in &first.http_routes {
+            let route = snapshot.http_routes.get_mut(key).unwrap();
+            Arc::make_mut(route).status = Some(status.clone());
+        }
+        let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
+        let inputs = GatewayInputs::from_snapshot(&snapshot, &loaded);
+        let later = Time(cluster_state::k8s::jiff::Timestamp::from_second(1_900_000_000).unwrap());
+        let second = evaluate(inputs, &Settings::default(), &later);
+        assert_eq!(first.gateway_classes, second.gateway_classes);
+        for (key, status) in &first.gateways {
+            assert_eq!(Some(status), second.gateways.get(key), "{key}");
+        }
+        assert_eq!(first.http_routes, second.http_routes);
+        assert_eq!(first.listeners, second.listeners);
+    }
 }

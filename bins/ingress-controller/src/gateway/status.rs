@@ -299,17 +299,16 @@ fn listener_status(
     let previous = previous
         .map(|p| p.conditions.as_slice())
         .unwrap_or_default();
+    let mut conditions = merge_conditions(previous, ours);
     // A condition type we no longer set (OverlappingTLSConfig resolved) must not linger.
-    let previous: Vec<Condition> = previous
-        .iter()
-        .filter(|c| c.type_ != "OverlappingTLSConfig")
-        .cloned()
-        .collect();
+    if !check.overlapping_tls {
+        conditions.retain(|c| c.type_ != "OverlappingTLSConfig");
+    }
     ListenerStatus {
         name: check.name.clone(),
         supported_kinds: Some(check.supported_kinds.clone()),
         attached_routes: attached,
-        conditions: merge_conditions(&previous, ours),
+        conditions,
     }
 }
 
