@@ -527,4 +527,34 @@ mod tests {
         assert_eq!(first.http_routes, second.http_routes);
         assert_eq!(first.listeners, second.listeners);
     }
+
+    /// S-GW.4b: OverlappingTLSConfig is written only while true, and goes once the overlap
+    /// does (the base HTTPS Gateway has `*.wildcard.org` beside `fourth-example.wildcard.org`).
+    #[test]
+    fn s_gw_4b_overlapping_tls_comes_and_goes() {
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let key = gateway("same-namespace-with-https-listener");
+        let overlapping = |evaluation: &Evaluation| -> Vec<String> {
+            let listeners = evaluation.gateways[&key].listeners.clone().unwrap();
+            listeners
+                .into_iter()
+                .filter(|l| {
+                    l.conditions
+                        .iter()
+                        .any(|c| c.type_ == "OverlappingTLSConfig")
+                })
+                .map(|l| l.name)
+                .collect()
+        };
+        let first = run(&snapshot);
+        let both = [
+            "https-with-wildcard-hostname",
+            "https-with-hostname-matching-wildcard",
+        ];
+        assert_eq!(overlapping(&first), both);
+        let object = Arc::make_mut(snapshot.gateways.get_mut(&key).unwrap());
+        object.status = first.gateways.get(&key).cloned();
+        object.spec.listeners[3].hostname = Some("fourth-example.org".into());
+        assert!(overlapping(&run(&snapshot)).is_empty());
+    }
 }
