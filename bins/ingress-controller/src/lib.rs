@@ -2,7 +2,8 @@
 //!
 //! - pure (no I/O): [`annotations`], [`hosts`], [`paths`], [`regex_path`], [`class`],
 //!   [`endpoints`], [`configmap`] (global settings), [`model`], [`render`], [`backends`], [`lua`], [`reconcile`], [`reports`],
-//!   [`tls_check`] (a TLS Secret checked before nginx sees it);
+//!   [`tls_check`] (a TLS Secret checked before nginx sees it), [`gateway`] (the Gateway API's
+//!   semantics: desired statuses and attached routes);
 //! - the command line: [`cli`];
 //! - objects: [`objects`] (from cluster-state's snapshots or YAML text);
 //! - I/O: [`nginx`] (the child
@@ -21,6 +22,7 @@ pub mod control;
 pub mod controller;
 pub mod election;
 pub mod endpoints;
+pub mod gateway;
 pub mod hosts;
 pub mod lua;
 pub mod metrics;
