@@ -532,23 +532,8 @@ impl Builder<'_> {
         let secret = self.secrets.get(secret_key).ok_or_else(|| {
             format!("TLS Secret {secret_key} not found; its hosts present the default certificate")
         })?;
-        // `stringData` is how manifests often carry PEM text; the API server folds it into
-        // `data`, which wins.
         let field = |name: &str| {
-            let data = secret
-                .data
-                .as_ref()
-                .and_then(|d| d.get(name))
-                .map(|b| b.0.clone());
-            let string = || {
-                secret
-                    .string_data
-                    .as_ref()
-                    .and_then(|d| d.get(name))
-                    .map(|s| s.clone().into_bytes())
-            };
-            data.or_else(string)
-                .filter(|pem| pem.starts_with(b"-----BEGIN ") && !pem.contains(&0))
+            crate::tls_check::secret_pem(secret, name)
                 .ok_or_else(|| format!("TLS Secret {secret_key} has no PEM {name}"))
         };
         let certificate = Certificate {

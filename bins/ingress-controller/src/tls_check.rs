@@ -7,11 +7,32 @@
 //! -t refuses a whole configuration over one such Secret, so a Secret that fails here is left
 //! out on its own.
 
+use k8s_openapi::api::core::v1::Secret;
 use rustls::crypto::ring::sign::any_supported_type;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::ParsedCertificate;
 use rustls::sign::CertifiedKey;
+
+/// The PEM text of field `name` (`tls.crt`, `tls.key`) of a TLS Secret: from `data`, else from
+/// `stringData` (how manifests often carry PEM text; the API server folds it into `data`, which
+/// wins); `None` unless it starts as a PEM block and holds no NUL byte.
+pub fn secret_pem(secret: &Secret, name: &str) -> Option<Vec<u8>> {
+    let data = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(name))
+        .map(|b| b.0.clone());
+    let string = || {
+        secret
+            .string_data
+            .as_ref()
+            .and_then(|d| d.get(name))
+            .map(|s| s.clone().into_bytes())
+    };
+    data.or_else(string)
+        .filter(|pem| pem.starts_with(b"-----BEGIN ") && !pem.contains(&0))
+}
 
 /// Why `tls.crt` and `tls.key` cannot be served at `now` (seconds since the Unix epoch; `None`
 /// skips the expiry check): a sentence for the Ingress's event.

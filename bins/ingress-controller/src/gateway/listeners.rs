@@ -237,18 +237,7 @@ fn usable(key: &ObjectRef, context: TlsContext<'_>) -> Result<(), Fault> {
         .filter(|s| s.type_.as_deref() == Some(TLS_SECRET))
         .ok_or_else(|| invalid(format!("no Secret of type {TLS_SECRET}")))?;
     let field = |name: &str| {
-        let data = secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get(name))
-            .map(|b| b.0.clone());
-        let string = || {
-            let text = secret.string_data.as_ref().and_then(|d| d.get(name));
-            text.map(|s| s.clone().into_bytes())
-        };
-        data.or_else(string)
-            .filter(|pem| pem.starts_with(b"-----BEGIN ") && !pem.contains(&0))
-            .ok_or_else(|| invalid(format!("no PEM {name}")))
+        crate::tls_check::secret_pem(secret, name).ok_or_else(|| invalid(format!("no PEM {name}")))
     };
     let (cert, private_key) = (field("tls.crt")?, field("tls.key")?);
     crate::tls_check::check(&cert, &private_key, Some(context.now)).map_err(invalid)
