@@ -173,10 +173,8 @@ fn attach(
 
 #[cfg(test)]
 mod tests {
-    use cluster_state::gateway::{
-        AllowedRoutes, GatewaySpec, Listener, ListenerNamespaces, RouteGroupKind,
-    };
-    use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use crate::gateway::fixtures::gateway;
+    use cluster_state::gateway::{AllowedRoutes, Listener, ListenerNamespaces, RouteGroupKind};
 
     use super::*;
     use crate::gateway::listeners::{self, TlsContext};
@@ -195,22 +193,6 @@ mod tests {
                 }),
                 kinds: None,
             }),
-        }
-    }
-
-    fn gateway(listeners: Vec<Listener>) -> Gateway {
-        Gateway {
-            metadata: ObjectMeta {
-                namespace: Some("infra".into()),
-                name: Some("gw".into()),
-                ..Default::default()
-            },
-            spec: GatewaySpec {
-                gateway_class_name: "c".into(),
-                listeners,
-                ..Default::default()
-            },
-            status: None,
         }
     }
 

@@ -375,11 +375,12 @@ pub struct Verdict {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use crate::gateway::fixtures::gateway;
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
     use cluster_state::gateway::{
-        AllowedRoutes, GatewaySpec, GatewaySpecAddress, ListenerTlsConfig, ReferenceGrantFrom,
+        AllowedRoutes, GatewaySpecAddress, ListenerTlsConfig, ReferenceGrantFrom,
         ReferenceGrantSpec, ReferenceGrantTo, SecretObjectReference,
     };
     use cluster_state::k8s::ByteString;
@@ -443,22 +444,6 @@ pub(super) mod tests {
             namespace: namespace.map(Into::into),
             name: name.into(),
             ..Default::default()
-        }
-    }
-
-    fn gateway(listeners: Vec<Listener>) -> Gateway {
-        Gateway {
-            metadata: ObjectMeta {
-                namespace: Some("infra".into()),
-                name: Some("gw".into()),
-                ..Default::default()
-            },
-            spec: GatewaySpec {
-                gateway_class_name: "c".into(),
-                listeners,
-                ..Default::default()
-            },
-            status: None,
         }
     }
 

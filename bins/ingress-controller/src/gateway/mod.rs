@@ -42,6 +42,8 @@ pub mod status;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod fixtures;
 
 use attach::{GatewayView, Parent, RouteView};
 use hostname::{Hostname, Hostnames};
