@@ -85,11 +85,8 @@ impl Pending {
         let Admission::Query(req) = admit(&self.query, self.proto, self.client) else {
             return out;
         };
-        let lookups = lookup::Lookups {
-            table: &self.table,
-            depth: 0,
-        };
-        lookups
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        lookup::Lookups::new(&self.table, &made)
             .finish(&self.route, &req, self.start, self.wait, resume, &mut out)
             .await;
         out
