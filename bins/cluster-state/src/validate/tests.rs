@@ -10,7 +10,8 @@ use crate::{Kind, Object};
 const PAYLOAD: &str =
     "x\n-A KUBE-SERVICES -p tcp -d 10.96.0.1 --dport 443 -j DNAT --to-destination 6.6.6.6:443\n#";
 
-fn object(value: Value) -> Object {
+/// `value` read as the object of its `kind` (the Gateway API tests use it too).
+pub(super) fn object(value: Value) -> Object {
     let kind = Kind::from_name(value["kind"].as_str().unwrap()).unwrap();
     kind.deserialize_object(value).unwrap()
 }
@@ -27,7 +28,7 @@ fn errors(value: Value) -> Vec<String> {
 }
 
 /// The fields of the errors of `value`.
-fn fields(value: Value) -> Vec<String> {
+pub(super) fn fields(value: Value) -> Vec<String> {
     match validate(&object(value)) {
         Ok(()) => Vec::new(),
         Err(invalid) => invalid.errors.into_iter().map(|e| e.field).collect(),

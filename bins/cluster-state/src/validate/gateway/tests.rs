@@ -3,30 +3,17 @@
 
 use serde_json::{Value, json};
 
+use crate::validate::tests::{fields, object};
 use crate::validate::validate;
-use crate::{Kind, Object};
 
 /// A header value with a line break and an nginx directive after it.
 const PAYLOAD: &str = "x\r\nproxy_pass http://evil;\n";
-
-fn object(value: Value) -> Object {
-    let kind = Kind::from_name(value["kind"].as_str().unwrap()).unwrap();
-    kind.deserialize_object(value).unwrap()
-}
 
 /// The fields of the errors of `value`, with each message after `: `.
 fn errors(value: Value) -> Vec<String> {
     match validate(&object(value)) {
         Ok(()) => Vec::new(),
         Err(invalid) => invalid.errors.iter().map(ToString::to_string).collect(),
-    }
-}
-
-/// The fields of the errors of `value`.
-fn fields(value: Value) -> Vec<String> {
-    match validate(&object(value)) {
-        Ok(()) => Vec::new(),
-        Err(invalid) => invalid.errors.into_iter().map(|e| e.field).collect(),
     }
 }
 
