@@ -13,6 +13,8 @@ use cluster_state::LabelSelector;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
+use crate::objects::Map;
+
 /// The deprecated class annotation on Ingresses, still honoured.
 pub const LEGACY_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 
@@ -36,6 +38,8 @@ pub struct Selection {
     /// The TLS Secret (`namespace/name`) of the default server and of TLS hosts without a
     /// usable Secret of their own (`--default-ssl-certificate`).
     pub default_certificate: Option<String>,
+    /// Which Gateway API objects are ours (`--gateway-controller-name`).
+    pub gateway: crate::gateway::Settings,
 }
 
 /// ingress-nginx's defaults: controller `k8s.io/ingress-nginx`, annotation `nginx`, every
@@ -50,6 +54,7 @@ impl Default for Selection {
             namespace: None,
             namespace_selector: None,
             default_certificate: None,
+            gateway: crate::gateway::Settings::default(),
         }
     }
 }
@@ -59,12 +64,12 @@ impl Selection {
     /// `namespaces`, or `None` when there is no selector.
     pub fn selected_namespaces<'a>(
         &self,
-        namespaces: &'a [Namespace],
+        namespaces: &'a Map<Namespace>,
     ) -> Option<BTreeSet<&'a str>> {
         let selector = self.namespace_selector.as_ref()?;
         Some(
             namespaces
-                .iter()
+                .values()
                 .filter(|n| selector.matches(n.metadata.labels.as_ref()))
                 .filter_map(|n| n.metadata.name.as_deref())
                 .collect(),
@@ -76,7 +81,7 @@ impl Selection {
     pub fn selects(
         &self,
         ingress: &Ingress,
-        classes: &[IngressClass],
+        classes: &Map<IngressClass>,
         namespaces: Option<&BTreeSet<&str>>,
     ) -> bool {
         let namespace = ingress.metadata.namespace.as_deref().unwrap_or_default();
@@ -90,7 +95,7 @@ impl Selection {
             .as_ref()
             .and_then(|s| s.ingress_class_name.as_deref());
         if let Some(name) = spec_class {
-            return classes.iter().any(|class| {
+            return classes.values().any(|class| {
                 class.metadata.name.as_deref() == Some(name)
                     && ((self.by_name && name == self.annotation)
                         || class
@@ -117,6 +122,19 @@ mod tests {
     use super::*;
     use k8s_openapi::api::networking::v1::{IngressClassSpec, IngressSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    /// `items` keyed as a source keys them.
+    fn map<T: k8s_openapi::Metadata<Ty = ObjectMeta>>(
+        items: impl IntoIterator<Item = T>,
+    ) -> Map<T> {
+        let keyed = |item: T| {
+            (
+                cluster_state::ObjectRef::from_meta(item.metadata()),
+                item.into(),
+            )
+        };
+        items.into_iter().map(keyed).collect()
+    }
 
     fn class(name: &str, controller: &str) -> IngressClass {
         IngressClass {
@@ -150,10 +168,10 @@ mod tests {
     #[test]
     fn class_name_then_annotation_then_without_class() {
         let us = Selection::default();
-        let classes = [
+        let classes = map([
             class("nginx", "k8s.io/ingress-nginx"),
             class("other", "example.com/other"),
-        ];
+        ]);
         let selects = |s: &Selection, i: &Ingress| s.selects(i, &classes, None);
         assert!(selects(&us, &ingress("a", Some("nginx"), None)));
         assert!(!selects(&us, &ingress("a", Some("other"), None)));
@@ -189,7 +207,7 @@ mod tests {
 
     #[test]
     fn namespaces_by_name_and_by_selector() {
-        let classes = [class("nginx", "k8s.io/ingress-nginx")];
+        let classes = map([class("nginx", "k8s.io/ingress-nginx")]);
         let scoped = Selection {
             namespace: Some("b".into()),
             ..Selection::default()
@@ -205,11 +223,11 @@ mod tests {
             },
             ..Namespace::default()
         };
-        let namespaces = [
+        let namespaces = map([
             namespace("a", Some("web")),
             namespace("b", Some("db")),
             namespace("c", None),
-        ];
+        ]);
         let selected = Selection {
             namespace_selector: Some(LabelSelector::parse("team in (web)").unwrap()),
             ..Selection::default()

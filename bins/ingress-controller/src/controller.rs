@@ -453,7 +453,7 @@ impl Loop {
         self.shared.metrics.requests.serve(&model.ingresses);
         self.held = objects
             .ingresses
-            .iter()
+            .values()
             .map(|i| {
                 let held = i.status.as_ref().and_then(|s| s.load_balancer.clone());
                 (crate::objects::key(&i.metadata), held)
@@ -481,7 +481,7 @@ impl Loop {
         }
         self.ingress_uids = objects
             .ingresses
-            .iter()
+            .values()
             .map(|i| (ObjectRef::from_meta(&i.metadata), i.metadata.uid.clone()))
             .collect();
         self.report_problems().await;

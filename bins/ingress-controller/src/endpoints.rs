@@ -9,6 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::IngressServiceBackend;
 
 use crate::hosts::is_dns_name;
+use crate::objects::Map;
 
 /// The label that ties an EndpointSlice to its Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
@@ -22,15 +23,15 @@ pub struct Index<'a> {
 
 impl<'a> Index<'a> {
     /// Indexes `services` and `slices`.
-    pub fn new(services: &'a [Service], slices: &'a [EndpointSlice]) -> Self {
+    pub fn new(services: &'a Map<Service>, slices: &'a Map<EndpointSlice>) -> Self {
         let mut index = Self::default();
-        for service in services {
+        for service in services.values() {
             let meta = &service.metadata;
             if let (Some(ns), Some(name)) = (meta.namespace.as_deref(), meta.name.as_deref()) {
                 index.services.insert((ns, name), service);
             }
         }
-        for slice in slices {
+        for slice in slices.values() {
             let meta = &slice.metadata;
             let service = meta.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL));
             if let (Some(ns), Some(service)) = (meta.namespace.as_deref(), service) {

@@ -198,7 +198,8 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
     let namespaces = selection.selected_namespaces(&objects.namespaces);
     let mut ingresses: Vec<&Ingress> = objects
         .ingresses
-        .iter()
+        .values()
+        .map(|i| &**i)
         .filter(|i| selection.selects(i, &objects.ingress_classes, namespaces.as_ref()))
         .collect();
     ingresses.sort_by(|a, b| {
@@ -212,8 +213,8 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
         now: objects.now,
         secrets: objects
             .secrets
-            .iter()
-            .map(|s| (key(&s.metadata), s))
+            .values()
+            .map(|s| (key(&s.metadata), &**s))
             .collect(),
         servers: BTreeMap::new(),
         model: Model::default(),

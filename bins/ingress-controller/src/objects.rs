@@ -1,26 +1,39 @@
 //! The Kubernetes objects the controller reads, as one value.
 
+use cluster_state::gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
 use cluster_state::{Filter, Kind, Object, Reporter, Source, SourceArgs, SourceError};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-/// One consistent view of the objects an ingress controller needs.
+/// Objects of one kind by `namespace/name`, shared with the snapshot they came from.
+pub type Map<T> = cluster_state::Objects<T>;
+
+/// One consistent view of the objects an ingress controller needs, keyed as the source keys
+/// them (`namespace/name`). The maps share their objects with the snapshot they came from.
 #[derive(Clone, Debug, Default)]
 pub struct Objects {
     /// IngressClasses (cluster-scoped).
-    pub ingress_classes: Vec<IngressClass>,
+    pub ingress_classes: Map<IngressClass>,
     /// Ingresses.
-    pub ingresses: Vec<Ingress>,
+    pub ingresses: Map<Ingress>,
     /// Services, to resolve named ports.
-    pub services: Vec<Service>,
+    pub services: Map<Service>,
     /// EndpointSlices, for the backends' addresses.
-    pub endpoint_slices: Vec<EndpointSlice>,
-    /// Secrets of type `kubernetes.io/tls` that Ingresses reference.
-    pub secrets: Vec<Secret>,
+    pub endpoint_slices: Map<EndpointSlice>,
+    /// Secrets of type `kubernetes.io/tls` that Ingresses and Gateways reference.
+    pub secrets: Map<Secret>,
     /// Namespaces, for `--watch-namespace-selector` (read only with it).
-    pub namespaces: Vec<Namespace>,
+    pub namespaces: Map<Namespace>,
+    /// GatewayClasses (cluster-scoped; empty when the Gateway API CRDs are not installed).
+    pub gateway_classes: Map<GatewayClass>,
+    /// Gateways.
+    pub gateways: Map<Gateway>,
+    /// HTTPRoutes.
+    pub http_routes: Map<HttpRoute>,
+    /// ReferenceGrants.
+    pub reference_grants: Map<ReferenceGrant>,
     /// The ConfigMap of global settings (`--configmap`; read only with it).
     pub config_map: Option<ConfigMap>,
     /// When these objects were read, in seconds since the Unix epoch: certificates expired
@@ -31,16 +44,17 @@ pub struct Objects {
 impl Objects {
     /// The objects of a cluster-state snapshot, read now (the clock is read here).
     pub fn from_snapshot(snapshot: &cluster_state::Snapshot) -> Self {
-        fn values<T: Clone>(map: &cluster_state::Objects<T>) -> Vec<T> {
-            map.values().map(|object| T::clone(object)).collect()
-        }
         Self {
-            ingress_classes: values(&snapshot.ingress_classes),
-            ingresses: values(&snapshot.ingresses),
-            services: values(&snapshot.services),
-            endpoint_slices: values(&snapshot.endpoint_slices),
-            secrets: values(&snapshot.secrets),
-            namespaces: values(&snapshot.namespaces),
+            ingress_classes: snapshot.ingress_classes.clone(),
+            ingresses: snapshot.ingresses.clone(),
+            services: snapshot.services.clone(),
+            endpoint_slices: snapshot.endpoint_slices.clone(),
+            secrets: snapshot.secrets.clone(),
+            namespaces: snapshot.namespaces.clone(),
+            gateway_classes: snapshot.gateway_classes.clone(),
+            gateways: snapshot.gateways.clone(),
+            http_routes: snapshot.http_routes.clone(),
+            reference_grants: snapshot.reference_grants.clone(),
             // The source keeps the one ConfigMap named (Filter::only_config_map).
             config_map: snapshot
                 .config_maps
@@ -55,7 +69,8 @@ impl Objects {
     }
 
     /// Adds the objects of a YAML manifest (several documents), read by cluster-state's
-    /// manifest parser; kinds the controller does not use are skipped.
+    /// manifest parser; an object replaces the one of the same kind and key, and kinds the
+    /// controller does not use are skipped.
     ///
     /// # Errors
     ///
@@ -64,13 +79,18 @@ impl Objects {
         let parsed = cluster_state::parse_manifest(std::path::Path::new("manifest"), text)
             .map_err(|e| e.to_string())?;
         for object in parsed {
+            let key = object.key();
             match object {
-                Object::Ingress(o) => self.ingresses.push(Ingress::clone(&o)),
-                Object::IngressClass(o) => self.ingress_classes.push(IngressClass::clone(&o)),
-                Object::Service(o) => self.services.push(Service::clone(&o)),
-                Object::EndpointSlice(o) => self.endpoint_slices.push(EndpointSlice::clone(&o)),
-                Object::Secret(o) => self.secrets.push(Secret::clone(&o)),
-                Object::Namespace(o) => self.namespaces.push(Namespace::clone(&o)),
+                Object::Ingress(o) => _ = self.ingresses.insert(key, o),
+                Object::IngressClass(o) => _ = self.ingress_classes.insert(key, o),
+                Object::Service(o) => _ = self.services.insert(key, o),
+                Object::EndpointSlice(o) => _ = self.endpoint_slices.insert(key, o),
+                Object::Secret(o) => _ = self.secrets.insert(key, o),
+                Object::Namespace(o) => _ = self.namespaces.insert(key, o),
+                Object::GatewayClass(o) => _ = self.gateway_classes.insert(key, o),
+                Object::Gateway(o) => _ = self.gateways.insert(key, o),
+                Object::HttpRoute(o) => _ = self.http_routes.insert(key, o),
+                Object::ReferenceGrant(o) => _ = self.reference_grants.insert(key, o),
                 Object::ConfigMap(o) => self.config_map = Some(ConfigMap::clone(&o)),
                 _ => {}
             }

@@ -7,7 +7,10 @@ use std::net::IpAddr;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::{IngressLoadBalancerIngress, IngressLoadBalancerStatus};
 
+use cluster_state::ObjectRef;
+
 use crate::cli::NamespacedName;
+use crate::objects::Map;
 
 /// Where the published addresses come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,16 +28,12 @@ impl Publish {
     /// The status to publish, given the cluster's `services`, sorted as ingress-nginx sorts
     /// it (by host name, then IP); `None` when there is nothing to publish yet (no flag, or the
     /// Service is missing or has no address).
-    pub fn status(&self, services: &[Service]) -> Option<IngressLoadBalancerStatus> {
+    pub fn status(&self, services: &Map<Service>) -> Option<IngressLoadBalancerStatus> {
         let mut ingress = match self {
             Publish::Addresses(addresses) => addresses.iter().map(|a| entry(a)).collect(),
             Publish::Service(name) => services
-                .iter()
-                .find(|s| {
-                    s.metadata.namespace.as_deref() == Some(name.namespace.as_str())
-                        && s.metadata.name.as_deref() == Some(name.name.as_str())
-                })
-                .map(service_addresses)
+                .get(&ObjectRef::new(&name.namespace, &name.name))
+                .map(|s| service_addresses(s))
                 .unwrap_or_default(),
             Publish::Nothing => Vec::new(),
         };
@@ -192,8 +191,9 @@ mod tests {
     }
 
     fn published(publish: &Publish, services: &[Service]) -> Vec<(String, String)> {
+        let keyed = |s: &Service| (ObjectRef::from_meta(&s.metadata), s.clone().into());
         publish
-            .status(services)
+            .status(&services.iter().map(keyed).collect())
             .and_then(|s| s.ingress)
             .unwrap_or_default()
             .into_iter()
@@ -218,13 +218,13 @@ mod tests {
             published(&publish, &[]),
             pairs(&[("", "10.0.0.1"), ("", "10.0.0.2"), ("lb.example.com", "")])
         );
-        assert_eq!(Publish::Nothing.status(&[]), None);
+        assert_eq!(Publish::Nothing.status(&Map::new()), None);
     }
 
     #[test]
     fn service_addresses_by_type() {
         let publish = Publish::Service("ingress-nginx/ingress-nginx-controller".parse().unwrap());
-        assert_eq!(publish.status(&[]), None, "no Service yet");
+        assert_eq!(publish.status(&Map::new()), None, "no Service yet");
         let cases: [(Service, &[(&str, &str)]); 6] = [
             (
                 service("ClusterIP", "10.96.0.10", &[], &[]),
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn held_status_compares_as_ingress_nginx() {
         let wanted = Publish::Addresses(vec!["10.0.0.1".into(), "10.0.0.2".into()])
-            .status(&[])
+            .status(&Map::new())
             .unwrap();
         let mut reversed = wanted.clone();
         if let Some(list) = reversed.ingress.as_mut() {
@@ -275,7 +275,7 @@ mod tests {
         assert!(holds(Some(&reversed), &wanted));
         assert!(!holds(None, &wanted));
         let one = Publish::Addresses(vec!["10.0.0.1".into()])
-            .status(&[])
+            .status(&Map::new())
             .unwrap();
         assert!(!holds(Some(&one), &wanted));
     }

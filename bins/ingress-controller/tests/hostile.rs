@@ -139,7 +139,9 @@ fn rendered(objects: &Objects) -> (Vec<Shape>, String) {
 }
 
 fn ingress(objects: &mut Objects) -> &mut Ingress {
-    objects.ingresses.last_mut().unwrap()
+    // BASE holds one Ingress.
+    let ingress = objects.ingresses.values_mut().next_back().unwrap();
+    std::sync::Arc::make_mut(ingress)
 }
 
 type Slot = fn(&mut Objects, &str);

@@ -79,7 +79,10 @@ fn unvalidated_ingress(name: &str, mut spec: Value) -> Ingress {
 fn build_unvalidated<const N: usize>(ingresses: [Ingress; N]) -> Model {
     let mut objects = Objects::default();
     objects.add_yaml(CLASS_AND_SERVICES).unwrap();
-    objects.ingresses.extend(ingresses);
+    for ingress in ingresses {
+        let key = cluster_state::ObjectRef::from_meta(&ingress.metadata);
+        objects.ingresses.insert(key, std::sync::Arc::new(ingress));
+    }
     model::build(&objects, &Selection::default())
 }
 

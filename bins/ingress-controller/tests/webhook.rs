@@ -524,7 +524,10 @@ fn its_secret_other_classes_and_its_stored_version_do_not_refuse() {
     let Subject::Ingress(ingress) = request.subject() else {
         panic!("not an Ingress");
     };
-    stored.ingresses.push(*ingress.clone());
+    let key = cluster_state::ObjectRef::from_meta(&ingress.metadata);
+    stored
+        .ingresses
+        .insert(key, std::sync::Arc::new(*ingress.clone()));
     assert!(matches!(
         prepare(&stored, &selection(), &options(), *ingress),
         Prepared::Model(_)

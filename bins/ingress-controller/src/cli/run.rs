@@ -104,6 +104,10 @@ pub struct SelectionArgs {
     /// Secret is not named, missing or refused (default: a generated self-signed one).
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pub default_ssl_certificate: Option<NamespacedName>,
+    /// The `spec.controllerName` of the GatewayClasses this controller serves (Gateway API;
+    /// not an ingress-nginx flag).
+    #[arg(long, default_value = crate::gateway::DEFAULT_CONTROLLER_NAME)]
+    pub gateway_controller_name: String,
 }
 
 fn parse_selector(text: &str) -> Result<LabelSelector, String> {
@@ -127,6 +131,10 @@ impl SelectionArgs {
                 .default_ssl_certificate
                 .as_ref()
                 .map(ToString::to_string),
+            gateway: crate::gateway::Settings {
+                controller_name: self.gateway_controller_name.clone(),
+                ..crate::gateway::Settings::default()
+            },
         }
     }
 }

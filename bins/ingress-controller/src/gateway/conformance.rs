@@ -63,7 +63,8 @@ pub(super) fn load(file: &str) -> Snapshot {
 /// The evaluation of `snapshot` with every Gateway loaded into nginx.
 pub(super) fn run(snapshot: &Snapshot) -> Evaluation {
     let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
-    let inputs = GatewayInputs::from_snapshot(snapshot, &loaded);
+    let objects = crate::objects::Objects::from_snapshot(snapshot);
+    let inputs = GatewayInputs::new(&objects, &loaded);
     let now = Time(Timestamp::from_second(1_800_000_000).unwrap());
     evaluate(inputs, &Settings::default(), &now)
 }

@@ -21,6 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use cluster_state::ObjectRef;
 use cluster_state::gateway::{
     Gateway, GatewayClass, GatewayClassStatus, GatewayStatus, HttpRoute, ReferenceGrant,
     RouteStatus,
@@ -28,7 +29,8 @@ use cluster_state::gateway::{
 use cluster_state::k8s::Resource;
 use cluster_state::k8s::api::core::v1::{Namespace, Secret, Service};
 use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
-use cluster_state::{ObjectRef, Objects, Snapshot};
+
+use crate::objects::{Map, Objects};
 
 pub mod attach;
 pub mod backend_refs;
@@ -99,34 +101,34 @@ impl Fault {
 #[derive(Debug, Clone, Copy)]
 pub struct GatewayInputs<'a> {
     /// Every GatewayClass.
-    pub gateway_classes: &'a Objects<GatewayClass>,
+    pub gateway_classes: &'a Map<GatewayClass>,
     /// Every Gateway.
-    pub gateways: &'a Objects<Gateway>,
+    pub gateways: &'a Map<Gateway>,
     /// Every HTTPRoute.
-    pub http_routes: &'a Objects<HttpRoute>,
+    pub http_routes: &'a Map<HttpRoute>,
     /// Every ReferenceGrant.
-    pub reference_grants: &'a Objects<ReferenceGrant>,
+    pub reference_grants: &'a Map<ReferenceGrant>,
     /// Every Service.
-    pub services: &'a Objects<Service>,
+    pub services: &'a Map<Service>,
     /// Every (TLS) Secret.
-    pub secrets: &'a Objects<Secret>,
+    pub secrets: &'a Map<Secret>,
     /// Every Namespace (for `allowedRoutes` selectors).
-    pub namespaces: &'a Objects<Namespace>,
+    pub namespaces: &'a Map<Namespace>,
     /// The Gateways the running nginx configuration holds (`Programmed`, S-GW.10).
     pub loaded: &'a BTreeSet<ObjectRef>,
 }
 
 impl<'a> GatewayInputs<'a> {
-    /// The objects of `snapshot`, with `loaded` the Gateways nginx serves.
-    pub fn from_snapshot(snapshot: &'a Snapshot, loaded: &'a BTreeSet<ObjectRef>) -> Self {
+    /// The Gateway API objects of `objects`, with `loaded` the Gateways nginx serves.
+    pub fn new(objects: &'a Objects, loaded: &'a BTreeSet<ObjectRef>) -> Self {
         Self {
-            gateway_classes: &snapshot.gateway_classes,
-            gateways: &snapshot.gateways,
-            http_routes: &snapshot.http_routes,
-            reference_grants: &snapshot.reference_grants,
-            services: &snapshot.services,
-            secrets: &snapshot.secrets,
-            namespaces: &snapshot.namespaces,
+            gateway_classes: &objects.gateway_classes,
+            gateways: &objects.gateways,
+            http_routes: &objects.http_routes,
+            reference_grants: &objects.reference_grants,
+            services: &objects.services,
+            secrets: &objects.secrets,
+            namespaces: &objects.namespaces,
             loaded,
         }
     }
@@ -408,7 +410,8 @@ mod tests {
     fn s_gw_10_pending_until_loaded() {
         let snapshot = load("httproute-simple-same-namespace.yaml");
         let loaded = BTreeSet::new();
-        let inputs = GatewayInputs::from_snapshot(&snapshot, &loaded);
+        let objects = Objects::from_snapshot(&snapshot);
+        let inputs = GatewayInputs::new(&objects, &loaded);
         let now = Time(cluster_state::k8s::jiff::Timestamp::UNIX_EPOCH);
         let evaluation = evaluate(inputs, &Settings::default(), &now);
         let status = &evaluation.gateways[&gateway("same-namespace")];
@@ -519,7 +522,8 @@ mod tests {
             Arc::make_mut(route).status = Some(status.clone());
         }
         let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
-        let inputs = GatewayInputs::from_snapshot(&snapshot, &loaded);
+        let objects = Objects::from_snapshot(&snapshot);
+        let inputs = GatewayInputs::new(&objects, &loaded);
         let later = Time(cluster_state::k8s::jiff::Timestamp::from_second(1_900_000_000).unwrap());
         let second = evaluate(inputs, &Settings::default(), &later);
         assert_eq!(first.gateway_classes, second.gateway_classes);

@@ -71,8 +71,7 @@ pub fn prepare(
     let mut objects = objects.clone();
     objects
         .ingresses
-        .retain(|i| ObjectRef::from_meta(&i.metadata) != subject);
-    objects.ingresses.push(candidate);
+        .insert(subject.clone(), std::sync::Arc::new(candidate));
     let model = model::build(&objects, selection);
     let messages: Vec<&str> = model
         .problems
