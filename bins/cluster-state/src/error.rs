@@ -47,8 +47,10 @@ pub enum StatusError {
         key: ObjectRef,
     },
     /// The status file could not be written.
-    #[error("cannot write the status of Ingress {key}: {source}")]
+    #[error("cannot write the status of {kind} {key}: {source}")]
     Write {
+        /// Its kind.
+        kind: Kind,
         /// The object.
         key: ObjectRef,
         /// Why.

@@ -17,6 +17,7 @@ mod object_ref;
 mod selector;
 mod snapshot;
 mod source;
+mod status;
 mod validate;
 
 #[cfg(feature = "kube-api")]
@@ -43,4 +44,5 @@ pub use object_ref::ObjectRef;
 pub use selector::{LabelSelector, SelectorError};
 pub use snapshot::{Changes, Objects, Snapshot};
 pub use source::Source;
+pub use status::Status;
 pub use validate::{FieldError, Invalid, validate};

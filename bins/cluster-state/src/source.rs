@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::events::v1::Event;
-use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 use tokio::sync::watch;
 
 #[cfg(feature = "kube-api")]
@@ -13,7 +12,7 @@ use crate::api::ApiSource;
 use crate::manifest::ManifestSource;
 use crate::{
     EventError, Filter, Kind, Metrics, ObjectRef, Reporter, Snapshot, SourceError, SourceHealth,
-    StatusError,
+    Status, StatusError,
 };
 
 /// A source of snapshots; dropping it stops it (the receivers keep the last snapshot).
@@ -120,17 +119,13 @@ impl Source {
         Arc::clone(&self.snapshots.borrow())
     }
 
-    /// Sets the `status.loadBalancer` of the Ingress `key`: a status file beside the manifests,
-    /// or a PATCH of the Ingress's `status` subresource. The next snapshot shows it.
-    pub async fn write_ingress_status(
-        &self,
-        key: &ObjectRef,
-        status: IngressLoadBalancerStatus,
-    ) -> Result<(), StatusError> {
+    /// Sets `status` on the object `key` of its kind: a status file beside the manifests, or a
+    /// merge PATCH of the object's `status` subresource. The next snapshot shows it.
+    pub async fn write_status(&self, key: &ObjectRef, status: Status) -> Result<(), StatusError> {
         match &self.backend {
-            Backend::Manifests(source) => source.write_ingress_status(key, status).await,
+            Backend::Manifests(source) => source.write_status(key, status).await,
             #[cfg(feature = "kube-api")]
-            Backend::Api(source) => source.write_ingress_status(key, status).await,
+            Backend::Api(source) => source.write_status(key, status).await,
         }
     }
 

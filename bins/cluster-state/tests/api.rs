@@ -21,7 +21,7 @@ use cluster_state::k8s::apimachinery::pkg::util::intstr::IntOrString;
 use cluster_state::k8s::jiff::Timestamp;
 use cluster_state::{
     ApiCall, EVENT_API_CALLS, EventError, Filter, INVALID_OBJECT_EVENT_API_CALLS, Kind, ObjectRef,
-    Reporter, Snapshot, Source, StatusError, api_calls,
+    Reporter, Snapshot, Source, Status, StatusError, api_calls,
 };
 use tokio::sync::watch;
 
@@ -149,7 +149,7 @@ async fn the_api_source_publishes_what_the_manifest_source_does() {
         assert_eq!(watch.param("resourceVersion"), Some("7"), "{watch:?}");
     }
     // The RBAC rules derived from `api_calls` are exactly what the source asks for.
-    assert_eq!(rbac_calls(&seen), declared(api_calls(Kind::ALL, false)));
+    assert_eq!(rbac_calls(&seen), declared(api_calls(Kind::ALL, &[])));
 }
 
 #[tokio::test]
@@ -266,7 +266,7 @@ async fn ingress_status_is_patched_on_the_status_subresource() {
     };
     let key = ObjectRef::new("shop", "shop");
     source
-        .write_ingress_status(&key, status.clone())
+        .write_status(&key, Status::Ingress(status.clone()))
         .await
         .unwrap();
     let seen = api.seen();
@@ -281,11 +281,73 @@ async fn ingress_status_is_patched_on_the_status_subresource() {
 
     let missing = ObjectRef::new("shop", "nope");
     let error = source
-        .write_ingress_status(&missing, status)
+        .write_status(&missing, Status::Ingress(status))
         .await
         .unwrap_err();
     assert!(matches!(error, StatusError::NotFound { .. }), "{error}");
-    assert_eq!(rbac_calls(&api.seen()), declared(api_calls(&[], true)));
+    assert_eq!(
+        rbac_calls(&api.seen()),
+        declared(api_calls(&[], &[Kind::Ingress]))
+    );
+}
+
+/// GatewayClass (cluster-scoped), Gateway and HTTPRoute statuses are merge-patched whole on
+/// their `status` subresources, at the paths of their CRDs' group and version.
+#[tokio::test]
+async fn gateway_api_statuses_are_patched_on_their_status_subresources() {
+    use cluster_state::gateway::{GatewayClassStatus, GatewayStatus, RouteStatus};
+
+    let group = "/apis/gateway.networking.k8s.io/v1";
+    let paths = [
+        format!("{group}/gatewayclasses/nginx/status"),
+        format!("{group}/namespaces/infra/gateways/gw/status"),
+        format!("{group}/namespaces/shop/httproutes/web/status"),
+    ];
+    let mut script = Script::default();
+    let specs = [
+        (
+            "GatewayClass",
+            serde_json::json!({"controllerName": "example.com/gateway"}),
+        ),
+        (
+            "Gateway",
+            serde_json::json!({"gatewayClassName": "nginx", "listeners": []}),
+        ),
+        ("HTTPRoute", serde_json::json!({})),
+    ];
+    for (path, (kind, spec)) in paths.iter().zip(specs) {
+        let body = serde_json::json!({"apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": kind, "metadata": {"name": "x"}, "spec": spec});
+        script.write(Method::PATCH, path, Reply::ok(body.to_string()));
+    }
+    let api = FakeApi::start(script).await.unwrap();
+    let source = Source::api(api.client().unwrap(), &[]);
+    let writes = [
+        (
+            ObjectRef::cluster("nginx"),
+            Status::GatewayClass(GatewayClassStatus::default()),
+        ),
+        (
+            ObjectRef::new("infra", "gw"),
+            Status::Gateway(GatewayStatus::default()),
+        ),
+        (
+            ObjectRef::new("shop", "web"),
+            Status::HttpRoute(RouteStatus::default()),
+        ),
+    ];
+    for (key, status) in writes {
+        source.write_status(&key, status).await.unwrap();
+    }
+    let seen = api.seen();
+    for path in &paths {
+        let patch = seen.iter().find(|r| &r.path == path).unwrap();
+        assert_eq!(patch.content_type, "application/merge-patch+json");
+        let body: serde_json::Value = serde_json::from_str(&patch.body).unwrap();
+        assert!(body["status"].is_object(), "{body}");
+    }
+    let kinds = [Kind::GatewayClass, Kind::Gateway, Kind::HttpRoute];
+    assert_eq!(rbac_calls(&seen), declared(api_calls(&[], &kinds)));
 }
 
 #[tokio::test]
@@ -534,7 +596,7 @@ async fn an_invalid_object_from_the_api_is_left_out_and_recorded_as_an_event() {
     assert!(note.contains("spec.ports[0].name"), "{note}");
     assert!(!note.contains('\n'), "the payload is escaped: {note}");
     let calls = rbac_calls(&api.seen());
-    let expected = api_calls(&[Kind::Service], false)
+    let expected = api_calls(&[Kind::Service], &[])
         .into_iter()
         .chain(INVALID_OBJECT_EVENT_API_CALLS);
     assert_eq!(calls, declared(expected));

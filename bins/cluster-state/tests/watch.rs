@@ -12,7 +12,7 @@ use std::time::Duration;
 use cluster_state::k8s::api::networking::v1::{
     IngressLoadBalancerIngress, IngressLoadBalancerStatus,
 };
-use cluster_state::{Kind, ObjectRef, Snapshot, Source, StatusError};
+use cluster_state::{Kind, ObjectRef, Snapshot, Source, Status, StatusError};
 use tokio::sync::watch;
 
 /// Liveness only: how long a change may take to show up before the test fails.
@@ -256,7 +256,7 @@ spec:
         }]),
     };
     source
-        .write_ingress_status(&key, status.clone())
+        .write_status(&key, Status::Ingress(status.clone()))
         .await
         .unwrap();
     let with_status = snapshots.borrow_and_update().clone();
@@ -277,7 +277,7 @@ spec:
 
     // The same status again changes nothing; the status folder does not trigger reloads.
     source
-        .write_ingress_status(&key, status.clone())
+        .write_status(&key, Status::Ingress(status.clone()))
         .await
         .unwrap();
     settle(dir.path(), &mut snapshots, "m").await;
@@ -289,7 +289,7 @@ spec:
 
     let missing = ObjectRef::new("shop", "nope");
     let error = source
-        .write_ingress_status(&missing, status.clone())
+        .write_status(&missing, Status::Ingress(status.clone()))
         .await
         .unwrap_err();
     assert!(matches!(error, StatusError::NotFound { .. }), "{error}");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use cluster_state::{EventError, ObjectRef};
+use cluster_state::{EventError, ObjectRef, Status};
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
@@ -117,6 +117,10 @@ struct Loop {
     leader: Option<tokio::sync::watch::Receiver<lease_driver::Status>>,
     /// Whether this replica led when the lease's status last changed.
     was_leading: bool,
+    /// The objects of the last sync, whose Gateway API statuses the leader keeps current.
+    objects: Objects,
+    /// The Gateways the configuration nginx runs serves (`Programmed`).
+    loaded_gateways: std::collections::BTreeSet<ObjectRef>,
     /// A validated and installed configuration whose start failed: the restart on nginx's exit
     /// starts it again.
     unstarted: Option<String>,
@@ -193,6 +197,8 @@ pub async fn run(
         wanted: None,
         leader,
         was_leading: false,
+        objects: Objects::default(),
+        loaded_gateways: std::collections::BTreeSet::new(),
         unstarted: None,
         source,
     };
@@ -318,6 +324,7 @@ impl Loop {
         if started {
             self.held.clear();
             self.publish_status().await;
+            self.publish_gateway_status().await;
             self.report_problems().await;
         }
     }
@@ -336,6 +343,32 @@ impl Loop {
         self.write_status(&served, &status).await;
     }
 
+    /// Writes, if this replica leads and status is written at all (`--update-status`), the
+    /// Gateway API statuses that differ from what the objects of the last sync hold. A failed
+    /// write is retried at the next change or the next periodic re-check.
+    async fn publish_gateway_status(&mut self) {
+        if self.settings.status.is_none() || !self.leading() {
+            return;
+        }
+        let inputs = crate::gateway::GatewayInputs::new(&self.objects, &self.loaded_gateways);
+        let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::now());
+        let mut evaluation =
+            crate::gateway::evaluate(inputs, &self.settings.selection.gateway, &now);
+        if let Some(published) = &self.wanted {
+            let addresses = crate::gateway_status::published_addresses(published);
+            crate::gateway_status::set_addresses(&mut evaluation, |_| Some(addresses.clone()));
+        }
+        for (key, status) in crate::gateway_status::changed(evaluation, &self.objects) {
+            let kind = status.kind();
+            match self.source.write_status(&key, status).await {
+                Ok(()) => {
+                    self.shared.metrics.status_writes.inc();
+                }
+                Err(e) => warn!("cannot write the status of {kind} {key}: {e}"),
+            }
+        }
+    }
+
     /// Writes `status` to each of `ingresses` that does not hold it already.
     async fn write_status(&mut self, ingresses: &[String], status: &IngressLoadBalancerStatus) {
         for ingress in ingresses {
@@ -345,7 +378,8 @@ impl Loop {
             }
             let (namespace, name) = ingress.split_once('/').unwrap_or(("", ingress));
             let key = cluster_state::ObjectRef::new(namespace, name);
-            match self.source.write_ingress_status(&key, status.clone()).await {
+            let write = Status::Ingress(status.clone());
+            match self.source.write_status(&key, write).await {
                 Ok(()) => {
                     self.shared.metrics.status_writes.inc();
                     self.held.insert(ingress.clone(), Some(status.clone()));
@@ -370,6 +404,11 @@ impl Loop {
             self.held.insert(key.to_string(), held);
         }
         self.publish_status().await;
+        // What the source holds now, for the Gateway API statuses too.
+        let mut objects = Objects::from_snapshot(&snapshot);
+        objects.now = self.objects.now;
+        self.objects = objects;
+        self.publish_gateway_status().await;
     }
 
     /// `--update-status-on-shutdown`, as ingress-nginx: the leader clears the status of the
@@ -442,7 +481,14 @@ impl Loop {
         }
     }
 
+    /// Configures nginx for `objects`, then writes the statuses they call for.
     async fn apply(&mut self, objects: &Objects) {
+        self.objects = objects.clone();
+        self.configure(objects).await;
+        self.publish_gateway_status().await;
+    }
+
+    async fn configure(&mut self, objects: &Objects) {
         let model = model::build(objects, &self.settings.selection);
         self.served.clone_from(&model.ingresses);
         self.wanted = self

@@ -23,6 +23,7 @@ pub mod controller;
 pub mod election;
 pub mod endpoints;
 pub mod gateway;
+pub mod gateway_status;
 pub mod hosts;
 pub mod lua;
 pub mod metrics;

@@ -63,7 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 backends,
             } = *args;
             let selection = selection.selection();
-            let extra = ingress_controller::objects::Extra::of(&selection, configmap);
+            let extra = ingress_controller::objects::Extra::of(configmap);
             let objects = runtime()?.block_on(snapshot(&source, &extra))?;
             let model = model::build(&objects, &selection);
             for problem in &model.problems {
@@ -122,7 +122,7 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
         );
     }
     let selection = selection.selection();
-    let extra = ingress_controller::objects::Extra::of(&selection, configmap);
+    let extra = ingress_controller::objects::Extra::of(configmap);
     Ok(controller::Settings {
         status,
         instance: ingress_controller::cli::status::identity(),

@@ -1,7 +1,7 @@
 //! The Kubernetes objects the controller reads, as one value.
 
 use cluster_state::gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
-use cluster_state::{Filter, Kind, Object, Reporter, Source, SourceArgs, SourceError};
+use cluster_state::{Filter, Kind, Object, Reporter, Source, SourceArgs, SourceError, Status};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -24,7 +24,7 @@ pub struct Objects {
     pub endpoint_slices: Map<EndpointSlice>,
     /// Secrets of type `kubernetes.io/tls` that Ingresses and Gateways reference.
     pub secrets: Map<Secret>,
-    /// Namespaces, for `--watch-namespace-selector` (read only with it).
+    /// Namespaces, for `--watch-namespace-selector` and Gateway `allowedRoutes` selectors.
     pub namespaces: Map<Namespace>,
     /// GatewayClasses (cluster-scoped; empty when the Gateway API CRDs are not installed).
     pub gateway_classes: Map<GatewayClass>,
@@ -99,32 +99,37 @@ impl Objects {
     }
 }
 
-/// The kinds the controller always watches.
-pub const KINDS: [Kind; 5] = [
+/// The kinds the controller always watches: Ingress's, the Services and Secrets they name,
+/// the Namespaces (for `--watch-namespace-selector` and the Gateway API's `allowedRoutes`
+/// selectors), and the Gateway API's kinds, which are optional: where their CRDs are not
+/// installed, the source says so once and watches for them to appear.
+pub const KINDS: [Kind; 10] = [
     Kind::IngressClass,
     Kind::Ingress,
     Kind::Service,
     Kind::EndpointSlice,
     Kind::Secret,
+    Kind::Namespace,
+    Kind::GatewayClass,
+    Kind::Gateway,
+    Kind::HttpRoute,
+    Kind::ReferenceGrant,
 ];
+
+/// The kinds whose status the controller writes (`--update-status`).
+pub const STATUS_KINDS: [Kind; 4] = Status::KINDS;
 
 /// What the controller reads besides the [`KINDS`], as its flags ask.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extra {
-    /// Namespaces (`--watch-namespace-selector`).
-    pub namespaces: bool,
     /// The ConfigMap of global settings (`--configmap`), `(namespace, name)`.
     pub config_map: Option<(String, String)>,
 }
 
 impl Extra {
-    /// What `selection` and the `--configmap` flag need read.
-    pub fn of(
-        selection: &crate::class::Selection,
-        configmap: Option<crate::cli::NamespacedName>,
-    ) -> Self {
+    /// What the `--configmap` flag needs read.
+    pub fn of(configmap: Option<crate::cli::NamespacedName>) -> Self {
         Self {
-            namespaces: selection.namespace_selector.is_some(),
             config_map: configmap.map(|c| (c.namespace, c.name)),
         }
     }
@@ -146,9 +151,6 @@ pub async fn start(
 ) -> Result<Source, SourceError> {
     let mut kinds = KINDS.to_vec();
     let mut filter = Filter::TLS_SECRETS;
-    if extra.namespaces {
-        kinds.push(Kind::Namespace);
-    }
     if let Some((namespace, name)) = &extra.config_map {
         kinds.push(Kind::ConfigMap);
         // Leaked once per process, as cluster-state's Filter asks of names known at run time.

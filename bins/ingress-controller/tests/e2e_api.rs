@@ -78,6 +78,7 @@ fn script(port: u16) -> Script {
             list("discovery.k8s.io/v1", "EndpointSlice", &[slice]),
         )
         .list(SECRETS, list("v1", "Secret", &[]))
+        .list("/api/v1/namespaces", list("v1", "Namespace", &[]))
         .write(Method::PATCH, STATUS, Reply::ok(ingress.to_string()))
         .store(LEASES)
         .store(EVENTS);

@@ -70,3 +70,73 @@ async fn without_update_status_on_shutdown_the_status_stays() {
     c.stop();
     assert!(status(&c).contains("192.0.2.10"), "{}", status(&c));
 }
+
+/// A GatewayClass of ours, a Gateway of it, an HTTPRoute it allows and one it does not.
+const GATEWAY_API: &str = r"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ours}
+spec: {controllerName: kube-node-net.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: st, generation: 1}
+spec:
+  gatewayClassName: ours
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: st, generation: 1}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: a, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: elsewhere, namespace: other, generation: 1}
+spec:
+  parentRefs: [{name: gw, namespace: st}]
+  rules: [{backendRefs: [{name: a, port: 80}]}]
+";
+
+/// The status file of `resource` `key` beside the manifests.
+fn status_file(c: &Controller, resource: &str, key: &str) -> String {
+    let path = c
+        .manifests_dir()
+        .join(format!(".status/{resource}/{key}.yaml"));
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The Gateway API statuses are written beside the manifests as an API server would keep
+/// them: the class Accepted, the Gateway Accepted with the published address and one attached
+/// route, the route Accepted under our controller, and the route from a namespace the
+/// listener does not allow (`from: Same` by default) refused with `NotAllowedByListeners`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_api_statuses_are_written_beside_the_manifests() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, mut m) = objects().await;
+    m.push_str(GATEWAY_API);
+    let args = ["--publish-status-address=192.0.2.10".to_owned()];
+    let mut c = Controller::start_with(&m, &args).await;
+    eventually("the route statuses written", || async {
+        status_file(&c, "httproutes", "st/web").contains("ResolvedRefs")
+            && status_file(&c, "httproutes", "other/elsewhere").contains("NotAllowedByListeners")
+    })
+    .await;
+    let class = status_file(&c, "gatewayclasses", "ours");
+    assert!(class.contains("type: Accepted"), "{class}");
+    assert!(class.contains("status: \"True\""), "{class}");
+    let gateway = status_file(&c, "gateways", "st/gw");
+    assert!(gateway.contains("192.0.2.10"), "{gateway}");
+    assert!(gateway.contains("attachedRoutes: 1"), "{gateway}");
+    let route = status_file(&c, "httproutes", "st/web");
+    assert!(
+        route.contains("controllerName: kube-node-net.io/gateway-controller"),
+        "{route}"
+    );
+    c.stop();
+}

@@ -19,14 +19,11 @@ use lease_driver::KubernetesStore;
 /// The kinds the service proxy starts its source with.
 const SERVICE_PROXY_KINDS: &[Kind] = service_proxy::KINDS;
 
-/// The kinds the ingress controller serves (`bins/ingress-controller/README.md`).
-const INGRESS_KINDS: &[Kind] = &[
-    Kind::IngressClass,
-    Kind::Ingress,
-    Kind::Service,
-    Kind::EndpointSlice,
-    Kind::Secret,
-];
+/// The kinds the ingress controller watches.
+const INGRESS_KINDS: &[Kind] = &ingress_controller::objects::KINDS;
+
+/// The kinds whose status the ingress controller writes.
+const INGRESS_STATUS_KINDS: &[Kind] = &ingress_controller::objects::STATUS_KINDS;
 
 #[test]
 fn every_manifest_is_typed_with_no_unknown_field_and_listed_by_the_kustomization() {
@@ -220,14 +217,14 @@ fn grants_of(account: &str) -> Grants {
 #[test]
 fn rbac_grants_exactly_the_calls_the_code_makes() {
     let proxy = grants_of("kube-system/service-proxy");
-    let proxy_calls = api_calls(SERVICE_PROXY_KINDS, false)
+    let proxy_calls = api_calls(SERVICE_PROXY_KINDS, &[])
         .into_iter()
         .chain(INVALID_OBJECT_EVENT_API_CALLS);
     assert_eq!(proxy.cluster, named(proxy_calls));
     assert!(proxy.namespaced.is_empty(), "{proxy:?}");
 
     let ingress = grants_of("ingress-nginx/ingress-controller");
-    let ingress_calls = api_calls(INGRESS_KINDS, true)
+    let ingress_calls = api_calls(INGRESS_KINDS, INGRESS_STATUS_KINDS)
         .into_iter()
         .chain(EVENT_API_CALLS);
     assert_eq!(ingress.cluster, named(ingress_calls));
@@ -332,7 +329,7 @@ fn kubeadm_coredns_addon_runs_dns_cache_with_only_the_image_changed() {
             }
             Manifest::ClusterRole(role) => {
                 let granted = granted(role.rules.as_deref().unwrap_or_default());
-                let needed = named(api_calls(dns_cache::plugin::kubernetes::KINDS, false));
+                let needed = named(api_calls(dns_cache::plugin::kubernetes::KINDS, &[]));
                 let missing: Vec<_> = needed.difference(&granted).collect();
                 assert!(missing.is_empty(), "system:coredns lacks {missing:?}");
                 checked.insert("ClusterRole");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::stream::{BoxStream, SelectAll};
-use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus};
+use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::WatchStreamExt;
@@ -17,17 +17,19 @@ use tokio::task::JoinHandle;
 
 use super::mirror::{Mirror, Rejected, Update};
 use crate::events::invalid_object_event;
+use crate::gateway::{Gateway, GatewayClass, HttpRoute};
 use crate::kind::with_kinds;
 use crate::snapshot::publish;
 use crate::{
-    ApiCall, EventError, Filter, Kind, Metrics, Object, ObjectRef, Reporter, Snapshot, StatusError,
+    ApiCall, EventError, Filter, Kind, Metrics, Object, ObjectRef, Reporter, Snapshot, Status,
+    StatusError,
 };
 
 /// The requests the API source makes, in every namespace: `list` and `watch` on each of
-/// `kinds` (see [`Source::api`](crate::Source::api)), and with `ingress_status`, the `patch` of
-/// `ingresses/status` (see [`Source::write_ingress_status`](crate::Source::write_ingress_status)). A binary's RBAC rules are
-/// exactly these.
-pub fn api_calls(kinds: &[Kind], ingress_status: bool) -> Vec<ApiCall> {
+/// `kinds` (see [`Source::api`](crate::Source::api)), and the `patch` of the `status`
+/// subresource of each of `status_kinds` (see [`Source::write_status`](crate::Source::write_status)).
+/// A binary's RBAC rules are exactly these.
+pub fn api_calls(kinds: &[Kind], status_kinds: &[Kind]) -> Vec<ApiCall> {
     let watches = kinds.iter().flat_map(|kind| {
         ["list", "watch"].map(|verb| ApiCall {
             verb,
@@ -36,13 +38,24 @@ pub fn api_calls(kinds: &[Kind], ingress_status: bool) -> Vec<ApiCall> {
             subresource: None,
         })
     });
-    let status = ingress_status.then_some(ApiCall {
+    let statuses = status_kinds.iter().map(|kind| ApiCall {
         verb: "patch",
-        group: Kind::Ingress.group(),
-        resource: Kind::Ingress.resource(),
+        group: kind.group(),
+        resource: kind.resource(),
         subresource: Some("status"),
     });
-    watches.chain(status).collect()
+    watches.chain(statuses).collect()
+}
+
+/// Merge-PATCHes the `status` subresource of `name` through `api`.
+async fn patch_status<K>(api: Api<K>, name: &str, patch: &serde_json::Value) -> kube::Result<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let params = PatchParams::default();
+    api.patch_status(name, &params, &Patch::Merge(patch))
+        .await
+        .map(drop)
 }
 
 /// Watches the API server until dropped.
@@ -85,30 +98,46 @@ impl ApiSource {
         Self { client, task }
     }
 
-    /// PATCHes the `status` subresource of the Ingress `key` with `status.loadBalancer`.
     /// The client the source reads with.
     pub(crate) fn client(&self) -> &Client {
         &self.client
     }
 
-    pub(crate) async fn write_ingress_status(
+    /// PATCHes the `status` subresource of the object `key` of `status`'s kind with a JSON
+    /// merge patch.
+    pub(crate) async fn write_status(
         &self,
         key: &ObjectRef,
-        status: IngressLoadBalancerStatus,
+        status: Status,
     ) -> Result<(), StatusError> {
-        let api = Api::<Ingress>::namespaced(self.client.clone(), &key.namespace);
-        let patch = serde_json::json!({ "status": { "loadBalancer": status } });
-        let patched = api
-            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await;
+        let kind = status.kind();
+        let patch = status.merge_patch();
+        let client = self.client.clone();
+        let patched = match status {
+            Status::Ingress(_) => {
+                let api = Api::<Ingress>::namespaced(client, &key.namespace);
+                patch_status(api, &key.name, &patch).await
+            }
+            Status::GatewayClass(_) => {
+                patch_status(Api::<GatewayClass>::all(client), &key.name, &patch).await
+            }
+            Status::Gateway(_) => {
+                let api = Api::<Gateway>::namespaced(client, &key.namespace);
+                patch_status(api, &key.name, &patch).await
+            }
+            Status::HttpRoute(_) => {
+                let api = Api::<HttpRoute>::namespaced(client, &key.namespace);
+                patch_status(api, &key.name, &patch).await
+            }
+        };
         match patched {
-            Ok(_) => Ok(()),
+            Ok(()) => Ok(()),
             Err(kube::Error::Api(status)) if status.is_not_found() => Err(StatusError::NotFound {
-                kind: Kind::Ingress,
+                kind,
                 key: key.clone(),
             }),
             Err(source) => Err(StatusError::Api {
-                kind: Kind::Ingress,
+                kind,
                 key: key.clone(),
                 source,
             }),

@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::events::v1::Event;
-use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache};
 use tokio::sync::watch;
@@ -15,7 +14,9 @@ use super::status::{STATUS_DIR, StatusFiles};
 use super::{ManifestError, SourceHealth};
 use crate::events::event_key;
 use crate::snapshot::publish;
-use crate::{EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, StatusError};
+use crate::{
+    EventError, Filter, Kind, Metrics, ObjectRef, Snapshot, SourceError, Status, StatusError,
+};
 
 /// A folder of manifests, watched; dropping it stops the watch.
 pub(crate) struct ManifestSource {
@@ -106,19 +107,20 @@ impl ManifestSource {
         self.health.clone()
     }
 
-    /// Writes the `status.loadBalancer` of the Ingress `key` to its status file, and publishes
-    /// the Ingress with it.
-    pub(crate) async fn write_ingress_status(
+    /// Writes `status` of the object `key` to its status file, and publishes the object with
+    /// it.
+    pub(crate) async fn write_status(
         &self,
         key: &ObjectRef,
-        status: IngressLoadBalancerStatus,
+        status: Status,
     ) -> Result<(), StatusError> {
         let state = Arc::clone(&self.state);
-        let owned_key = key.clone();
-        let write = move || lock(&state).write_ingress_status(&owned_key, status);
+        let (owned_key, kind) = (key.clone(), status.kind());
+        let write = move || lock(&state).write_status(&owned_key, status);
         let joined = tokio::task::spawn_blocking(write).await;
         joined.unwrap_or_else(|error| {
             Err(StatusError::Write {
+                kind,
                 key: key.clone(),
                 source: std::io::Error::other(error),
             })
@@ -140,19 +142,17 @@ impl ManifestSource {
 }
 
 impl State {
-    fn write_ingress_status(
-        &mut self,
-        key: &ObjectRef,
-        status: IngressLoadBalancerStatus,
-    ) -> Result<(), StatusError> {
-        if !self.snapshots.borrow().ingresses.contains_key(key) {
+    fn write_status(&mut self, key: &ObjectRef, status: Status) -> Result<(), StatusError> {
+        let kind = status.kind();
+        if !status.target_exists(&self.snapshots.borrow(), key) {
             return Err(StatusError::NotFound {
-                kind: Kind::Ingress,
+                kind,
                 key: key.clone(),
             });
         }
-        let written = self.statuses.write_ingress(key, status);
+        let written = self.statuses.write(key, status);
         written.map_err(|source| StatusError::Write {
+            kind,
             key: key.clone(),
             source,
         })?;

@@ -1,7 +1,9 @@
 //! Status written by the binaries, kept beside the manifests in `DIR/.status/`.
 //!
-//! One file per object, `.status/ingresses/NAMESPACE/NAME.yaml`, holding an `Ingress` with only
-//! its name, namespace and `status` (a manifest `kubectl` reads). The folder is hidden, so the
+//! One file per object, `.status/RESOURCE/NAMESPACE/NAME.yaml` (`.status/RESOURCE/NAME.yaml`
+//! for a cluster-scoped one: `ingresses/shop/web.yaml`, `gatewayclasses/nginx.yaml`), holding
+//! the object with only its name, namespace and `status` (a manifest `kubectl` reads; the
+//! Gateway API kinds also carry an empty `spec`, which their schema requires). The folder is hidden, so the
 //! manifest scan skips it and the watcher ignores its events: writing a status never triggers
 //! a reload. The statuses are laid over the objects of every snapshot, as an API server returns
 //! an object with the status last written.
@@ -20,13 +22,11 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::events::v1::Event;
-use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus, IngressStatus};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sha2::{Digest, Sha256};
 
 use super::ManifestError;
 use super::parse::read_objects;
-use crate::{Object, ObjectRef, Snapshot};
+use crate::{Kind, Object, ObjectRef, Snapshot, Status};
 
 /// The name of the hidden status folder inside the manifest folder.
 pub(crate) const STATUS_DIR: &str = ".status";
@@ -61,11 +61,11 @@ fn file_name(name: &str) -> String {
     format!("{prefix}_{hash}.yaml")
 }
 
-/// The statuses written so far, by object.
+/// The statuses written so far, by kind and object.
 #[derive(Debug)]
 pub(crate) struct StatusFiles {
     dir: PathBuf,
-    ingresses: BTreeMap<ObjectRef, IngressLoadBalancerStatus>,
+    statuses: BTreeMap<(Kind, ObjectRef), Status>,
 }
 
 impl StatusFiles {
@@ -74,57 +74,42 @@ impl StatusFiles {
         let dir = manifests.join(STATUS_DIR);
         let mut files = Self {
             dir,
-            ingresses: BTreeMap::new(),
+            statuses: BTreeMap::new(),
         };
         let mut errors = Vec::new();
-        let namespaces = match fs::read_dir(files.dir.join("ingresses")) {
-            Ok(namespaces) => namespaces,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return (files, errors),
-            Err(error) => {
-                errors.push(ManifestError::file(
-                    &files.dir,
-                    format!("cannot list: {error}"),
-                ));
-                return (files, errors);
-            }
-        };
-        let paths = namespaces
-            .flatten()
-            .filter_map(|namespace| fs::read_dir(namespace.path()).ok())
-            .flat_map(|names| names.flatten().map(|name| name.path()));
-        for path in paths.filter(|path| path.extension().is_some_and(|e| e == "yaml")) {
-            match read_ingress_status(&path) {
-                Ok(Some((key, status))) => {
-                    files.ingresses.insert(key, status);
+        for kind in Status::KINDS {
+            let folder = files.dir.join(kind.resource());
+            for path in yaml_files(&folder, &mut errors) {
+                match read_status(&path, kind) {
+                    Ok(Some((key, status))) => {
+                        files.statuses.insert((kind, key), status);
+                    }
+                    Ok(None) => {}
+                    Err(error) => errors.push(error),
                 }
-                Ok(None) => {}
-                Err(error) => errors.push(error),
             }
         }
         (files, errors)
     }
 
-    /// Writes the status of the Ingress `key` (atomically: a temporary file renamed over it).
-    pub(crate) fn write_ingress(
-        &mut self,
-        key: &ObjectRef,
-        status: IngressLoadBalancerStatus,
-    ) -> io::Result<PathBuf> {
-        let path = self.ingress_path(key);
-        let ingress = Ingress {
-            metadata: ObjectMeta {
-                name: Some(key.name.clone()),
-                namespace: Some(key.namespace.clone()),
-                ..ObjectMeta::default()
-            },
-            status: Some(IngressStatus {
-                load_balancer: Some(status.clone()),
-            }),
-            ..Ingress::default()
+    /// Writes `status` for the object `key` (atomically: a temporary file renamed over it).
+    pub(crate) fn write(&mut self, key: &ObjectRef, status: Status) -> io::Result<PathBuf> {
+        let kind = status.kind();
+        let path = self.status_path(kind, key);
+        let text = match status.object(key) {
+            Object::Ingress(o) => serde_saphyr::to_string(&*o),
+            Object::GatewayClass(o) => serde_saphyr::to_string(&*o),
+            Object::Gateway(o) => serde_saphyr::to_string(&*o),
+            Object::HttpRoute(o) => serde_saphyr::to_string(&*o),
+            other => {
+                return Err(io::Error::other(format!(
+                    "no status file for {}",
+                    other.kind()
+                )));
+            }
         };
-        let text = serde_saphyr::to_string(&ingress).map_err(io::Error::other)?;
-        write_atomically(&path, text.as_bytes())?;
-        self.ingresses.insert(key.clone(), status);
+        write_atomically(&path, text.map_err(io::Error::other)?.as_bytes())?;
+        self.statuses.insert((kind, key.clone()), status);
         Ok(path)
     }
 
@@ -143,40 +128,57 @@ impl StatusFiles {
 
     /// Lays the statuses over the objects of `snapshot` that exist.
     pub(crate) fn apply(&self, snapshot: &mut Snapshot) {
-        for (key, status) in &self.ingresses {
-            if let Some(ingress) = snapshot.ingresses.get_mut(key) {
-                let ingress = std::sync::Arc::make_mut(ingress);
-                ingress.status = Some(IngressStatus {
-                    load_balancer: Some(status.clone()),
-                });
-            }
+        for ((_, key), status) in &self.statuses {
+            status.lay_over(snapshot, key);
         }
     }
 
-    fn ingress_path(&self, key: &ObjectRef) -> PathBuf {
-        self.dir
-            .join("ingresses")
-            .join(&key.namespace)
-            .join(file_name(&key.name))
+    /// `.status/RESOURCE/NAMESPACE/NAME.yaml`, or `.status/RESOURCE/NAME.yaml` for a
+    /// cluster-scoped object.
+    fn status_path(&self, kind: Kind, key: &ObjectRef) -> PathBuf {
+        let mut path = self.dir.join(kind.resource());
+        if !key.namespace.is_empty() {
+            path.push(&key.namespace);
+        }
+        path.join(file_name(&key.name))
     }
 }
 
-fn read_ingress_status(
-    path: &Path,
-) -> Result<Option<(ObjectRef, IngressLoadBalancerStatus)>, ManifestError> {
+/// The `.yaml` files in `folder` and in its subfolders (one level: the namespaces); a missing
+/// folder has none.
+fn yaml_files(folder: &Path, errors: &mut Vec<ManifestError>) -> Vec<PathBuf> {
+    let entries = match fs::read_dir(folder) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Vec::new(),
+        Err(error) => {
+            errors.push(ManifestError::file(folder, format!("cannot list: {error}")));
+            return Vec::new();
+        }
+    };
+    let mut files = Vec::new();
+    for path in entries.flatten().map(|entry| entry.path()) {
+        if path.is_dir() {
+            let names = fs::read_dir(&path).into_iter().flatten().flatten();
+            files.extend(names.map(|name| name.path()));
+        } else {
+            files.push(path);
+        }
+    }
+    files.retain(|path| path.extension().is_some_and(|e| e == "yaml"));
+    files
+}
+
+/// The status of kind `kind` that the file `path` holds, with its object's key.
+fn read_status(path: &Path, kind: Kind) -> Result<Option<(ObjectRef, Status)>, ManifestError> {
     let text = fs::read_to_string(path)
         .map_err(|error| ManifestError::file(path, format!("cannot read: {error}")))?;
-    // A status file holds an Ingress's metadata and status only, not a valid Ingress: it is
-    // read, not validated (the Ingress itself was, in its manifest).
+    // A status file holds an object's metadata and status only, not a valid object: it is
+    // read, not validated (the object itself was, in its manifest).
     let objects = read_objects(path, &text)?;
-    Ok(objects.into_iter().find_map(|read| match read.object {
-        Object::Ingress(ingress) => {
-            let key = ObjectRef::from_meta(&ingress.metadata);
-            let status = ingress.status.as_ref()?.load_balancer.clone()?;
-            Some((key, status))
-        }
-        _ => None,
-    }))
+    Ok(objects
+        .into_iter()
+        .filter(|read| read.object.kind() == kind)
+        .find_map(|read| Some((read.object.key(), Status::of(&read.object)?))))
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -192,7 +194,13 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::networking::v1::IngressLoadBalancerIngress;
+    use k8s_openapi::api::networking::v1::{
+        Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+
+    use crate::gateway::{GatewayClass, GatewayClassStatus, HttpRoute, RouteParentStatus};
+    use crate::gateway::{ParentReference, RouteStatus};
 
     use super::*;
 
@@ -239,14 +247,16 @@ mod tests {
             );
             let text = fs::read_to_string(&path).unwrap();
             assert!(text.contains(name.as_str()), "{text}");
-            files.write_ingress(&key, status("192.0.2.9")).unwrap();
+            files
+                .write(&key, Status::Ingress(status("192.0.2.9")))
+                .unwrap();
             written.push(path);
         }
         assert_ne!(written[0], written[1]);
         // Statuses are found by their content, whatever the file is called.
         let (files, errors) = StatusFiles::load(dir.path());
         assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(files.ingresses.len(), 2);
+        assert_eq!(files.statuses.len(), 2);
         // Names up to the limit keep their plain file name.
         assert_eq!(
             file_name("web.0123456789abcdef"),
@@ -264,7 +274,9 @@ mod tests {
         let (mut files, errors) = StatusFiles::load(dir.path());
         assert!(errors.is_empty());
         let key = ObjectRef::new("shop", "shop");
-        let path = files.write_ingress(&key, status("192.0.2.7")).unwrap();
+        let path = files
+            .write(&key, Status::Ingress(status("192.0.2.7")))
+            .unwrap();
         assert_eq!(path, dir.path().join(".status/ingresses/shop/shop.yaml"));
         let text = fs::read_to_string(&path).unwrap();
         assert!(
@@ -290,5 +302,74 @@ mod tests {
         let applied = snapshot.ingresses[&key].status.clone().unwrap();
         assert_eq!(applied.load_balancer, Some(status("192.0.2.7")));
         assert_eq!(snapshot.len(), 1);
+    }
+
+    fn condition(type_: &str) -> Condition {
+        Condition {
+            type_: type_.into(),
+            status: "True".into(),
+            reason: type_.into(),
+            message: String::new(),
+            observed_generation: Some(1),
+            last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+        }
+    }
+
+    /// A cluster-scoped GatewayClass and a namespaced HTTPRoute: each status has its file by
+    /// resource (and namespace), is read back after a restart, and is laid over its object.
+    #[test]
+    fn gateway_api_statuses_have_files_by_resource() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut files, _) = StatusFiles::load(dir.path());
+        let class_key = ObjectRef::cluster("nginx");
+        let class_status = GatewayClassStatus {
+            conditions: Some(vec![condition("Accepted")]),
+            ..GatewayClassStatus::default()
+        };
+        let path = files
+            .write(&class_key, Status::GatewayClass(class_status.clone()))
+            .unwrap();
+        assert_eq!(path, dir.path().join(".status/gatewayclasses/nginx.yaml"));
+        let route_key = ObjectRef::new("shop", "web");
+        let route_status = RouteStatus {
+            parents: vec![RouteParentStatus {
+                parent_ref: ParentReference {
+                    name: "gw".into(),
+                    ..ParentReference::default()
+                },
+                controller_name: "example.com/gateway".into(),
+                conditions: vec![condition("Accepted")],
+            }],
+        };
+        let path = files
+            .write(&route_key, Status::HttpRoute(route_status.clone()))
+            .unwrap();
+        assert_eq!(path, dir.path().join(".status/httproutes/shop/web.yaml"));
+
+        let (files, errors) = StatusFiles::load(dir.path());
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(files.statuses.len(), 2);
+        let mut snapshot = Snapshot::default();
+        let meta = |key: &ObjectRef| ObjectMeta {
+            name: Some(key.name.clone()),
+            namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+            ..ObjectMeta::default()
+        };
+        snapshot.insert(Object::GatewayClass(std::sync::Arc::new(GatewayClass {
+            metadata: meta(&class_key),
+            spec: Default::default(),
+            status: None,
+        })));
+        snapshot.insert(Object::HttpRoute(std::sync::Arc::new(HttpRoute {
+            metadata: meta(&route_key),
+            spec: Default::default(),
+            status: None,
+        })));
+        files.apply(&mut snapshot);
+        assert_eq!(
+            snapshot.gateway_classes[&class_key].status,
+            Some(class_status)
+        );
+        assert_eq!(snapshot.http_routes[&route_key].status, Some(route_status));
     }
 }

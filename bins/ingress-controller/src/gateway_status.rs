@@ -1,0 +1,209 @@
+//! The Gateway API statuses the leader writes (issue #32, semantics S-ST): the statuses the
+//! evaluation wants, with the addresses the Gateways are served on, less those the objects
+//! already hold. Writing only differences keeps a status write from feeding itself: the write
+//! comes back in the next snapshot, which then holds what is wanted.
+
+use cluster_state::gateway::GatewayStatusAddress;
+use cluster_state::{ObjectRef, Status};
+use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
+
+use crate::gateway::Evaluation;
+use crate::objects::Objects;
+
+/// The statuses of `evaluation` that `objects` do not hold: GatewayClasses first, then
+/// Gateways, then HTTPRoutes (a route's parent is then already described).
+pub fn changed(evaluation: Evaluation, objects: &Objects) -> Vec<(ObjectRef, Status)> {
+    let mut out = Vec::new();
+    for (key, status) in evaluation.gateway_classes {
+        let held = objects.gateway_classes.get(&key).map(|o| &o.status);
+        if held != Some(&Some(status.clone())) {
+            out.push((key, Status::GatewayClass(status)));
+        }
+    }
+    for (key, status) in evaluation.gateways {
+        let held = objects.gateways.get(&key).map(|o| &o.status);
+        if held != Some(&Some(status.clone())) {
+            out.push((key, Status::Gateway(status)));
+        }
+    }
+    for (key, status) in evaluation.http_routes {
+        let held = objects.http_routes.get(&key).map(|o| &o.status);
+        if held != Some(&Some(status.clone())) {
+            out.push((key, Status::HttpRoute(status)));
+        }
+    }
+    out
+}
+
+/// Sets `status.addresses` of every Gateway of `evaluation` that `addresses` knows, in its
+/// order; the others keep what they hold (S-ST: addresses come from where the Gateway is
+/// served, not from the evaluation).
+pub fn set_addresses(
+    evaluation: &mut Evaluation,
+    addresses: impl Fn(&ObjectRef) -> Option<Vec<GatewayStatusAddress>>,
+) {
+    for (key, status) in &mut evaluation.gateways {
+        if let Some(list) = addresses(key) {
+            status.addresses = Some(list);
+        }
+    }
+}
+
+/// The addresses an Ingress status publishes (`--publish-service`,
+/// `--publish-status-address`), as Gateway status addresses: `IPAddress` or `Hostname`
+/// entries, in the same order. Gateways served on the shared listen address are reached
+/// where the Ingresses are.
+pub fn published_addresses(published: &IngressLoadBalancerStatus) -> Vec<GatewayStatusAddress> {
+    let entries = published.ingress.iter().flatten();
+    entries
+        .filter_map(|entry| match (&entry.ip, &entry.hostname) {
+            (Some(ip), _) => Some(address("IPAddress", ip)),
+            (None, Some(hostname)) => Some(address("Hostname", hostname)),
+            (None, None) => None,
+        })
+        .collect()
+}
+
+/// One status address of `type_`.
+pub fn address(type_: &str, value: &str) -> GatewayStatusAddress {
+    GatewayStatusAddress {
+        type_: Some(type_.to_owned()),
+        value: value.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
+    use cluster_state::k8s::jiff::Timestamp;
+    use k8s_openapi::api::networking::v1::IngressLoadBalancerIngress;
+
+    use cluster_state::gateway::GatewayStatus;
+
+    use super::*;
+    use crate::gateway::{GatewayInputs, Settings, evaluate};
+
+    fn addresses_of(status: &GatewayStatus) -> Vec<(String, String)> {
+        let list = status.addresses.iter().flatten();
+        list.map(|a| (a.type_.clone().unwrap_or_default(), a.value.clone()))
+            .collect()
+    }
+
+    const MANIFEST: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ours}
+spec: {controllerName: kube-node-net.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: theirs}
+spec: {controllerName: example.com/other}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra, generation: 1}
+spec:
+  gatewayClassName: ours
+  listeners:
+    - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop, generation: 1}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80}]}
+"#;
+
+    fn objects() -> Objects {
+        let mut objects = Objects::default();
+        objects.add_yaml(MANIFEST).unwrap();
+        objects
+    }
+
+    fn evaluation(objects: &Objects) -> Evaluation {
+        let loaded = BTreeSet::new();
+        let now = Time(Timestamp::from_second(1_800_000_000).unwrap());
+        evaluate(
+            GatewayInputs::new(objects, &loaded),
+            &Settings::default(),
+            &now,
+        )
+    }
+
+    /// What is ours is written once: a second evaluation over objects that hold the written
+    /// statuses wants nothing more; another controller's class is never written.
+    #[test]
+    fn only_what_differs_is_written() {
+        let mut objects = objects();
+        let writes = changed(evaluation(&objects), &objects);
+        let keys: Vec<String> = writes
+            .iter()
+            .map(|(key, status)| format!("{} {key}", status.kind()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "GatewayClass ours",
+                "Gateway infra/gw",
+                "HTTPRoute shop/web"
+            ]
+        );
+
+        for (key, status) in writes {
+            match status {
+                Status::GatewayClass(s) => {
+                    let class = objects.gateway_classes.get_mut(&key).unwrap();
+                    std::sync::Arc::make_mut(class).status = Some(s);
+                }
+                Status::Gateway(s) => {
+                    let gateway = objects.gateways.get_mut(&key).unwrap();
+                    std::sync::Arc::make_mut(gateway).status = Some(s);
+                }
+                Status::HttpRoute(s) => {
+                    let route = objects.http_routes.get_mut(&key).unwrap();
+                    std::sync::Arc::make_mut(route).status = Some(s);
+                }
+                Status::Ingress(_) => unreachable!("no Ingress here"),
+            }
+        }
+        assert_eq!(changed(evaluation(&objects), &objects), []);
+    }
+
+    /// Gateways get the published addresses, typed as the Gateway API types them.
+    #[test]
+    fn published_addresses_become_gateway_addresses() {
+        let published = IngressLoadBalancerStatus {
+            ingress: Some(vec![
+                IngressLoadBalancerIngress {
+                    ip: Some("192.0.2.1".into()),
+                    ..Default::default()
+                },
+                IngressLoadBalancerIngress {
+                    hostname: Some("lb.example.com".into()),
+                    ..Default::default()
+                },
+            ]),
+        };
+        let objects = objects();
+        let mut evaluation = evaluation(&objects);
+        let list = published_addresses(&published);
+        set_addresses(&mut evaluation, |_| Some(list.clone()));
+        let status = &evaluation.gateways[&ObjectRef::new("infra", "gw")];
+        assert_eq!(
+            addresses_of(status),
+            [
+                ("IPAddress".to_owned(), "192.0.2.1".to_owned()),
+                ("Hostname".to_owned(), "lb.example.com".to_owned())
+            ]
+        );
+    }
+}
