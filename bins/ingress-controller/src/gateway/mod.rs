@@ -14,6 +14,8 @@
 //! - [`attach`]: parentRefs to listener attachments (S-AT);
 //! - [`backend_refs`]: backendRef resolution and the route's `ResolvedRefs` (S-BR.1, S-BR.2);
 //! - [`precedence`]: the order of the candidates of one listener (S-PR);
+//! - [`filters`], [`timeouts`], [`rules`]: what a rule does besides forwarding, and which
+//!   rules are invalid (S-F, S-TO, S-IR);
 //! - [`status`]: the desired statuses (S-ST, S-0.3).
 //!
 //! Defaults are read through the types' accessor methods, never through their `Option`s
@@ -35,12 +37,15 @@ use crate::objects::{Map, Objects};
 pub mod attach;
 pub mod backend_refs;
 pub mod class;
+pub mod filters;
 pub mod grants;
 pub mod hostname;
 pub mod listeners;
 pub mod namespaces;
 pub mod precedence;
+pub mod rules;
 pub mod status;
+pub mod timeouts;
 
 #[cfg(test)]
 mod conformance;
@@ -237,12 +242,15 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
         if parents.is_empty() && !had_ours {
             continue;
         }
-        let resolved = backend_refs::route_refs(route, backend_context);
+        let findings = status::RouteFindings {
+            resolved: backend_refs::route_refs(route, backend_context),
+            rules: rules::verdict(route),
+        };
         let status = status::route_status(
             &route.metadata,
             route.status.as_ref(),
             &parents,
-            &resolved,
+            &findings,
             settings,
             now,
         );

@@ -16,7 +16,7 @@ use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMet
 use super::attach::Parent;
 use super::class;
 use super::listeners::{ListenerCheck, Verdict};
-use super::{Fault, Settings};
+use super::{Fault, Settings, rules};
 
 /// The most parent entries a route's status holds (the CRD's `maxItems`).
 const MAX_PARENTS: usize = 32;
@@ -312,14 +312,24 @@ fn listener_status(
     }
 }
 
+/// What was found about a route as a whole, the same under every parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteFindings {
+    /// Whether every backendRef resolves (S-BR.2).
+    pub resolved: Result<(), Fault>,
+    /// Whether its rules can be served (S-IR.3, S-AT.6).
+    pub rules: rules::Verdict,
+}
+
 /// The desired status of a route (S-ST.1): the entries of other controllers kept in place, ours
-/// replaced by one per parent in `parents` (Accepted and ResolvedRefs, the latter from
-/// `resolved`, written even when not accepted), at most 32 entries.
+/// replaced by one per parent in `parents` (Accepted, unless every rule is invalid;
+/// ResolvedRefs, written even when not accepted; PartiallyInvalid when some rules are
+/// invalid, removed when none is), at most 32 entries.
 pub fn route_status(
     meta: &ObjectMeta,
     previous: Option<&RouteStatus>,
     parents: &[Parent],
-    resolved: &Result<(), Fault>,
+    findings: &RouteFindings,
     settings: &Settings,
     now: &Time,
 ) -> RouteStatus {
@@ -330,8 +340,11 @@ pub fn route_status(
         .cloned()
         .collect();
     for parent in parents {
-        let accepted = match &parent.accepted {
-            Ok(_) => condition(
+        let accepted = match (&parent.accepted, &findings.rules) {
+            (Ok(_), rules::Verdict::Invalid(fault)) => {
+                condition("Accepted", "False", fault.reason, &fault.message, meta, now)
+            }
+            (Ok(_), _) => condition(
                 "Accepted",
                 "True",
                 "Accepted",
@@ -339,18 +352,31 @@ pub fn route_status(
                 meta,
                 now,
             ),
-            Err(fault) => condition("Accepted", "False", fault.reason, &fault.message, meta, now),
+            (Err(fault), _) => {
+                condition("Accepted", "False", fault.reason, &fault.message, meta, now)
+            }
         };
-        let ours = vec![
+        let mut ours = vec![
             accepted,
             from_result(
                 "ResolvedRefs",
-                resolved,
+                &findings.resolved,
                 "every reference resolved",
                 meta,
                 now,
             ),
         ];
+        if let rules::Verdict::Partial(message) = &findings.rules {
+            let reason = "UnsupportedValue";
+            ours.push(condition(
+                "PartiallyInvalid",
+                "True",
+                reason,
+                message,
+                meta,
+                now,
+            ));
+        }
         let before = previous
             .iter()
             .find(|p| {
@@ -358,10 +384,15 @@ pub fn route_status(
             })
             .map(|p| p.conditions.as_slice())
             .unwrap_or_default();
+        let mut conditions = merge_conditions(before, ours);
+        // Never written as False (S-IR.3): gone once every rule is valid again.
+        if !matches!(findings.rules, rules::Verdict::Partial(_)) {
+            conditions.retain(|c| c.type_ != "PartiallyInvalid");
+        }
         entries.push(RouteParentStatus {
             parent_ref: parent.parent_ref.clone(),
             controller_name: settings.controller_name.clone(),
-            conditions: merge_conditions(before, ours),
+            conditions,
         });
     }
     entries.truncate(MAX_PARENTS);
@@ -469,12 +500,15 @@ mod tests {
             gateway: cluster_state::ObjectRef::new("ns", "gw"),
             accepted: Err(Fault::new("NotAllowedByListeners", "no")),
         }];
-        let resolved = Err(Fault::new("BackendNotFound", "gone"));
+        let findings = RouteFindings {
+            resolved: Err(Fault::new("BackendNotFound", "gone")),
+            rules: rules::Verdict::Valid,
+        };
         let status = route_status(
             &meta(Some(2)),
             Some(&previous),
             &parents,
-            &resolved,
+            &findings,
             &settings,
             &at(1),
         );
