@@ -1,8 +1,8 @@
 //! A route's parentRefs turned into attachments to Gateway listeners, with the `Accepted`
 //! verdict of each parentRef that is ours (semantics S-AT.1 to S-AT.5, S-AT.7).
 //!
-//! S-AT.6 (every rule of the route invalid) needs the match and filter checks, a later part;
-//! until then every rule counts as valid here.
+//! S-AT.6 (every rule of the route invalid) is decided from the rules alone, by
+//! [`super::rules::verdict`], and applied where the route's status is written.
 
 use std::collections::BTreeMap;
 

@@ -49,15 +49,20 @@ pub struct Key {
     match_index: usize,
 }
 
-/// The S-0.4 age order: creation time ascending, a missing time first, then namespace and
-/// name.
+/// The S-0.4 age order: creation time ascending, a missing time first, then the text
+/// `{namespace}/{name}` in alphabetical order, as `HTTPRouteRule` documents the tie-break (not
+/// the namespace and then the name: `a-b/x` sorts before `a/x`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Age(Option<Time>, ObjectRef);
+pub struct Age(Option<Time>, String);
 
 impl Age {
     /// The age of the object with metadata `meta`.
     pub fn of(meta: &ObjectMeta) -> Self {
-        Self(meta.creation_timestamp.clone(), ObjectRef::from_meta(meta))
+        let key = ObjectRef::from_meta(meta);
+        Self(
+            meta.creation_timestamp.clone(),
+            format!("{}/{}", key.namespace, key.name),
+        )
     }
 }
 
@@ -216,6 +221,15 @@ mod tests {
         // S-0.4: a missing timestamp first; ties by namespace/name.
         assert!(Key::new(None, &m, age(None, "z"), 0, 0) < older);
         assert!(Key::new(None, &m, age(Some(1), "a"), 5, 5) < older);
+        // The tie-break compares the text "namespace/name": '-' sorts before '/'.
+        let in_ns = |namespace: &str| {
+            Age::of(&ObjectMeta {
+                namespace: Some(namespace.into()),
+                name: Some("x".into()),
+                ..Default::default()
+            })
+        };
+        assert!(in_ns("a-b") < in_ns("a"));
         let first = Key::new(None, &m, age(Some(1), "r"), 0, 1);
         let second = Key::new(None, &m, age(Some(1), "r"), 1, 0);
         assert!(first < second);
