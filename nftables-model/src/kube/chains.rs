@@ -92,6 +92,12 @@ impl Chains {
         self.map.get(chain).is_some_and(|s| s.kernel)
     }
 
+    /// Whether the kernel holds any chain (a scan, which stops at the first: a new proxier's
+    /// index is empty, a restarted one's starts with those found in the kernel).
+    pub(crate) fn any_in_kernel(&self) -> bool {
+        self.map.values().any(|s| s.kernel)
+    }
+
     /// Notes that the kernel holds `chain`.
     pub(crate) fn held(&mut self, chain: Name) {
         self.map.entry(chain).or_default().kernel = true;

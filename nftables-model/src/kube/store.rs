@@ -31,12 +31,14 @@ pub(crate) struct Owner {
 }
 
 impl Owner {
-    pub(crate) fn new(namespace: &str, name: &str) -> Self {
-        let mut text = String::with_capacity(namespace.len() + name.len());
-        text.push_str(namespace);
-        text.push_str(name);
+    /// The Service `namespace`/`name`, its text joined in `scratch` first (so only the
+    /// shared text allocates).
+    pub(crate) fn new(namespace: &str, name: &str, scratch: &mut String) -> Self {
+        scratch.clear();
+        scratch.push_str(namespace);
+        scratch.push_str(name);
         Self {
-            text: text.into(),
+            text: Arc::from(scratch.as_str()),
             split: namespace.len(),
         }
     }
