@@ -116,8 +116,9 @@ impl PortNames {
 /// again while it does not change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Wanted {
-    /// An element of a set or map.
-    Element(Slot, Element),
+    /// An element of a set or map (boxed: the other kinds are a name, and a Service's list
+    /// is kept until it changes).
+    Element(Slot, Box<Element>),
     /// A chain.
     Chain(Name),
     /// An affinity set.
@@ -192,7 +193,7 @@ impl<W: Sink> Context<'_, W> {
 
     /// Wants `element`: the proxier settles the stores once the Service is written.
     fn element(&mut self, slot: Slot, element: Element) {
-        self.wanted.push(Wanted::Element(slot, element));
+        self.wanted.push(Wanted::Element(slot, Box::new(element)));
     }
 
     /// An empty rule text (from the sink, which may lend a buffer it keeps).
