@@ -145,6 +145,15 @@ impl Hash for Key {
 /// Keys sort as their atoms do, one by one.
 impl Ord for Key {
     fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        // Most keys start with an IPv4 address, and most pairs a sync sorts differ there:
+        // those are told apart without the general comparison (which would order them the
+        // same way). An empty key's first atom is the filler, not an address.
+        if let ([Atom::Ip(IpAddr::V4(a)), ..], [Atom::Ip(IpAddr::V4(b)), ..]) =
+            (&self.atoms, &other.atoms)
+            && a != b
+        {
+            return a.cmp(b);
+        }
         self.as_slice().cmp(other.as_slice())
     }
 }
@@ -244,6 +253,12 @@ mod tests {
         // A prefix sorts first, as slices do, whatever the filler atoms are.
         assert!(short < long);
         assert!(Key::from([tcp, Atom::Port(0)]) > Key::from(tcp));
+        // Keys that start with different IPv4 addresses sort by them, whatever follows.
+        let (a, b) = (ip("10.0.0.2"), ip("10.0.0.10"));
+        assert!(Key::from([a, tcp, Atom::Port(1)]) < Key::from([b, tcp, Atom::Port(0)]));
+        assert!(Key::from(b) > Key::from([a, tcp, Atom::Port(80)]));
+        assert!(Key::from(a) < Key::from([a, tcp, Atom::Port(80)]));
+        assert!(Key::from(a) < Key::from(ip("fd00::1")));
         assert_ne!(Key::from([tcp, Atom::Port(0)]), Key::from(tcp));
     }
 }

@@ -29,6 +29,22 @@ impl Family {
         }
     }
 
+    /// The source address match (`ip saddr`, `ip6 saddr`), as one word.
+    pub const fn saddr(self) -> &'static str {
+        match self {
+            Self::Ip => "ip saddr",
+            Self::Ip6 => "ip6 saddr",
+        }
+    }
+
+    /// The destination address match (`ip daddr`, `ip6 daddr`), as one word.
+    pub const fn daddr(self) -> &'static str {
+        match self {
+            Self::Ip => "ip daddr",
+            Self::Ip6 => "ip6 daddr",
+        }
+    }
+
     /// The address key type of the family (`ipv4_addr`, `ipv6_addr`).
     pub const fn addr_type(self) -> KeyType {
         match self {

@@ -42,7 +42,8 @@ impl RuleText {
         }
     }
 
-    /// Appends a keyword or operator of this crate (`ip`, `daddr`, `!=`, `{`, `.`).
+    /// Appends a keyword or operator of this crate (`ip`, `daddr`, `!=`, `{`, `.`), or
+    /// several separated by single spaces (`ip saddr`, `vmap {`), as one piece.
     #[must_use]
     pub fn word(mut self, word: &'static str) -> Self {
         self.space();

@@ -7,6 +7,7 @@
 use alloc::vec::Vec;
 
 use hashbrown::HashMap;
+use hashbrown::hash_map::Entry;
 
 use crate::name::Name;
 
@@ -20,6 +21,23 @@ struct State {
     since: u64,
     /// The last sync that added it.
     added_in: u64,
+}
+
+/// Counts one more Service wanting the chain of `state` in full sync `full_syncs`
+/// ([`Chains::want`]); whether sync `adding` (if it adds it) has not added it yet: then it has.
+fn count(state: &mut State, full_syncs: u64, adding: Option<u64>) -> bool {
+    if state.since != full_syncs {
+        state.since = full_syncs;
+        state.wanted = 0;
+    }
+    state.wanted = state.wanted.saturating_add(1);
+    match adding {
+        Some(sync) if state.added_in != sync => {
+            state.added_in = sync;
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The per-service chains.
@@ -47,18 +65,17 @@ impl Chains {
     /// once per transaction): then it has.
     pub(crate) fn want(&mut self, chain: &Name, adding: Option<u64>) -> bool {
         let full_syncs = self.full_syncs;
-        let state = self.map.entry(chain.clone()).or_default();
-        if state.since != full_syncs {
-            state.since = full_syncs;
-            state.wanted = 0;
-        }
-        state.wanted = state.wanted.saturating_add(1);
-        match adding {
-            Some(sync) if state.added_in != sync => {
-                state.added_in = sync;
-                true
+        match self.map.entry(chain.clone()) {
+            Entry::Occupied(entry) => count(entry.into_mut(), full_syncs, adding),
+            // A chain new to the index is counted first and written once, not read back: a
+            // new proxier's first sync adds every chain, each to a line of the table that is
+            // not yet in the cache, and reading it back would wait for it.
+            Entry::Vacant(entry) => {
+                let mut state = State::default();
+                let added = count(&mut state, full_syncs, adding);
+                entry.insert(state);
+                added
             }
-            _ => false,
         }
     }
 
@@ -90,6 +107,12 @@ impl Chains {
     /// Whether the kernel holds `chain`.
     pub(crate) fn in_kernel(&self, chain: &Name) -> bool {
         self.map.get(chain).is_some_and(|s| s.kernel)
+    }
+
+    /// Whether the kernel holds any chain (a scan, which stops at the first: a new proxier's
+    /// index is empty, a restarted one's starts with those found in the kernel).
+    pub(crate) fn any_in_kernel(&self) -> bool {
+        self.map.values().any(|s| s.kernel)
     }
 
     /// Notes that the kernel holds `chain`.

@@ -121,7 +121,8 @@ impl<'a> Base<'a> {
         scratch.clear();
         scratch.push_str(prefix);
         let start = scratch.len();
-        scratch.extend(self.hash.iter().map(|b| char::from(*b)));
+        // The hash is base32: ASCII, pushed at once rather than character by character.
+        scratch.push_str(core::str::from_utf8(&self.hash).unwrap_or_default());
         scratch.push('-');
         scratch.push_str(self.text);
         if scratch.len() - start > BASE_MAX {

@@ -498,6 +498,10 @@ impl Proxier {
         let mut rejected = Vec::new();
         let mut encoded = Vec::new();
         let mut scratch = Scratch::default();
+        let mut owner_text = String::new();
+        // Only chains found in the kernel can be kept: without any (a new proxier's first
+        // sync), no endpoint's chain is looked up for it.
+        let look_for_found = !self.synced_once && self.owners.chains.any_in_kernel();
         let mut ctx = Context {
             family,
             masquerade_all: self.options.proxy.masquerade_all,
@@ -508,7 +512,7 @@ impl Proxier {
             sync: sync_id,
             created: created.as_mut(),
             wanted: Vec::new(),
-            found: (!self.synced_once).then_some(Found {
+            found: look_for_found.then_some(Found {
                 affinity_sets: &self.affinity_sets,
             }),
         };
@@ -569,7 +573,7 @@ impl Proxier {
                     added_affinity.insert(set.clone());
                 }
             }
-            let owner = owner.unwrap_or_else(|| Owner::new(ns, name));
+            let owner = owner.unwrap_or_else(|| Owner::new(ns, name, &mut owner_text));
             ctx.owners.want(&mut self.stores, &owner, &ctx.wanted);
             if unchanged {
                 // Its wants are kept already: the buffer serves the next Service.

@@ -116,8 +116,9 @@ impl PortNames {
 /// again while it does not change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Wanted {
-    /// An element of a set or map.
-    Element(Slot, Element),
+    /// An element of a set or map (boxed: the other kinds are a name, and a Service's list
+    /// is kept until it changes).
+    Element(Slot, Box<Element>),
     /// A chain.
     Chain(Name),
     /// An affinity set.
@@ -192,7 +193,7 @@ impl<W: Sink> Context<'_, W> {
 
     /// Wants `element`: the proxier settles the stores once the Service is written.
     fn element(&mut self, slot: Slot, element: Element) {
-        self.wanted.push(Wanted::Element(slot, element));
+        self.wanted.push(Wanted::Element(slot, Box::new(element)));
     }
 
     /// An empty rule text (from the sink, which may lend a buffer it keeps).
@@ -207,7 +208,6 @@ impl<W: Sink> Context<'_, W> {
     /// Writes one port, noting in [`Context::wanted`] what it wants.
     #[allow(clippy::too_many_lines)] // the steps of syncProxyRules' loop body, in order
     pub(crate) fn write_port(&mut self, port: &ResolvedPort<'_>, names: &PortNames) {
-        let fam = self.family.keyword();
         let proto = port.port.protocol;
         let affinity = port.service.client_ip_affinity;
 
@@ -369,7 +369,7 @@ impl<W: Sink> Context<'_, W> {
         let mark_masq = fixed(MARK_FOR_MASQUERADE);
         let jump_masq = |text: RuleText| text.word("jump").name(&mark_masq);
         if has_internal {
-            let to_ip = self.text().word(fam).word("daddr").ip(port.cluster_ip);
+            let to_ip = self.text().word(self.family.daddr()).ip(port.cluster_ip);
             if self.masquerade_all {
                 self.add_rule(internal_chain, jump_masq(to_ip), None);
             } else if let Some((_, not_local)) = self.local {
@@ -383,8 +383,7 @@ impl<W: Sink> Context<'_, W> {
                     let text = self.text().append(local).word("goto").name(&names.cluster);
                     self.add_rule(external, text, Some("short-circuit pod traffic"));
                 }
-                let fib =
-                    |text: RuleText| text.word("fib").word("saddr").word("type").word("local");
+                let fib = |text: RuleText| text.word("fib saddr type local");
                 let text = jump_masq(fib(self.text()));
                 self.add_rule(external, text, Some("masquerade local traffic"));
                 let text = fib(self.text()).word("goto").name(&names.cluster);
@@ -399,7 +398,7 @@ impl<W: Sink> Context<'_, W> {
             }
         }
         if uses_firewall {
-            let mut sources = self.text().word(fam).word("saddr").word("!=").word("{");
+            let mut sources = self.text().word(self.family.saddr()).word("!= {");
             let mut allow_from_node = false;
             for (i, cidr) in port.source_ranges.iter().enumerate() {
                 if i > 0 {
@@ -438,7 +437,7 @@ impl<W: Sink> Context<'_, W> {
                 continue;
             }
             let chain = &ep_names.chain;
-            let text = jump_masq(self.text().word(fam).word("saddr").ip(ep.ip));
+            let text = jump_masq(self.text().word(self.family.saddr()).ip(ep.ip));
             self.add_rule(chain, text, None);
             if affinity.is_some() {
                 let text = self
@@ -446,18 +445,15 @@ impl<W: Sink> Context<'_, W> {
                     .word("update")
                     .set(ep_names.affinity())
                     .word("{")
-                    .word(fam)
-                    .word("saddr")
+                    .word(self.family.saddr())
                     .word("}");
                 self.add_rule(chain, text, None);
             }
             let text = self
                 .text()
-                .word("meta")
-                .word("l4proto")
+                .word("meta l4proto")
                 .word(proto.lower())
-                .word("dnat")
-                .word("to")
+                .word("dnat to")
                 .host_port(ep.ip, ep.port);
             self.add_rule(chain, text, None);
         }
@@ -465,14 +461,12 @@ impl<W: Sink> Context<'_, W> {
 
     /// The affinity rules and the `numgen random mod N vmap` of a policy chain.
     fn dispatch(&mut self, chain: &Name, eps: &[EndpointAddr], names: &PortNames, affinity: bool) {
-        let fam = self.family.keyword();
         let eps: Vec<&EndpointChain> = eps.iter().filter_map(|ep| names.endpoint(ep)).collect();
         if affinity {
             for ep in &eps {
                 let text = self
                     .text()
-                    .word(fam)
-                    .word("saddr")
+                    .word(self.family.saddr())
                     .set(ep.affinity())
                     .word("goto")
                     .name(&ep.chain);
@@ -481,17 +475,14 @@ impl<W: Sink> Context<'_, W> {
         }
         let mut text = self
             .text()
-            .word("numgen")
-            .word("random")
-            .word("mod")
+            .word("numgen random mod")
             .number(eps.len() as u64)
-            .word("vmap")
-            .word("{");
+            .word("vmap {");
         for (i, ep) in eps.iter().enumerate() {
             if i > 0 {
                 text = text.word(",");
             }
-            text = text.number(i as u64).word(":").word("goto").name(&ep.chain);
+            text = text.number(i as u64).word(": goto").name(&ep.chain);
         }
         self.add_rule(chain, text.word("}"), None);
     }

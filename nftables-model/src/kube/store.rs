@@ -12,6 +12,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use hashbrown::HashMap;
+use hashbrown::hash_map::Entry as MapEntry;
 
 use crate::element::{Element, Key as ElementKey, Verdict};
 use crate::name::{Comment, Name};
@@ -31,12 +32,14 @@ pub(crate) struct Owner {
 }
 
 impl Owner {
-    pub(crate) fn new(namespace: &str, name: &str) -> Self {
-        let mut text = String::with_capacity(namespace.len() + name.len());
-        text.push_str(namespace);
-        text.push_str(name);
+    /// The Service `namespace`/`name`, its text joined in `scratch` first (so only the
+    /// shared text allocates).
+    pub(crate) fn new(namespace: &str, name: &str, scratch: &mut String) -> Self {
+        scratch.clear();
+        scratch.push_str(namespace);
+        scratch.push_str(name);
         Self {
-            text: text.into(),
+            text: Arc::from(scratch.as_str()),
             split: namespace.len(),
         }
     }
@@ -245,11 +248,19 @@ impl Store {
     /// Notes that `owner` wants `element`. Where Services disagree on a key's value, the last
     /// in (namespace, name) order decides, as when a full sync writes them in that order.
     pub(crate) fn want(&mut self, owner: &Owner, element: &Element) {
-        let entry = self.elements.entry(element.key).or_insert_with(|| Entry {
-            written: None,
-            owners: Wants::None,
-        });
-        entry.owners.insert(owner, element);
+        match self.elements.entry(element.key) {
+            MapEntry::Occupied(entry) => entry.into_mut().owners.insert(owner, element),
+            // A new key's entry is made whole and written once, not read back (as
+            // `Chains::want`: a full sync of a new proxier adds every key).
+            MapEntry::Vacant(entry) => {
+                let mut owners = Wants::None;
+                owners.insert(owner, element);
+                entry.insert(Entry {
+                    written: None,
+                    owners,
+                });
+            }
+        }
         if !self.all_dirty {
             self.dirty.push(element.key);
         }
