@@ -54,3 +54,57 @@ pub fn push_ip(out: &mut String, ip: IpAddr) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+    use core::net::{Ipv4Addr, Ipv6Addr};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The text is what `Display` writes, at the edges of each digit count.
+    #[test]
+    fn numbers_and_addresses_as_display_writes_them() {
+        for n in [
+            0,
+            9,
+            10,
+            99,
+            100,
+            65_535,
+            999_999_999,
+            1_000_000_000,
+            u32::MAX,
+        ] {
+            let mut out = String::from("x");
+            push_u32(&mut out, n);
+            assert_eq!(out, alloc::format!("x{n}"));
+        }
+        let addresses: [IpAddr; 4] = [
+            Ipv4Addr::new(0, 0, 0, 0).into(),
+            Ipv4Addr::new(255, 255, 255, 255).into(),
+            Ipv4Addr::new(10, 100, 9, 1).into(),
+            Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 1).into(),
+        ];
+        for ip in addresses {
+            let mut out = String::new();
+            push_ip(&mut out, ip);
+            assert_eq!(out, ip.to_string());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_number_or_address_as_display_writes_it(n: u32, octets: [u8; 4]) {
+            let mut out = String::new();
+            push_u32(&mut out, n);
+            prop_assert_eq!(out, n.to_string());
+            let ip = IpAddr::from(octets);
+            let mut out = String::new();
+            push_ip(&mut out, ip);
+            prop_assert_eq!(out, ip.to_string());
+        }
+    }
+}
