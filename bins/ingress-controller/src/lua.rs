@@ -2,9 +2,11 @@
 //! from an object ever reaches it as code. Objects reach it only as data, the backend table
 //! the controller POSTs to the control socket ([`crate::backends`]).
 //!
-//! - `access()` (every proxied location): picks the backend (canary by header, cookie, then
-//!   weight), answers 503 when it has no endpoints, and picks the peer (cookie affinity,
-//!   `upstream-hash-by`, else round robin).
+//! - `access()` (every proxied location): picks the backend (a Gateway rule's split: a member
+//!   drawn by weight, `!500` answered 500; an Ingress's canary by header, cookie, then weight),
+//!   answers 503 when it has no endpoints, and picks the peer (cookie affinity,
+//!   `upstream-hash-by`, else round robin). The draw uses `math.random`, seeded per worker in
+//!   `init_worker()` so that workers do not all draw the same sequence.
 //! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer; when nginx
 //!   passes a failed request on (`proxy_next_upstream`: a refused connection, a timeout…), to
 //!   the next peer of the backend this request has not tried. It asks nginx for one more try
@@ -48,10 +50,33 @@ local function parse(body)
           b[k] = v
         end
       end
+      if b.split then
+        -- A Gateway split: members and weights, drawn from in access().
+        b.members = {}
+        b.total = 0
+        for member, weight in string.gmatch(b.split, "([^,*]+)%*(%d+)") do
+          local w = tonumber(weight) or 0
+          if w > 0 then
+            b.members[#b.members + 1] = { member, w }
+            b.total = b.total + w
+          end
+        end
+      end
       out[name] = b
     end
   end
   return out
+end
+
+-- The member of split `b` a request goes to, by weight; "!500" when it has none.
+local function draw(b)
+  if b.total <= 0 then return "!500" end
+  local r = math.random(b.total)
+  for _, m in ipairs(b.members) do
+    r = r - m[2]
+    if r <= 0 then return m[1] end
+  end
+  return "!500"
 end
 
 local function sync()
@@ -101,7 +126,14 @@ function M.access()
   sync()
   local name = ngx.var.proxy_upstream_name
   local b = backends[name]
-  if b and b.canary and backends[b.canary] and wants_canary(b) then
+  if b and b.members then
+    name = draw(b)
+    if name == "!500" then
+      return ngx.exit(500)
+    end
+    b = backends[name]
+    ngx.var.proxy_upstream_name = name
+  elseif b and b.canary and backends[b.canary] and wants_canary(b) then
     name = b.canary
     b = backends[name]
     ngx.var.proxy_upstream_name = name
@@ -270,6 +302,7 @@ local function flush()
 end
 
 function M.init_worker()
+  math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
   local ok, err = ngx.timer.every(1, flush)
   if not ok then ngx.log(ngx.ERR, "ingress metrics: no flush timer: ", err) end
 end

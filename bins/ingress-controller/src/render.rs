@@ -31,6 +31,9 @@ pub struct Options {
     /// The generated default certificate (PEM: chain then key), presented when no
     /// `--default-ssl-certificate` loads ([`crate::certs::write_fake`]).
     pub fallback_certificate: Option<PathBuf>,
+    /// `--gateway-addresses`: each Gateway's own address comes from this pool; `None`: the
+    /// Gateways share [`Options::listen_address`] with the Ingresses.
+    pub gateway_addresses: Option<crate::gateway::addresses::Pool>,
 }
 
 impl Options {
@@ -69,10 +72,10 @@ pub enum RenderError {
     },
 }
 
-type Result<T> = std::result::Result<T, RenderError>;
+pub(crate) type Result<T> = std::result::Result<T, RenderError>;
 
 /// `name args…;`
-fn directive<I>(name: &str, args: I) -> Result<Directive>
+pub(crate) fn directive<I>(name: &str, args: I) -> Result<Directive>
 where
     I: IntoIterator,
     I::Item: AsRef<[u8]>,
@@ -144,9 +147,11 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
 
 /// What rendering one model needs: the model, the options, and each Ingress's number (its
 /// position in [`Model::ingresses`], which names its limit zones).
-struct Context<'a> {
-    model: &'a Model,
-    options: &'a Options,
+pub(crate) struct Context<'a> {
+    /// The model.
+    pub(crate) model: &'a Model,
+    /// The options.
+    pub(crate) options: &'a Options,
     numbers: std::collections::HashMap<&'a str, usize>,
 }
 
@@ -258,11 +263,13 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     for s in &model.servers {
         http.push(server(&context, s)?);
     }
+    http.extend(crate::gateway::render::servers(&context)?);
     Ok(http)
 }
 
 /// `server_names_hash_bucket_size`: large enough for the longest name of a `server_name`
-/// nginx hashes (the exact hosts; the wildcards are written as regexes, which it does not hash).
+/// nginx hashes (the exact hosts and the Gateway wildcards; the Ingress wildcards are written
+/// as regexes, which it does not hash).
 ///
 /// nginx refuses the whole configuration when one name does not fit a bucket ("could not build
 /// server_names_hash, you should increase server_names_hash_bucket_size"). `ngx_hash_init`
@@ -281,6 +288,15 @@ fn server_names_bucket(model: &Model) -> usize {
             Host::Exact(name) => Some(name.len()),
             Host::Any | Host::Wildcard(_) => None,
         })
+        .chain(
+            model
+                .gateway
+                .gateways
+                .iter()
+                .flat_map(|g| &g.sockets)
+                .flat_map(|s| &s.servers)
+                .filter_map(|s| s.name.as_ref().map(|n| n.to_string().len())),
+        )
         .max()
         .unwrap_or(0);
     let needed = POINTER + (longest + 2).next_multiple_of(POINTER) + POINTER;
@@ -627,7 +643,7 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
 /// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
 /// The file of the default certificate: the `--default-ssl-certificate` Secret's when it
 /// loaded, else the generated one ([`Options::fallback_certificate`]).
-fn default_certificate(context: &Context<'_>) -> Option<String> {
+pub(crate) fn default_certificate(context: &Context<'_>) -> Option<String> {
     match &context.model.default_certificate {
         DefaultCertificate::Secret(secret) => {
             let certificate = context.model.certificates.get(secret)?;
@@ -639,7 +655,7 @@ fn default_certificate(context: &Context<'_>) -> Option<String> {
     }
 }
 
-fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
+pub(crate) fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
     let module = match protocol {
         BackendProtocol::Http | BackendProtocol::Https => "proxy",
         BackendProtocol::Grpc => "grpc",
@@ -663,13 +679,18 @@ fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive
     ])
 }
 
+/// `location = PATH`, `location PATH` or `location ~ PATTERN`, without its block.
+pub(crate) fn location_header(key: &LocationKey) -> Result<Directive> {
+    match key {
+        LocationKey::Exact(p) => directive("location", ["=", p.as_str()]),
+        LocationKey::Prefix(p) => directive("location", [p.as_str()]),
+        LocationKey::Regex(r) => directive("location", ["~", r.as_str()]),
+    }
+}
+
 fn location_block(context: &Context<'_>, location: &Location) -> Result<Directive> {
     let options = context.options;
-    let header = match &location.key {
-        LocationKey::Exact(p) => directive("location", ["=", p.as_str()])?,
-        LocationKey::Prefix(p) => directive("location", [p.as_str()])?,
-        LocationKey::Regex(r) => directive("location", ["~", r.as_str()])?,
-    };
+    let header = location_header(&location.key)?;
     let a: &Annotations = &location.annotations;
     let mut body = Vec::new();
     for cidr in &a.deny_sources {
@@ -874,6 +895,7 @@ mod tests {
             workers: "1".into(),
             modules_dir: None,
             fallback_certificate: None,
+            gateway_addresses: None,
         }
     }
 

@@ -85,6 +85,7 @@ fn options() -> render::Options {
         workers: "1".into(),
         modules_dir: Some("/usr/lib/nginx/modules".into()),
         fallback_certificate: None,
+        gateway_addresses: None,
     }
 }
 

@@ -14,7 +14,9 @@
 //! - [`attach`]: parentRefs to listener attachments (S-AT);
 //! - [`backend_refs`]: backendRef resolution and the route's `ResolvedRefs` (S-BR.1, S-BR.2);
 //! - [`precedence`]: the order of the candidates of one listener (S-PR);
-//! - [`status`]: the desired statuses (S-ST, S-0.3).
+//! - [`status`]: the desired statuses (S-ST, S-0.3);
+//! - [`plan`]: what nginx serves for the served listeners, and [`addresses`] where;
+//! - [`render`]: the Gateways' nginx servers.
 //!
 //! Defaults are read through the types' accessor methods, never through their `Option`s
 //! (S-0.2).
@@ -32,6 +34,7 @@ use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::objects::{Map, Objects};
 
+pub mod addresses;
 pub mod attach;
 pub mod backend_refs;
 pub mod class;
@@ -39,7 +42,9 @@ pub mod grants;
 pub mod hostname;
 pub mod listeners;
 pub mod namespaces;
+pub mod plan;
 pub mod precedence;
+pub(crate) mod render;
 pub mod status;
 
 #[cfg(test)]

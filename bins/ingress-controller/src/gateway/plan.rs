@@ -1,0 +1,714 @@
+//! What nginx serves for the Gateways (rendering notes §2.1, §2.2, §5): from the evaluation's
+//! served listeners, per Gateway its sockets (listener port and protocol), one server per
+//! host name, and for each server the nginx locations with the action of the candidate that
+//! wins the requests nginx sends there; the rules' weighted backendRefs as splits for the Lua
+//! balancer.
+//!
+//! Precedence is settled here, once per build: the evaluation's candidates are already in
+//! S-PR order, and a location takes the first candidate that matches every request nginx
+//! sends to it (nginx itself picks the location by path: `=` first, then the longest prefix).
+//!
+//! Not served yet (the match is left out, and reported): matches with method, header or
+//! query-parameter conditions and RegularExpression paths, which need the Lua dispatcher
+//! (§4). Fail closed (S-IR.2, S-F.8): a rule with filters answers 500, since serving it without
+//! them would bypass them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::IpAddr;
+
+use cluster_state::ObjectRef;
+use cluster_state::gateway::{HttpRoute, HttpRouteMatch};
+use cluster_state::k8s::Resource;
+
+use super::addresses::{self, Pool};
+use super::backend_refs::{self, Context};
+use super::hostname::{Hostname, Specificity};
+use super::precedence::Candidate;
+use super::{Evaluation, ServedListener};
+use crate::hosts::is_dns_name;
+use crate::objects::Objects;
+use crate::paths::{Kind, LocationKey, PathRule};
+
+/// The largest weight of a backendRef (the CRD's maximum).
+const MAX_WEIGHT: i32 = 1_000_000;
+
+/// What the Gateways serve, independent of addresses (see [`Plan::addresses`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Each Gateway with servable listeners, in the evaluation's order (by key).
+    pub gateways: Vec<GatewayPlan>,
+    /// The weighted splits of the rules, by name (`gw:NAMESPACE/ROUTE#RULE`).
+    pub splits: BTreeMap<String, Vec<Share>>,
+    /// The Service ports the splits name (Service, port number).
+    pub backends: BTreeSet<(ObjectRef, i32)>,
+    /// What is not served, and why.
+    pub problems: Vec<Problem>,
+}
+
+/// One Gateway's sockets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GatewayPlan {
+    /// The Gateway.
+    pub gateway: ObjectRef,
+    /// The addresses its status holds (a pool address there is kept).
+    pub status_addresses: Vec<String>,
+    /// Its sockets, by listener port.
+    pub sockets: Vec<Socket>,
+}
+
+/// The listeners of one Gateway on one port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Socket {
+    /// The listeners' port, as the Gateway writes it (80 and 443 are served on the controller's
+    /// HTTP and HTTPS ports).
+    pub port: i32,
+    /// Whether the listeners are HTTPS.
+    pub tls: bool,
+    /// One server per host name, most specific first.
+    pub servers: Vec<Server>,
+}
+
+/// One nginx `server`: a host name of a socket, served by the listener S-LI.1 picks for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Server {
+    /// The host name; `None` for any (the socket's catch-all).
+    pub name: Option<Hostname>,
+    /// The listener that serves it.
+    pub listener: String,
+    /// The listener's certificate Secrets (`namespace/name`), HTTPS only.
+    pub certificates: Vec<String>,
+    /// Its locations, by key; `location /` always among them.
+    pub locations: Vec<Location>,
+}
+
+/// One nginx `location` and what it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The location.
+    pub key: LocationKey,
+    /// What requests that reach it get.
+    pub action: Action,
+}
+
+/// What a location does with a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Proxied to a backend of split `split` (a rule of `route`), by weight.
+    Forward {
+        /// The split's name.
+        split: String,
+        /// The route.
+        route: ObjectRef,
+        /// The path value of the match (for the request metrics' `path` label).
+        path: String,
+    },
+    /// Answered 500: the rule has no usable backend, or uses what is not implemented
+    /// (S-BR.3, S-IR.2).
+    Fail,
+    /// Answered 404: no candidate (S-PR.8).
+    NotFound,
+}
+
+/// A member of a split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Share {
+    /// A backend (`namespace/service:port`) and its weight.
+    Backend {
+        /// The backend's name in the table.
+        name: String,
+        /// Its weight.
+        weight: u32,
+    },
+    /// The weight of the rule's invalid backendRefs, answered 500 (S-BR.3).
+    Invalid {
+        /// Their weight.
+        weight: u32,
+    },
+}
+
+/// Something of a Gateway API object that is not served, for the operator.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Problem {
+    /// The object's kind (`Gateway`, `HTTPRoute`).
+    pub kind: &'static str,
+    /// The object.
+    pub object: ObjectRef,
+    /// What is not served and why.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    /// `KIND "namespace/name": message`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {:?}: {}",
+            self.kind,
+            self.object.to_string(),
+            self.message
+        )
+    }
+}
+
+/// Where a Gateway is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Served {
+    /// On its own address from `--gateway-addresses`.
+    Own(IpAddr),
+    /// On `--listen-address`, shared with the Ingresses.
+    Shared,
+}
+
+impl Plan {
+    /// The Gateways the configuration serves and where: with a `pool`, each Gateway on its own
+    /// address (sticky, see [`addresses::assign`]; a Gateway the pool has no address left for
+    /// is not served); without, every Gateway on the shared listen address.
+    pub fn addresses(&self, pool: Option<&Pool>) -> BTreeMap<ObjectRef, Served> {
+        match pool {
+            None => self
+                .gateways
+                .iter()
+                .map(|g| (g.gateway.clone(), Served::Shared))
+                .collect(),
+            Some(pool) => {
+                let gateways: Vec<(ObjectRef, Vec<String>)> = self
+                    .gateways
+                    .iter()
+                    .map(|g| (g.gateway.clone(), g.status_addresses.clone()))
+                    .collect();
+                addresses::assign(pool, &gateways)
+                    .into_iter()
+                    .map(|(gateway, address)| (gateway, Served::Own(address)))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The plan of `evaluation`'s served listeners, with the routes and Services of `objects`.
+pub fn build(evaluation: &Evaluation, objects: &Objects) -> Plan {
+    let mut builder = Builder {
+        objects,
+        context: Context {
+            services: &objects.services,
+            grants: &objects.reference_grants,
+        },
+        plan: Plan::default(),
+        problems: BTreeSet::new(),
+        candidates: HashMap::new(),
+        rules: HashMap::new(),
+    };
+    let mut by_gateway: Vec<(&ObjectRef, Vec<&ServedListener>)> = Vec::new();
+    for listener in &evaluation.listeners {
+        match by_gateway.last_mut() {
+            Some((gateway, listeners)) if **gateway == listener.gateway => listeners.push(listener),
+            _ => by_gateway.push((&listener.gateway, vec![listener])),
+        }
+    }
+    for (gateway, listeners) in by_gateway {
+        let plan = builder.gateway(gateway, &listeners);
+        builder.plan.gateways.push(plan);
+    }
+    let mut plan = builder.plan;
+    plan.problems = builder.problems.into_iter().collect();
+    plan
+}
+
+/// A candidate made servable: its path and the action of its rule.
+type Servable = (PathRule, Action);
+
+struct Builder<'a> {
+    objects: &'a Objects,
+    context: Context<'a>,
+    plan: Plan,
+    problems: BTreeSet<Problem>,
+    /// Each (route, rule, match) made servable once, or `None` when it is left out.
+    candidates: HashMap<(ObjectRef, usize, usize), Option<Servable>>,
+    /// Each (route, rule)'s action, once.
+    rules: HashMap<(ObjectRef, usize), Action>,
+}
+
+impl Builder<'_> {
+    fn problem(&mut self, kind: &'static str, object: &ObjectRef, message: String) {
+        self.problems.insert(Problem {
+            kind,
+            object: object.clone(),
+            message,
+        });
+    }
+
+    fn gateway(&mut self, gateway: &ObjectRef, listeners: &[&ServedListener]) -> GatewayPlan {
+        let status_addresses = self
+            .objects
+            .gateways
+            .get(gateway)
+            .and_then(|g| g.status.as_ref())
+            .and_then(|s| s.addresses.as_ref())
+            .map(|list| list.iter().map(|a| a.value.clone()).collect())
+            .unwrap_or_default();
+        let mut ports: BTreeMap<i32, Vec<&ServedListener>> = BTreeMap::new();
+        for listener in listeners {
+            ports.entry(listener.port).or_default().push(listener);
+        }
+        let sockets = ports
+            .into_iter()
+            .map(|(port, listeners)| self.socket(gateway, port, &listeners))
+            .collect();
+        GatewayPlan {
+            gateway: gateway.clone(),
+            status_addresses,
+            sockets,
+        }
+    }
+
+    fn socket(&mut self, gateway: &ObjectRef, port: i32, listeners: &[&ServedListener]) -> Socket {
+        let tls = listeners.iter().any(|l| l.protocol == "HTTPS");
+        let mut names: BTreeSet<Option<Hostname>> = BTreeSet::new();
+        for listener in listeners {
+            names.insert(listener.hostname.clone());
+            names.extend(listener.candidates.iter().map(|c| c.hostname.clone()));
+        }
+        let mut names: Vec<Option<Hostname>> = names.into_iter().collect();
+        names.sort_by_key(|n| n.as_ref().map_or(Specificity::NONE, Hostname::specificity));
+        let mut servers = Vec::new();
+        for name in names {
+            if let Some(bad) = name.as_ref().filter(|n| !servable_name(n)) {
+                self.problem(
+                    "Gateway",
+                    gateway,
+                    format!("host name {bad:?} is not a lower-case DNS name; not served"),
+                );
+                continue;
+            }
+            let chosen = listeners
+                .iter()
+                .filter(|l| covers(l.hostname.as_ref(), name.as_ref()))
+                .min_by_key(|l| {
+                    l.hostname
+                        .as_ref()
+                        .map_or(Specificity::NONE, Hostname::specificity)
+                });
+            let Some(listener) = chosen else { continue };
+            let servable: Vec<Servable> = listener
+                .candidates
+                .iter()
+                .filter(|c| covers(c.hostname.as_ref(), name.as_ref()))
+                .filter_map(|c| self.candidate(c))
+                .collect();
+            servers.push(Server {
+                name,
+                listener: listener.name.clone(),
+                certificates: listener
+                    .certificates
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect(),
+                locations: locations(&servable),
+            });
+        }
+        Socket { port, tls, servers }
+    }
+
+    /// The path and action of candidate `c`, or `None` (reported) when it cannot be served.
+    fn candidate(&mut self, c: &Candidate) -> Option<Servable> {
+        let key = (c.route.clone(), c.rule, c.match_index);
+        if let Some(done) = self.candidates.get(&key) {
+            return done.clone();
+        }
+        let made = self.make_candidate(c);
+        self.candidates.insert(key, made.clone());
+        made
+    }
+
+    fn make_candidate(&mut self, c: &Candidate) -> Option<Servable> {
+        let objects = self.objects;
+        let route = objects.http_routes.get(&c.route)?;
+        if !is_dns_name(&c.route.namespace) || !is_dns_name(&c.route.name) {
+            self.problem(
+                HttpRoute::KIND,
+                &c.route,
+                "namespace and name must be DNS names; not served".into(),
+            );
+            return None;
+        }
+        let rules = route.spec.rules();
+        let rule = rules.get(c.rule)?;
+        let matches = rule.matches();
+        let m = matches.get(c.match_index)?;
+        if let Some(what) = condition(m) {
+            self.problem(
+                HttpRoute::KIND,
+                &c.route,
+                format!(
+                    "rule {} match {}: {what} conditions are not served yet; the match is left out",
+                    c.rule, c.match_index
+                ),
+            );
+            return None;
+        }
+        let path = m.path();
+        let rule_path = match gateway_path(path.match_type(), path.value()) {
+            Ok(rule_path) => rule_path,
+            Err(message) => {
+                self.problem(
+                    HttpRoute::KIND,
+                    &c.route,
+                    format!("rule {} match {}: {message}", c.rule, c.match_index),
+                );
+                return None;
+            }
+        };
+        let action = self.rule_action(&c.route, route, c.rule, path.value());
+        Some((rule_path, action))
+    }
+
+    /// The action of rule `index` of `route`: its split, or 500.
+    fn rule_action(
+        &mut self,
+        key: &ObjectRef,
+        route: &HttpRoute,
+        index: usize,
+        path: &str,
+    ) -> Action {
+        let cache = (key.clone(), index);
+        if let Some(action) = self.rules.get(&cache) {
+            return with_path(action.clone(), path);
+        }
+        let action = self.make_rule_action(key, route, index);
+        self.rules.insert(cache, action.clone());
+        with_path(action, path)
+    }
+
+    fn make_rule_action(&mut self, key: &ObjectRef, route: &HttpRoute, index: usize) -> Action {
+        let rules = route.spec.rules();
+        let Some(rule) = rules.get(index) else {
+            return Action::Fail;
+        };
+        let refs = rule.backend_refs();
+        if !rule.filters().is_empty() || refs.iter().any(|r| !r.filters().is_empty()) {
+            self.problem(
+                HttpRoute::KIND,
+                key,
+                format!(
+                    "rule {index}: filters are not implemented yet; requests it wins are \
+                     answered 500"
+                ),
+            );
+            return Action::Fail;
+        }
+        if rule.timeouts.is_some() {
+            self.problem(
+                HttpRoute::KIND,
+                key,
+                format!("rule {index}: timeouts are not implemented yet; the global ones apply"),
+            );
+        }
+        let mut shares = Vec::new();
+        for backend in refs {
+            let weight = u32::try_from(backend.weight().clamp(0, MAX_WEIGHT)).unwrap_or(0);
+            if weight == 0 {
+                continue;
+            }
+            match backend_refs::resolve(backend, HttpRoute::KIND, &key.namespace, self.context) {
+                Ok(found) => {
+                    let name = format!("{}:{}", found.service, found.port);
+                    self.plan.backends.insert((found.service, found.port));
+                    shares.push(Share::Backend { name, weight });
+                }
+                Err(_) => shares.push(Share::Invalid { weight }),
+            }
+        }
+        if !shares.iter().any(|s| matches!(s, Share::Backend { .. })) {
+            return Action::Fail;
+        }
+        let split = format!("gw:{key}#{index}");
+        self.plan.splits.insert(split.clone(), shares);
+        Action::Forward {
+            split,
+            route: key.clone(),
+            path: String::new(),
+        }
+    }
+}
+
+/// `action` with the path label `path`.
+fn with_path(action: Action, path: &str) -> Action {
+    match action {
+        Action::Forward { split, route, .. } => Action::Forward {
+            split,
+            route,
+            path: path.to_owned(),
+        },
+        other => other,
+    }
+}
+
+/// Which condition of `m` the plan cannot serve yet, if any.
+fn condition(m: &HttpRouteMatch) -> Option<&'static str> {
+    if m.method.is_some() {
+        Some("method")
+    } else if !m.headers().is_empty() {
+        Some("header")
+    } else if !m.query_params().is_empty() {
+        Some("query parameter")
+    } else if m.path().match_type() == "RegularExpression" {
+        Some("RegularExpression path")
+    } else {
+        None
+    }
+}
+
+/// Whether `name` can be an nginx `server_name`: a lower-case DNS name, or one after `*.`.
+fn servable_name(name: &Hostname) -> bool {
+    match name {
+        Hostname::Exact(name) | Hostname::Wildcard(name) => is_dns_name(name),
+    }
+}
+
+/// Whether a listener or candidate with host name `outer` (`None`: any) covers every request
+/// host of the server name `inner` (`None`: any).
+fn covers(outer: Option<&Hostname>, inner: Option<&Hostname>) -> bool {
+    match (outer, inner) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(outer), Some(Hostname::Exact(name))) => outer.matches(name),
+        (Some(Hostname::Wildcard(outer)), Some(Hostname::Wildcard(inner))) => {
+            outer == inner || Hostname::Wildcard(outer.clone()).matches(inner)
+        }
+        (Some(Hostname::Exact(_)), Some(Hostname::Wildcard(_))) => false,
+    }
+}
+
+/// An Exact or PathPrefix path value as a path rule (semantics S-PM.1 to S-PM.3): `%XX`
+/// escapes decoded (nginx matches the decoded path), and refused when the decoding yields a
+/// control byte, a space, `%`, `/` or invalid UTF-8; no empty, `.` or `..` element. A prefix is
+/// normalised without its trailing `/`.
+///
+/// # Errors
+///
+/// Why the value cannot be served.
+pub fn gateway_path(match_type: &str, value: &str) -> Result<PathRule, String> {
+    let kind = match match_type {
+        "Exact" => Kind::Exact,
+        "PathPrefix" => Kind::Prefix,
+        other => return Err(format!("path type {other:?} is not served")),
+    };
+    if value.len() > 1024 {
+        return Err("path is longer than 1024 bytes".into());
+    }
+    if !value.starts_with('/') {
+        return Err(format!("path {value:?} does not start with /"));
+    }
+    let bytes = value.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            match hex {
+                Some(d) if d > 0x20 && d != 0x7f && d != b'%' && d != b'/' => decoded.push(d),
+                _ => return Err(format!("path {value:?} has an escape that is not served")),
+            }
+            i += 3;
+        } else if b.is_ascii_alphanumeric() || b"-/._~!$&'()*+,;=:@".contains(&b) {
+            decoded.push(b);
+            i += 1;
+        } else {
+            return Err(format!("path {value:?} contains {:?}", char::from(b)));
+        }
+    }
+    let path = String::from_utf8(decoded)
+        .map_err(|_| format!("path {value:?} does not decode to UTF-8"))?;
+    let trimmed = path.trim_end_matches('/');
+    if path.contains("//") || trimmed.split('/').any(|e| e == "." || e == "..") {
+        return Err(format!("path {value:?} has an empty, . or .. element"));
+    }
+    let path = match kind {
+        Kind::Prefix if trimmed.is_empty() => "/".to_owned(),
+        Kind::Prefix => trimmed.to_owned(),
+        _ => path,
+    };
+    Ok(PathRule { kind, path })
+}
+
+/// The locations of a server whose servable candidates are `candidates`, in precedence
+/// order: each candidate's locations, `location /`, and `= /p` beside every `/p/` (nginx
+/// would otherwise answer `/p` with a redirect to `/p/`); each with the first candidate that
+/// matches every request nginx sends there.
+fn locations(candidates: &[Servable]) -> Vec<Location> {
+    let mut exact: HashMap<&str, usize> = HashMap::new();
+    let mut prefix: HashMap<&str, usize> = HashMap::new();
+    let mut keys: BTreeSet<LocationKey> = BTreeSet::from([LocationKey::Prefix("/".into())]);
+    for (index, (rule, _)) in candidates.iter().enumerate() {
+        let map = match rule.kind {
+            Kind::Exact => &mut exact,
+            Kind::Prefix | Kind::Regex => &mut prefix,
+        };
+        map.entry(rule.path.as_str()).or_insert(index);
+        keys.extend(rule.locations());
+    }
+    let shields: Vec<LocationKey> = keys
+        .iter()
+        .filter_map(|key| match key {
+            LocationKey::Exact(p) | LocationKey::Prefix(p) if p.len() > 1 && p.ends_with('/') => {
+                Some(LocationKey::Exact(p.trim_end_matches('/').to_owned()))
+            }
+            _ => None,
+        })
+        .filter(|key| !matches!(key, LocationKey::Exact(p) if p.is_empty()))
+        .collect();
+    keys.extend(shields);
+    keys.into_iter()
+        .map(|key| {
+            let (path, exact_too) = match &key {
+                LocationKey::Exact(p) => (p.as_str(), true),
+                LocationKey::Prefix(p) | LocationKey::Regex(p) => (p.as_str(), false),
+            };
+            let own = exact_too.then(|| exact.get(path).copied()).flatten();
+            let best = ancestors(path)
+                .filter_map(|a| prefix.get(a).copied())
+                .chain(own)
+                .min();
+            let action = best
+                .and_then(|i| candidates.get(i))
+                .map_or(Action::NotFound, |(_, action)| action.clone());
+            Location { key, action }
+        })
+        .collect()
+}
+
+/// The prefixes that cover every request with path `path` (or below it, for a path ending in
+/// `/`): `path` without its trailing `/`, then each shorter element prefix, then `/`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let trimmed = path.trim_end_matches('/');
+    let mut next = Some(trimmed);
+    std::iter::from_fn(move || {
+        let current = next?;
+        if current.is_empty() {
+            next = None;
+            return Some("/");
+        }
+        next = current
+            .rfind('/')
+            .map(|i| current.get(..i).unwrap_or_default());
+        Some(current)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn servable(kind: &str, path: &str, split: &str) -> Servable {
+        (
+            gateway_path(kind, path).unwrap(),
+            Action::Forward {
+                split: split.into(),
+                route: ObjectRef::new("ns", "r"),
+                path: path.into(),
+            },
+        )
+    }
+
+    fn split_of(locations: &[Location], key: &LocationKey) -> Option<String> {
+        let found = locations.iter().find(|l| l.key == *key).unwrap();
+        match &found.action {
+            Action::Forward { split, .. } => Some(split.clone()),
+            Action::Fail => Some("500".into()),
+            Action::NotFound => None,
+        }
+    }
+
+    #[test]
+    fn ancestors_walk_up_to_the_root() {
+        assert_eq!(
+            ancestors("/a/b/c").collect::<Vec<_>>(),
+            ["/a/b/c", "/a/b", "/a", "/"]
+        );
+        assert_eq!(ancestors("/a/").collect::<Vec<_>>(), ["/a", "/"]);
+        assert_eq!(ancestors("/").collect::<Vec<_>>(), ["/"]);
+    }
+
+    /// S-PM.3: escapes decoded, `$` and `;` kept, the rest refused.
+    #[test]
+    fn s_pm_3_path_values() {
+        let rule = gateway_path("PathPrefix", "/a%2Db/").unwrap();
+        assert_eq!((rule.kind, rule.path.as_str()), (Kind::Prefix, "/a-b"));
+        let rule = gateway_path("Exact", "/$x;y/").unwrap();
+        assert_eq!((rule.kind, rule.path.as_str()), (Kind::Exact, "/$x;y/"));
+        for bad in [
+            "/a%2Fb", "/a%20b", "/a%0d", "/a%25", "/a%zz", "/a%2", "/a b", "/a\"", "//a",
+            "/a/../b", "/a/.", "a", "/a{", "/%C3",
+        ] {
+            assert!(gateway_path("Exact", bad).is_err(), "{bad}");
+        }
+        assert_eq!(gateway_path("Exact", "/%C3%A9").unwrap().path, "/é");
+        assert!(gateway_path("RegularExpression", "/a").is_err());
+    }
+
+    /// HTTPRoutePathMatchOrder's rules: each location gets the candidate the specification
+    /// picks for the requests nginx sends it.
+    #[test]
+    fn locations_take_the_first_candidate_that_covers_them() {
+        // In S-PR order: Exact first, then longer prefixes.
+        let candidates = [
+            servable("Exact", "/match/exact/one", "v3"),
+            servable("Exact", "/match/exact", "v2"),
+            servable("Exact", "/match", "v1"),
+            servable("PathPrefix", "/match/prefix/one", "v2"),
+            servable("PathPrefix", "/match/prefix", "v1"),
+            servable("PathPrefix", "/match", "v3"),
+        ];
+        let got = locations(&candidates);
+        let exact = |p: &str| LocationKey::Exact(p.into());
+        let prefix = |p: &str| LocationKey::Prefix(p.into());
+        assert_eq!(split_of(&got, &exact("/match")).as_deref(), Some("v1"));
+        assert_eq!(
+            split_of(&got, &exact("/match/exact")).as_deref(),
+            Some("v2")
+        );
+        assert_eq!(split_of(&got, &prefix("/match/")).as_deref(), Some("v3"));
+        assert_eq!(
+            split_of(&got, &prefix("/match/prefix/one/")).as_deref(),
+            Some("v2")
+        );
+        assert_eq!(
+            split_of(&got, &prefix("/match/prefix/")).as_deref(),
+            Some("v1")
+        );
+        assert_eq!(split_of(&got, &prefix("/")), None);
+    }
+
+    /// An Exact `/p/` gets a `= /p` beside it, served as the specification says (here: 404).
+    #[test]
+    fn exact_paths_ending_in_a_slash_are_shielded() {
+        let got = locations(&[servable("Exact", "/two/", "v2")]);
+        let keys: Vec<&LocationKey> = got.iter().map(|l| &l.key).collect();
+        assert_eq!(
+            keys,
+            [
+                &LocationKey::Exact("/two".into()),
+                &LocationKey::Exact("/two/".into()),
+                &LocationKey::Prefix("/".into()),
+            ]
+        );
+        assert_eq!(split_of(&got, &LocationKey::Exact("/two".into())), None);
+    }
+
+    #[test]
+    fn covering_host_names() {
+        let name = |s: &str| Hostname::new(s);
+        let wild = name("*.example.com");
+        assert!(covers(None, None));
+        assert!(covers(None, wild.as_ref()));
+        assert!(!covers(wild.as_ref(), None));
+        assert!(covers(wild.as_ref(), name("a.b.example.com").as_ref()));
+        assert!(covers(wild.as_ref(), name("*.b.example.com").as_ref()));
+        assert!(covers(wild.as_ref(), wild.as_ref()));
+        assert!(!covers(wild.as_ref(), name("*.com").as_ref()));
+        assert!(!covers(name("a.example.com").as_ref(), wild.as_ref()));
+    }
+}
