@@ -88,7 +88,8 @@ where
         })
 }
 
-fn lua_block(name: &str, code: &str) -> Result<Directive> {
+/// `name { code }` with a Lua body.
+pub(crate) fn lua_block(name: &str, code: &str) -> Result<Directive> {
     let body = LuaBody::new(code).map_err(|source| RenderError::Emit {
         what: name.to_owned(),
         source,

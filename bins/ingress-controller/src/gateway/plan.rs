@@ -5,13 +5,15 @@
 //! balancer.
 //!
 //! Precedence is settled here, once per build: the evaluation's candidates are already in
-//! S-PR order, and a location takes the first candidate that matches every request nginx
-//! sends to it (nginx itself picks the location by path: `=` first, then the longest prefix).
+//! S-PR order, and a location keeps, in that order, the candidates that can match a request
+//! nginx sends to it (nginx itself picks the location by path: `=` first, then the longest
+//! prefix), up to the first without conditions, which matches every such request. When that
+//! first one has no conditions the location serves it inline; otherwise the Lua dispatcher
+//! tries the list (§4).
 //!
-//! Not served yet (the match is left out, and reported): matches with method, header or
-//! query-parameter conditions and RegularExpression paths, which need the Lua dispatcher
-//! (§4). Fail closed (S-IR.2, S-F.8): a rule with filters answers 500, since serving it without
-//! them would bypass them.
+//! Not served yet (the match is left out, and reported): RegularExpression header and query
+//! values. Fail closed (S-IR.2, S-F.8): a rule with filters answers 500, since serving it
+//! without them would bypass them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
@@ -86,8 +88,43 @@ pub struct Server {
 pub struct Location {
     /// The location.
     pub key: LocationKey,
-    /// What requests that reach it get.
+    /// The candidates, in precedence order: a request gets the action of the first whose
+    /// conditions hold, 404 when none does (S-PR.8). Only the last may be unconditional.
+    pub candidates: Vec<Choice>,
+}
+
+/// A candidate of a location: its conditions besides the path nginx matched, and its action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// What the request must also satisfy.
+    pub conditions: Conditions,
+    /// What it then gets.
     pub action: Action,
+}
+
+/// The conditions of a match that nginx's locations do not express (S-MM, S-PM.4), all to hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Conditions {
+    /// The request method (upper case).
+    pub method: Option<String>,
+    /// Headers, by name (`[A-Za-z0-9-]`, lower-cased; the first entry of a name only), with the
+    /// exact value the first of the request's must have.
+    pub headers: Vec<(String, String)>,
+    /// Query parameters, by exact name (the first entry of a name only), with the exact value
+    /// the first of the request's must have, decoded.
+    pub query: Vec<(String, String)>,
+    /// The PCRE the whole decoded path must match: anchored, under the match limit.
+    pub path: Option<String>,
+}
+
+impl Conditions {
+    /// Whether there is none: every request that reaches the location matches.
+    pub fn is_empty(&self) -> bool {
+        self.method.is_none()
+            && self.headers.is_empty()
+            && self.query.is_empty()
+            && self.path.is_none()
+    }
 }
 
 /// What a location does with a request.
@@ -105,8 +142,6 @@ pub enum Action {
     /// Answered 500: the rule has no usable backend, or uses what is not implemented
     /// (S-BR.3, S-IR.2).
     Fail,
-    /// Answered 404: no candidate (S-PR.8).
-    NotFound,
 }
 
 /// A member of a split.
@@ -214,8 +249,9 @@ pub fn build(evaluation: &Evaluation, objects: &Objects) -> Plan {
     plan
 }
 
-/// A candidate made servable: its path and the action of its rule.
-type Servable = (PathRule, Action);
+/// A candidate made servable: its Exact or PathPrefix path (`None`: a RegularExpression path,
+/// in its conditions), its conditions and the action of its rule.
+type Servable = (Option<PathRule>, Conditions, Action);
 
 struct Builder<'a> {
     objects: &'a Objects,
@@ -335,31 +371,33 @@ impl Builder<'_> {
         let rule = rules.get(c.rule)?;
         let matches = rule.matches();
         let m = matches.get(c.match_index)?;
-        if let Some(what) = condition(m) {
-            self.problem(
-                HttpRoute::KIND,
-                &c.route,
-                format!(
-                    "rule {} match {}: {what} conditions are not served yet; the match is left out",
-                    c.rule, c.match_index
-                ),
-            );
-            return None;
-        }
         let path = m.path();
-        let rule_path = match gateway_path(path.match_type(), path.value()) {
-            Ok(rule_path) => rule_path,
+        let parsed = conditions(m).and_then(|mut conditions| {
+            if path.match_type() == "RegularExpression" {
+                crate::regex_path::check(path.value())?;
+                conditions.path = Some(whole_match(path.value()));
+                Ok((None, conditions))
+            } else {
+                let rule = gateway_path(path.match_type(), path.value())?;
+                Ok((Some(rule), conditions))
+            }
+        });
+        let (rule_path, conditions) = match parsed {
+            Ok(parsed) => parsed,
             Err(message) => {
                 self.problem(
                     HttpRoute::KIND,
                     &c.route,
-                    format!("rule {} match {}: {message}", c.rule, c.match_index),
+                    format!(
+                        "rule {} match {}: {message}; the match is left out",
+                        c.rule, c.match_index
+                    ),
                 );
                 return None;
             }
         };
         let action = self.rule_action(&c.route, route, c.rule, path.value());
-        Some((rule_path, action))
+        Some((rule_path, conditions, action))
     }
 
     /// The action of rule `index` of `route`: its split, or 500.
@@ -443,19 +481,64 @@ fn with_path(action: Action, path: &str) -> Action {
     }
 }
 
-/// Which condition of `m` the plan cannot serve yet, if any.
-fn condition(m: &HttpRouteMatch) -> Option<&'static str> {
-    if m.method.is_some() {
-        Some("method")
-    } else if !m.headers().is_empty() {
-        Some("header")
-    } else if !m.query_params().is_empty() {
-        Some("query parameter")
-    } else if m.path().match_type() == "RegularExpression" {
-        Some("RegularExpression path")
-    } else {
-        None
+/// The method, header and query conditions of `m` (S-MM.1 to S-MM.3); a repeated header or
+/// parameter name counts once, the first entry.
+///
+/// # Errors
+///
+/// What cannot be served: a method that is not upper-case letters, a header name outside
+/// `[A-Za-z0-9-]`, an empty parameter name, a RegularExpression value (not yet), an unknown
+/// type.
+fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
+    let mut out = Conditions::default();
+    if let Some(method) = &m.method {
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(format!("method {method:?} is not served"));
+        }
+        out.method = Some(method.clone());
     }
+    for header in m.headers() {
+        let name = &header.name;
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err(format!("header name {name:?} is not served"));
+        }
+        if header.match_type() != "Exact" {
+            return Err(format!(
+                "{} header matches are not served yet",
+                header.match_type()
+            ));
+        }
+        let name = name.to_ascii_lowercase();
+        if !out.headers.iter().any(|(n, _)| *n == name) {
+            out.headers.push((name, header.value.clone()));
+        }
+    }
+    for param in m.query_params() {
+        if param.name.is_empty() {
+            return Err("an empty query parameter name is not served".into());
+        }
+        if param.match_type() != "Exact" {
+            return Err(format!(
+                "{} query matches are not served yet",
+                param.match_type()
+            ));
+        }
+        if !out.query.iter().any(|(n, _)| *n == param.name) {
+            out.query.push((param.name.clone(), param.value.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// A checked RegularExpression path as the PCRE the whole path must match (S-PM.4): anchored
+/// at both ends (`\z`, not `$`, which also matches before a final newline), under
+/// [`crate::regex_path::MATCH_LIMIT`].
+fn whole_match(path: &str) -> String {
+    format!(
+        "(*LIMIT_MATCH={}){}\\z",
+        crate::regex_path::MATCH_LIMIT,
+        crate::regex_path::anchored(path)
+    )
 }
 
 /// Whether `name` can be an nginx `server_name`: a lower-case DNS name, or one after `*.`.
@@ -536,18 +619,24 @@ pub fn gateway_path(match_type: &str, value: &str) -> Result<PathRule, String> {
 
 /// The locations of a server whose servable candidates are `candidates`, in precedence
 /// order: each candidate's locations, `location /`, and `= /p` beside every `/p/` (nginx
-/// would otherwise answer `/p` with a redirect to `/p/`); each with the first candidate that
-/// matches every request nginx sends there.
+/// would otherwise answer `/p` with a redirect to `/p/`); each with the candidates that can
+/// match a request nginx sends there, up to the first without conditions.
 fn locations(candidates: &[Servable]) -> Vec<Location> {
-    let mut exact: HashMap<&str, usize> = HashMap::new();
-    let mut prefix: HashMap<&str, usize> = HashMap::new();
+    let mut exact: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut prefix: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut anywhere: Vec<usize> = Vec::new();
     let mut keys: BTreeSet<LocationKey> = BTreeSet::from([LocationKey::Prefix("/".into())]);
-    for (index, (rule, _)) in candidates.iter().enumerate() {
+    for (index, (rule, _, _)) in candidates.iter().enumerate() {
+        let Some(rule) = rule else {
+            // A RegularExpression path may match in any location.
+            anywhere.push(index);
+            continue;
+        };
         let map = match rule.kind {
             Kind::Exact => &mut exact,
             Kind::Prefix | Kind::Regex => &mut prefix,
         };
-        map.entry(rule.path.as_str()).or_insert(index);
+        map.entry(rule.path.as_str()).or_default().push(index);
         keys.extend(rule.locations());
     }
     let shields: Vec<LocationKey> = keys
@@ -567,15 +656,30 @@ fn locations(candidates: &[Servable]) -> Vec<Location> {
                 LocationKey::Exact(p) => (p.as_str(), true),
                 LocationKey::Prefix(p) | LocationKey::Regex(p) => (p.as_str(), false),
             };
-            let own = exact_too.then(|| exact.get(path).copied()).flatten();
-            let best = ancestors(path)
-                .filter_map(|a| prefix.get(a).copied())
+            let own = exact_too.then(|| exact.get(path)).flatten();
+            let mut indices: Vec<usize> = ancestors(path)
+                .filter_map(|a| prefix.get(a))
                 .chain(own)
-                .min();
-            let action = best
-                .and_then(|i| candidates.get(i))
-                .map_or(Action::NotFound, |(_, action)| action.clone());
-            Location { key, action }
+                .flatten()
+                .chain(&anywhere)
+                .copied()
+                .collect();
+            indices.sort_unstable();
+            indices.dedup();
+            let mut chosen = Vec::new();
+            for (_, conditions, action) in indices.iter().filter_map(|i| candidates.get(*i)) {
+                chosen.push(Choice {
+                    conditions: conditions.clone(),
+                    action: action.clone(),
+                });
+                if conditions.is_empty() {
+                    break;
+                }
+            }
+            Location {
+                key,
+                candidates: chosen,
+            }
         })
         .collect()
 }
@@ -604,7 +708,8 @@ mod tests {
 
     fn servable(kind: &str, path: &str, split: &str) -> Servable {
         (
-            gateway_path(kind, path).unwrap(),
+            Some(gateway_path(kind, path).unwrap()),
+            Conditions::default(),
             Action::Forward {
                 split: split.into(),
                 route: ObjectRef::new("ns", "r"),
@@ -613,13 +718,57 @@ mod tests {
         )
     }
 
+    /// The split of the first candidate of the location `key` (`None`: 404).
     fn split_of(locations: &[Location], key: &LocationKey) -> Option<String> {
         let found = locations.iter().find(|l| l.key == *key).unwrap();
-        match &found.action {
-            Action::Forward { split, .. } => Some(split.clone()),
-            Action::Fail => Some("500".into()),
-            Action::NotFound => None,
-        }
+        found.candidates.first().map(|c| match &c.action {
+            Action::Forward { split, .. } => split.clone(),
+            Action::Fail => "500".into(),
+        })
+    }
+
+    /// The splits of the candidates of the location `key`, in order.
+    fn splits_of(locations: &[Location], key: &LocationKey) -> Vec<String> {
+        let found = locations.iter().find(|l| l.key == *key).unwrap();
+        found
+            .candidates
+            .iter()
+            .map(|c| match &c.action {
+                Action::Forward { split, .. } => split.clone(),
+                Action::Fail => "500".into(),
+            })
+            .collect()
+    }
+
+    /// HTTPRouteMatchingAcrossRoutes' shape: a header candidate before the catch-all prefix is
+    /// kept, and the list ends at the first unconditional candidate.
+    #[test]
+    fn lists_end_at_the_first_candidate_without_conditions() {
+        let with_header = |path: &str, split: &str| {
+            let mut s = servable("PathPrefix", path, split);
+            s.1.headers.push(("version".into(), "two".into()));
+            s
+        };
+        let regex = (
+            None,
+            Conditions {
+                path: Some(whole_match("/v[0-9]+")),
+                ..Conditions::default()
+            },
+            servable("Exact", "/", "re").2,
+        );
+        let candidates = [
+            servable("PathPrefix", "/v2", "v2"),
+            regex,
+            with_header("/", "h"),
+            servable("PathPrefix", "/", "root"),
+            servable("PathPrefix", "/", "never"),
+        ];
+        let got = locations(&candidates);
+        let prefix = |p: &str| LocationKey::Prefix(p.into());
+        assert_eq!(splits_of(&got, &prefix("/v2/")), ["v2"]);
+        assert_eq!(splits_of(&got, &prefix("/")), ["re", "h", "root"]);
+        assert_eq!(whole_match("/a|/b"), "(*LIMIT_MATCH=100000)^(?:/a|/b)\\z");
     }
 
     #[test]

@@ -15,11 +15,14 @@ use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
-use super::plan::{Action, Location, Served, Server};
+use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use crate::annotations::{BackendProtocol, NextUpstream};
 use crate::hosts::Host;
+use crate::lua;
 use crate::paths::LocationKey;
-use crate::render::{Context, Result, default_certificate, directive, location_header, proxy};
+use crate::render::{
+    Context, RenderError, Result, default_certificate, directive, location_header, lua_block, proxy,
+};
 
 /// The servers of one nginx listening socket.
 struct Placed<'a> {
@@ -129,7 +132,7 @@ pub(crate) fn servers(context: &Context<'_>) -> Result<Vec<Directive>> {
                 certificates: Vec::new(),
                 locations: vec![Location {
                     key: LocationKey::Prefix("/".into()),
-                    action: Action::NotFound,
+                    candidates: Vec::new(),
                 }],
             };
             out.push(server(context, socket, &fallback)?);
@@ -188,16 +191,95 @@ fn server(context: &Context<'_>, socket: &Placed<'_>, s: &Server) -> Result<Dire
             body.push(directive("ssl_certificate_key", [file])?);
         }
     }
+    // The actions the dispatcher jumps to, each a named location `@gwN` (N its index).
+    let mut named: Vec<&Action> = Vec::new();
     for location in &s.locations {
-        body.push(self::location(location)?);
+        body.push(self::location(location, &mut named)?);
+    }
+    for (index, action) in named.iter().enumerate() {
+        let mut block = Vec::new();
+        self::action(action, &mut block)?;
+        body.push(directive("location", [format!("@gw{index}")])?.block(block));
     }
     Ok(directive("server", [""; 0])?.block(body))
 }
 
-/// One `location`: proxied to its split, or answered 500 or 404.
-fn location(location: &Location) -> Result<Directive> {
+/// One `location`: its first candidate's action inline when that one has no conditions (it
+/// matches every request nginx sends there); otherwise the candidate list for the Lua
+/// dispatcher, whose actions are added to `named`; 404 without candidates (S-PR.8).
+fn location<'a>(location: &'a Location, named: &mut Vec<&'a Action>) -> Result<Directive> {
     let mut body = Vec::new();
-    match &location.action {
+    match location.candidates.first() {
+        None => body.push(directive("return", ["404"])?),
+        Some(first) if first.conditions.is_empty() => action(&first.action, &mut body)?,
+        Some(_) => {
+            let list = candidate_list(&location.candidates, named);
+            // Percent-encoded data: no `$`, so nginx expands nothing in it (checked).
+            nginx_conf::Word::literal(&list).map_err(|source| RenderError::Emit {
+                what: "set $gw_candidates".into(),
+                source,
+            })?;
+            body.push(directive("set", ["$gw_candidates", &list])?);
+            body.push(lua_block("rewrite_by_lua_block", lua::GATEWAY_MATCH)?);
+        }
+    }
+    Ok(location_header(&location.key)?.block(body))
+}
+
+/// The dispatcher's data for `candidates` (rendering notes §4.2): candidates separated by
+/// `;`, fields by `,`: `a=N` (the named location `@gwN`), `m=METHOD`, `h=NAME:VALUE`,
+/// `q=NAME:VALUE`, `p=REGEX`. Every value, parameter name and regex is percent-encoded outside
+/// `[A-Za-z0-9._~-]`; header names are `[A-Za-z0-9-]` already.
+fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> String {
+    let mut out = Vec::new();
+    for choice in candidates {
+        let id = match named.iter().position(|a| **a == choice.action) {
+            Some(id) => id,
+            None => {
+                named.push(&choice.action);
+                named.len() - 1
+            }
+        };
+        let Conditions {
+            method,
+            headers,
+            query,
+            path,
+        } = &choice.conditions;
+        let mut fields = vec![format!("a={id}")];
+        fields.extend(method.iter().map(|m| format!("m={}", encode(m))));
+        fields.extend(
+            headers
+                .iter()
+                .map(|(name, value)| format!("h={}:{}", encode(name), encode(value))),
+        );
+        fields.extend(
+            query
+                .iter()
+                .map(|(name, value)| format!("q={}:{}", encode(name), encode(value))),
+        );
+        fields.extend(path.iter().map(|p| format!("p={}", encode(p))));
+        out.push(fields.join(","));
+    }
+    out.join(";")
+}
+
+/// `text` with every byte outside `[A-Za-z0-9._~-]` written `%XX`.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"._~-".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The directives of `action`, appended to `body`: proxied to its split, or answered 500.
+fn action(action: &Action, body: &mut Vec<Directive>) -> Result<()> {
+    match action {
         Action::Forward { split, route, path } => {
             body.push(directive("set", ["$proxy_upstream_name", split])?);
             // The request metrics' labels: the route in the Ingress's place.
@@ -211,7 +293,46 @@ fn location(location: &Location) -> Result<Directive> {
             body.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
         }
         Action::Fail => body.push(directive("return", ["500"])?),
-        Action::NotFound => body.push(directive("return", ["404"])?),
     }
-    Ok(location_header(&location.key)?.block(body))
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every byte a client or an object could use to leave the data is encoded.
+    #[test]
+    fn candidate_data_is_percent_encoded() {
+        assert_eq!(encode("a-Z_0.~"), "a-Z_0.~");
+        assert_eq!(encode("$x; \"{}\n,:%"), "%24x%3B%20%22%7B%7D%0A%2C%3A%25");
+        let forward = Action::Forward {
+            split: "gw:ns/r#0".into(),
+            route: cluster_state::ObjectRef::new("ns", "r"),
+            path: "/".into(),
+        };
+        let choice = |conditions: Conditions, action: &Action| Choice {
+            conditions,
+            action: action.clone(),
+        };
+        let candidates = [
+            choice(
+                Conditions {
+                    method: Some("GET".into()),
+                    headers: vec![("version".into(), "t$o,o".into())],
+                    query: vec![("a b".into(), "c;d".into())],
+                    path: Some("^(?:/a)\\z".into()),
+                },
+                &forward,
+            ),
+            choice(Conditions::default(), &Action::Fail),
+            choice(Conditions::default(), &forward),
+        ];
+        let mut named = Vec::new();
+        assert_eq!(
+            candidate_list(&candidates, &mut named),
+            "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
+        );
+        assert_eq!(named, [&forward, &Action::Fail]);
+    }
 }

@@ -16,7 +16,34 @@ pub type Case = (
 
 /// The tables of the matching tests, by manifest file, all sent to the `same-namespace`
 /// Gateway's listener `http`: the precedence rules S-PR.1 to S-PR.7 as the suite checks them.
-pub const PRECEDENCE: [(&str, &[Case]); 5] = [
+pub const PRECEDENCE: [(&str, &[Case]); 6] = [
+    // HTTPRouteMatching (httproute-matching.yaml); sent to ['gateway-conformance-infra/same-namespace']
+    (
+        "httproute-matching.yaml",
+        &[
+            ("", "GET", "/", &[], Some("infra-backend-v1")),
+            ("", "GET", "/example", &[], Some("infra-backend-v1")),
+            (
+                "",
+                "GET",
+                "/",
+                &[("Version", "one")],
+                Some("infra-backend-v1"),
+            ),
+            ("", "GET", "/v2", &[], Some("infra-backend-v2")),
+            ("", "GET", "/v2/example", &[], Some("infra-backend-v2")),
+            (
+                "",
+                "GET",
+                "/",
+                &[("Version", "two")],
+                Some("infra-backend-v2"),
+            ),
+            ("", "GET", "/v2/", &[], Some("infra-backend-v2")),
+            ("", "GET", "/v2example", &[], Some("infra-backend-v1")),
+            ("", "GET", "/foo/v2/example", &[], Some("infra-backend-v1")),
+        ],
+    ),
     // HTTPRouteMatchingAcrossRoutes (httproute-matching-across-routes.yaml); sent to ['gateway-conformance-infra/same-namespace']
     (
         "httproute-matching-across-routes.yaml",
