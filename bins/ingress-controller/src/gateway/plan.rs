@@ -34,6 +34,14 @@ use crate::paths::{Kind, LocationKey, PathRule};
 /// The largest weight of a backendRef (the CRD's maximum).
 const MAX_WEIGHT: i32 = 1_000_000;
 
+/// The longest header or query-parameter value a match may compare (the CRD's maximum for
+/// query values; header values are held to it too, so that one candidate's data, encoded,
+/// fits one nginx word).
+const MAX_VALUE: usize = 1024;
+
+/// The longest query-parameter name served (header names are at most 256 by the CRD).
+const MAX_NAME: usize = 256;
+
 /// What the Gateways serve, independent of addresses (see [`Plan::addresses`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -374,6 +382,9 @@ impl Builder<'_> {
         let path = m.path();
         let parsed = conditions(m).and_then(|mut conditions| {
             if path.match_type() == "RegularExpression" {
+                if path.value().len() > 1024 {
+                    return Err("path is longer than 1024 bytes".into());
+                }
                 crate::regex_path::check(path.value())?;
                 conditions.path = Some(whole_match(path.value()));
                 Ok((None, conditions))
@@ -487,9 +498,20 @@ fn with_path(action: Action, path: &str) -> Action {
 /// # Errors
 ///
 /// What cannot be served: a method that is not upper-case letters, a header name outside
-/// `[A-Za-z0-9-]`, an empty parameter name, a RegularExpression value (not yet), an unknown
-/// type.
+/// `[A-Za-z0-9-]`, an empty parameter name, a value longer than [`MAX_VALUE`] (a parameter
+/// name longer than [`MAX_NAME`]) or with control characters, a RegularExpression value (not
+/// yet), an unknown type.
 fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
+    let long = |what: &str, text: &str, max: usize| {
+        if text.len() > max {
+            Some(format!("{what} longer than {max} bytes is not served"))
+        } else if text.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            // No request can carry them in a header; refused in parameters alike.
+            Some(format!("{what} with control characters is not served"))
+        } else {
+            None
+        }
+    };
     let mut out = Conditions::default();
     if let Some(method) = &m.method {
         if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
@@ -501,6 +523,9 @@ fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
         let name = &header.name;
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err(format!("header name {name:?} is not served"));
+        }
+        if let Some(why) = long("a header value", &header.value, MAX_VALUE) {
+            return Err(why);
         }
         if header.match_type() != "Exact" {
             return Err(format!(
@@ -516,6 +541,11 @@ fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
     for param in m.query_params() {
         if param.name.is_empty() {
             return Err("an empty query parameter name is not served".into());
+        }
+        if let Some(why) = long("a query parameter name", &param.name, MAX_NAME)
+            .or_else(|| long("a query parameter value", &param.value, MAX_VALUE))
+        {
+            return Err(why);
         }
         if param.match_type() != "Exact" {
             return Err(format!(

@@ -38,6 +38,12 @@ struct Placed<'a> {
     servers: Vec<&'a Server>,
 }
 
+/// The longest piece of a candidate list one `set` writes (nginx's words end at 4 KB).
+const CHUNK: usize = 4000;
+
+/// The longest request-metrics path label written; a longer one is written `-`.
+const MAX_LABEL: usize = 2048;
+
 /// The nginx port of a listener on `port`: 80 and 443 are the controller's HTTP and HTTPS
 /// ports (as the Service in front of it maps them), others their own number.
 fn nginx_port(port: i32, context: &Context<'_>) -> Option<u16> {
@@ -214,12 +220,21 @@ fn location<'a>(location: &'a Location, named: &mut Vec<&'a Action>) -> Result<D
         Some(first) if first.conditions.is_empty() => action(&first.action, &mut body)?,
         Some(_) => {
             let list = candidate_list(&location.candidates, named);
-            // Percent-encoded data: no `$`, so nginx expands nothing in it (checked).
-            nginx_conf::Word::literal(&list).map_err(|source| RenderError::Emit {
-                what: "set $gw_candidates".into(),
-                source,
-            })?;
-            body.push(directive("set", ["$gw_candidates", &list])?);
+            // nginx reads a word of at most 4 KB: a longer list is appended in chunks.
+            for (index, chunk) in list.as_bytes().chunks(CHUNK).enumerate() {
+                // Percent-encoded data: no `$`, so nginx expands nothing in it (checked).
+                let chunk = nginx_conf::Word::literal(chunk)
+                    .map(|_| String::from_utf8_lossy(chunk))
+                    .map_err(|source| RenderError::Emit {
+                        what: "set $gw_candidates".into(),
+                        source,
+                    })?;
+                let value = match index {
+                    0 => chunk.into_owned(),
+                    _ => format!("${{gw_candidates}}{chunk}"),
+                };
+                body.push(directive("set", ["$gw_candidates", &value])?);
+            }
             body.push(lua_block("rewrite_by_lua_block", lua::GATEWAY_MATCH)?);
         }
     }
@@ -286,10 +301,13 @@ fn action(action: &Action, body: &mut Vec<Directive>) -> Result<()> {
             body.push(directive("set", ["$namespace", &route.namespace])?);
             body.push(directive("set", ["$ingress_name", &route.name])?);
             // `set` reads `$` as a variable: a path's `$` is written as `${literal_dollar}`.
-            body.push(directive(
-                "set",
-                ["$location_path", &path.replace('$', "${literal_dollar}")],
-            )?);
+            let label = path.replace('$', "${literal_dollar}");
+            let label = if label.len() <= MAX_LABEL {
+                &label
+            } else {
+                "-"
+            };
+            body.push(directive("set", ["$location_path", label])?);
             body.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
         }
         Action::Fail => body.push(directive("return", ["500"])?),
