@@ -890,4 +890,134 @@ mod tests {
         assert!(!covers(wild.as_ref(), name("*.com").as_ref()));
         assert!(!covers(name("a.example.com").as_ref(), wild.as_ref()));
     }
+
+    /// A random candidate: `(type, path, header condition, regex)` drawn from a small
+    /// alphabet, so that paths overlap often.
+    fn arbitrary_candidate() -> impl proptest::strategy::Strategy<Value = (u8, String, bool)> {
+        use proptest::prelude::*;
+        let segment = prop::sample::select(vec!["a", "b", "ab"]);
+        (
+            0_u8..3,
+            prop::collection::vec(segment, 0..3),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(kind, segments, slash, header)| {
+                let mut path = format!("/{}", segments.join("/"));
+                if slash && path.len() > 1 {
+                    path.push('/');
+                }
+                (kind, path, header)
+            })
+    }
+
+    /// The specification's choice: the first candidate, in order, whose path and header
+    /// condition hold for the request (`None`: 404).
+    fn spec_choice(candidates: &[Servable], path: &str, header: bool) -> Option<String> {
+        candidates.iter().find_map(|(rule, conditions, action)| {
+            let path_ok = match rule {
+                Some(rule) => rule.match_len(path).is_some(),
+                None => {
+                    let pattern = conditions.path.as_deref().unwrap_or_default();
+                    // The test's regexes are `(*LIMIT_MATCH=…)^(?:/a.*)\z`: a literal start.
+                    let literal = pattern
+                        .split("^(?:")
+                        .nth(1)
+                        .and_then(|p| p.strip_suffix(".*)\\z"))
+                        .unwrap_or_default();
+                    path.starts_with(literal)
+                }
+            };
+            let header_ok = conditions.headers.is_empty() || header;
+            (path_ok && header_ok).then(|| match action {
+                Action::Forward { split, .. } => split.clone(),
+                Action::Fail => "500".into(),
+            })
+        })
+    }
+
+    /// nginx's choice: the `=` location equal to the path, else the longest prefix location;
+    /// then the first candidate of its list whose conditions hold.
+    fn nginx_choice(locations: &[Location], path: &str, header: bool) -> Option<String> {
+        let location = locations
+            .iter()
+            .find(|l| l.key == LocationKey::Exact(path.to_owned()))
+            .or_else(|| {
+                locations
+                    .iter()
+                    .filter(|l| matches!(&l.key, LocationKey::Prefix(p) if path.starts_with(p.as_str())))
+                    .max_by_key(|l| match &l.key {
+                        LocationKey::Prefix(p) => p.len(),
+                        _ => 0,
+                    })
+            })?;
+        location.candidates.iter().find_map(|choice| {
+            let regex_ok = choice.conditions.path.as_deref().is_none_or(|pattern| {
+                let literal = pattern
+                    .split("^(?:")
+                    .nth(1)
+                    .and_then(|p| p.strip_suffix(".*)\\z"))
+                    .unwrap_or_default();
+                path.starts_with(literal)
+            });
+            let header_ok = choice.conditions.headers.is_empty() || header;
+            (regex_ok && header_ok).then(|| match &choice.action {
+                Action::Forward { split, .. } => split.clone(),
+                Action::Fail => "500".into(),
+            })
+        })
+    }
+
+    proptest::proptest! {
+        /// Rendering notes §2.2, the proof obligation: nginx's location choice, then the first
+        /// candidate of its list whose conditions hold, is the specification's choice over all
+        /// the candidates.
+        #[test]
+        fn locations_agree_with_the_specification(
+            drawn in proptest::collection::vec(arbitrary_candidate(), 1..8),
+            requests in proptest::collection::vec(arbitrary_candidate(), 1..8),
+        ) {
+            let candidates: Vec<Servable> = drawn
+                .iter()
+                .enumerate()
+                .map(|(index, (kind, path, header))| {
+                    let split = format!("c{index}");
+                    let (rule, mut conditions) = match kind {
+                        0 => (Some(gateway_path("Exact", path).unwrap()), Conditions::default()),
+                        1 => (
+                            Some(gateway_path("PathPrefix", path).unwrap()),
+                            Conditions::default(),
+                        ),
+                        _ => (
+                            None,
+                            Conditions {
+                                path: Some(whole_match(&format!("{}.*", path))),
+                                ..Conditions::default()
+                            },
+                        ),
+                    };
+                    if *header {
+                        conditions.headers.push(("x".into(), "1".into()));
+                    }
+                    let action = Action::Forward {
+                        split,
+                        route: ObjectRef::new("ns", "r"),
+                        path: path.clone(),
+                    };
+                    (rule, conditions, action)
+                })
+                .collect();
+            let built = locations(&candidates);
+            for (_, path, header) in &requests {
+                proptest::prop_assert_eq!(
+                    nginx_choice(&built, path, *header),
+                    spec_choice(&candidates, path, *header),
+                    "request {} (header {}) with {:?}",
+                    path,
+                    header,
+                    drawn
+                );
+            }
+        }
+    }
 }
