@@ -154,6 +154,10 @@ pub(crate) struct Context<'a> {
     /// The options.
     pub(crate) options: &'a Options,
     numbers: std::collections::HashMap<&'a str, usize>,
+    /// Whether a Gateway listener without host name is the default server of the HTTP and
+    /// of the HTTPS port (only when no Ingress claims the catch-all; see
+    /// [`crate::gateway::render`]): the generated catch-all then leaves that port to it.
+    gateway_catch_alls: (bool, bool),
 }
 
 impl Context<'_> {
@@ -165,7 +169,7 @@ impl Context<'_> {
 }
 
 fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
-    let context = Context {
+    let mut context = Context {
         model,
         options,
         numbers: model
@@ -174,7 +178,10 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             .enumerate()
             .map(|(i, name)| (name.as_str(), i))
             .collect(),
+        gateway_catch_alls: (false, false),
     };
+    let gateways = crate::gateway::render::place(&context);
+    context.gateway_catch_alls = crate::gateway::render::catch_alls(&gateways);
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
@@ -251,7 +258,8 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             directive("location", ["=", "/nginx_status"])?
                 .block(vec![directive("stub_status", [""; 0])?]),
         ]));
-    if model.servers.first().is_none_or(|s| s.host != Host::Any) {
+    let catch_all_needed = context.gateway_catch_alls != (true, true);
+    if catch_all_needed && model.servers.first().is_none_or(|s| s.host != Host::Any) {
         let catch_all = Server {
             host: Host::Any,
             certificate: None,
@@ -264,7 +272,7 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     for s in &model.servers {
         http.push(server(&context, s)?);
     }
-    http.extend(crate::gateway::render::servers(&context)?);
+    http.extend(crate::gateway::render::servers(&context, &gateways)?);
     Ok(http)
 }
 
@@ -562,16 +570,21 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     let mut body = vec![directive("set", ["$proxy_upstream_name", "-"])?];
     match &s.host {
         Host::Any => {
-            body.push(directive(
-                "listen",
-                [http_listen.as_str(), "default_server"],
-            )?);
-            let mut listen = vec![https_listen.as_str(), "ssl"];
-            if context.model.global.http2 {
-                listen.push("http2");
+            let (http_taken, https_taken) = context.gateway_catch_alls;
+            if !http_taken {
+                body.push(directive(
+                    "listen",
+                    [http_listen.as_str(), "default_server"],
+                )?);
             }
-            listen.push("default_server");
-            body.push(directive("listen", listen)?);
+            if !https_taken {
+                let mut listen = vec![https_listen.as_str(), "ssl"];
+                if context.model.global.http2 {
+                    listen.push("http2");
+                }
+                listen.push("default_server");
+                body.push(directive("listen", listen)?);
+            }
             body.push(directive("server_name", ["_"])?);
             // Unknown names get the default certificate, as ingress-nginx's; without one
             // (`render` without a generated certificate) the handshake is refused.

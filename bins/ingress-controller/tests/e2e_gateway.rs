@@ -465,3 +465,53 @@ async fn conformance_https_listener() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateways_share_the_listen_address_with_ingresses() {
+    if support::ran_elsewhere() || !source_reads_gateways() {
+        return;
+    }
+    // Without --gateway-addresses: an Ingress host keeps its name, and a Gateway listener
+    // without host name takes the catch-all no Ingress claims.
+    let backends = Backends::start(&["ingress-web", "gateway-web"]).await;
+    let mut m = String::from(support::CLASS);
+    m.push_str(&support::service(
+        "e2e",
+        "ingress-web",
+        &[backends.port("ingress-web")],
+    ));
+    m.push_str(&support::service(
+        "e2e",
+        "gateway-web",
+        &[backends.port("gateway-web")],
+    ));
+    m.push_str(&support::ingress(
+        "e2e",
+        "web",
+        "ingress.example.com",
+        "",
+        None,
+        &[("Prefix", "/", "ingress-web")],
+    ));
+    let _ = write!(
+        m,
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
+         metadata: {{name: {CLASS}}}\nspec: {{controllerName: {}}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
+         metadata: {{name: gw, namespace: e2e}}\n\
+         spec: {{gatewayClassName: {CLASS}, listeners: [{{name: http, port: 80, protocol: HTTP}}]}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+         metadata: {{name: route, namespace: e2e}}\n\
+         spec: {{parentRefs: [{{name: gw}}], rules: [{{backendRefs: [{{name: gateway-web, port: 80}}]}}]}}\n",
+        ingress_controller::gateway::DEFAULT_CONTROLLER_NAME
+    );
+    let controller = Controller::start(&m).await;
+    eventually("the Gateway's catch-all served", || async {
+        controller.get("other.example.com", "/x").await.backend() == "gateway-web"
+    })
+    .await;
+    assert_eq!(
+        controller.get("ingress.example.com", "/x").await.backend(),
+        "ingress-web"
+    );
+}

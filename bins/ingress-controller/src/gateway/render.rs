@@ -6,9 +6,11 @@
 //! Placement: with `--gateway-addresses`, each Gateway listens on its own address, and each
 //! socket gets exactly one `default_server` (its listener without host name, else a generated
 //! one answering 404 and presenting the default certificate). Without, the Gateways share the
-//! listen address with the Ingresses: on the Ingress HTTP and HTTPS ports the Ingress
-//! catch-all keeps the default server and an Ingress host keeps its name, and between
-//! Gateways the first (by key) to claim a host name on a socket keeps it.
+//! listen address with the Ingresses: on the Ingress HTTP and HTTPS ports an Ingress host
+//! keeps its name, and an Ingress catch-all (a rule without host, a default backend) keeps
+//! the default server; when there is none, a Gateway listener without host name takes it from
+//! the generated one. Between Gateways the first (by key) to claim a host name on a socket
+//! keeps it.
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
@@ -25,7 +27,7 @@ use crate::render::{
 };
 
 /// The servers of one nginx listening socket.
-struct Placed<'a> {
+pub(crate) struct Placed<'a> {
     /// The `listen` address and port.
     listen: String,
     /// Whether it speaks TLS.
@@ -62,13 +64,25 @@ fn listen_host(address: IpAddr) -> String {
     }
 }
 
-/// The `server` blocks of every Gateway the model serves.
-pub(crate) fn servers(context: &Context<'_>) -> Result<Vec<Directive>> {
+/// Whether a Gateway server without host name is the default server of the Ingress HTTP
+/// port, and of the HTTPS port.
+pub(crate) fn catch_alls(placed: &[Placed<'_>]) -> (bool, bool) {
+    let holds = |tls: bool| {
+        placed
+            .iter()
+            .any(|p| p.ingress && p.tls == tls && p.names.contains(&None))
+    };
+    (holds(false), holds(true))
+}
+
+/// Every Gateway server the model serves, on its socket.
+pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
     let options = context.options;
-    let plan = &context.model.gateway;
+    let model: &'a crate::model::Model = context.model;
+    let plan = &model.gateway;
+    let ingress_catch_all = model.servers.iter().any(|s| s.host == Host::Any);
     let addresses = plan.addresses(options.gateway_addresses.as_ref());
-    let ingress_hosts: BTreeSet<&str> = context
-        .model
+    let ingress_hosts: BTreeSet<&str> = model
         .servers
         .iter()
         .filter_map(|s| match &s.host {
@@ -116,7 +130,7 @@ pub(crate) fn servers(context: &Context<'_>) -> Result<Vec<Directive>> {
             }
             for server in &socket.servers {
                 let taken_by_ingress = match &server.name {
-                    None => ingress,
+                    None => ingress && ingress_catch_all,
                     Some(super::hostname::Hostname::Exact(name)) => {
                         ingress && ingress_hosts.contains(name.as_str())
                     }
@@ -128,8 +142,13 @@ pub(crate) fn servers(context: &Context<'_>) -> Result<Vec<Directive>> {
             }
         }
     }
+    placed
+}
+
+/// The `server` blocks of the Gateway servers `placed`.
+pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Vec<Directive>> {
     let mut out = Vec::new();
-    for socket in &placed {
+    for socket in placed {
         let has_default = socket.ingress || socket.names.contains(&None);
         if !has_default {
             let fallback = Server {
@@ -159,7 +178,7 @@ fn server(context: &Context<'_>, socket: &Placed<'_>, s: &Server) -> Result<Dire
             listen.push("http2");
         }
     }
-    if s.name.is_none() && !socket.ingress {
+    if s.name.is_none() {
         listen.push("default_server");
     }
     let mut body = vec![directive("listen", listen)?];
