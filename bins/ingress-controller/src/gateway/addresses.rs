@@ -71,7 +71,6 @@ impl Pool {
             _ => return None,
         };
         let host_mask = u128::MAX.checked_shr(128 - self.host_bits()).unwrap_or(0);
-        let host_mask = if self.host_bits() == 0 { 0 } else { host_mask };
         ((base & !host_mask) == (value & !host_mask)).then_some(value & host_mask)
     }
 
@@ -80,7 +79,6 @@ impl Pool {
     fn usable(&self) -> (u128, u128) {
         let bits = self.host_bits();
         let last = u128::MAX.checked_shr(128 - bits).unwrap_or(0);
-        let last = if bits == 0 { 0 } else { last };
         match (self.network, bits) {
             (_, 0) => (0, 0),
             (IpAddr::V4(_), 1) => (0, last),
