@@ -314,6 +314,18 @@ impl Builder<'_> {
         }
         let mut names: Vec<Option<Hostname>> = names.into_iter().collect();
         names.sort_by_key(|n| n.as_ref().map_or(Specificity::NONE, Hostname::specificity));
+        // Each listener's candidates by host name, in precedence order: a server looks up the
+        // few names that cover it instead of testing every candidate.
+        let by_name: Vec<HashMap<Option<&Hostname>, Vec<usize>>> = listeners
+            .iter()
+            .map(|listener| {
+                let mut map: HashMap<Option<&Hostname>, Vec<usize>> = HashMap::new();
+                for (index, c) in listener.candidates.iter().enumerate() {
+                    map.entry(c.hostname.as_ref()).or_default().push(index);
+                }
+                map
+            })
+            .collect();
         let mut servers = Vec::new();
         for name in names {
             if let Some(bad) = name.as_ref().filter(|n| !servable_name(n)) {
@@ -326,17 +338,26 @@ impl Builder<'_> {
             }
             let chosen = listeners
                 .iter()
-                .filter(|l| covers(l.hostname.as_ref(), name.as_ref()))
-                .min_by_key(|l| {
+                .zip(&by_name)
+                .filter(|(l, _)| covers(l.hostname.as_ref(), name.as_ref()))
+                .min_by_key(|(l, _)| {
                     l.hostname
                         .as_ref()
                         .map_or(Specificity::NONE, Hostname::specificity)
                 });
-            let Some(listener) = chosen else { continue };
-            let servable: Vec<Servable> = listener
-                .candidates
+            let Some((listener, index)) = chosen else {
+                continue;
+            };
+            let mut picked: Vec<usize> = covering(name.as_ref())
                 .iter()
-                .filter(|c| covers(c.hostname.as_ref(), name.as_ref()))
+                .filter_map(|h| index.get(&h.as_ref()))
+                .flatten()
+                .copied()
+                .collect();
+            picked.sort_unstable();
+            let servable: Vec<Servable> = picked
+                .iter()
+                .filter_map(|i| listener.candidates.get(*i))
                 .filter_map(|c| self.candidate(c))
                 .collect();
             servers.push(Server {
@@ -590,6 +611,23 @@ fn covers(outer: Option<&Hostname>, inner: Option<&Hostname>) -> bool {
         }
         (Some(Hostname::Exact(_)), Some(Hostname::Wildcard(_))) => false,
     }
+}
+
+/// The host names that cover the server name `name` (see [`covers`]): any, `name` itself,
+/// and the wildcards of each of its proper suffixes.
+fn covering(name: Option<&Hostname>) -> Vec<Option<Hostname>> {
+    let mut out = vec![None];
+    let Some(name) = name else {
+        return out;
+    };
+    out.push(Some(name.clone()));
+    let (Hostname::Exact(text) | Hostname::Wildcard(text)) = name;
+    for (dot, _) in text.match_indices('.') {
+        if let Some(suffix) = text.get(dot + 1..).filter(|s| !s.is_empty()) {
+            out.push(Some(Hostname::Wildcard(suffix.to_owned())));
+        }
+    }
+    out
 }
 
 /// An Exact or PathPrefix path value as a path rule (semantics S-PM.1 to S-PM.3): `%XX`
@@ -875,6 +913,94 @@ mod tests {
             ]
         );
         assert_eq!(split_of(&got, &LocationKey::Exact("/two".into())), None);
+    }
+
+    /// The suite's base Gateways through `model::build`: each served, each on its own pool
+    /// address in key order, and an address its status holds kept (sticky).
+    #[test]
+    fn gateways_of_the_model_and_their_addresses() {
+        use std::sync::Arc;
+
+        use cluster_state::gateway::{GatewayStatus, GatewayStatusAddress};
+
+        use super::super::conformance::{INFRA, load};
+
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let build = |snapshot: &cluster_state::Snapshot| {
+            let objects = Objects::from_snapshot(snapshot);
+            crate::model::build(&objects, &crate::class::Selection::default()).gateway
+        };
+        let pool: Pool = "127.0.1.0/24".parse().unwrap();
+        let ip = |s: &str| Served::Own(s.parse().unwrap());
+        let names = |plan: &Plan| -> Vec<(String, Served)> {
+            plan.addresses(Some(&pool))
+                .into_iter()
+                .filter(|(g, _)| g.namespace == INFRA)
+                .map(|(g, served)| (g.name, served))
+                .collect()
+        };
+        let plan = build(&snapshot);
+        assert_eq!(
+            names(&plan),
+            [
+                ("all-namespaces".to_owned(), ip("127.0.1.1")),
+                ("backend-namespaces".to_owned(), ip("127.0.1.2")),
+                ("same-namespace".to_owned(), ip("127.0.1.3")),
+                (
+                    "same-namespace-with-https-listener".to_owned(),
+                    ip("127.0.1.4")
+                ),
+            ]
+        );
+        let served = plan.addresses(None);
+        assert!(served.values().all(|s| *s == Served::Shared));
+        // The route of the test: `location /` of `same-namespace` forwards to its split.
+        let same = plan
+            .gateways
+            .iter()
+            .find(|g| g.gateway == ObjectRef::new(INFRA, "same-namespace"))
+            .unwrap();
+        let server = &same.sockets[0].servers[0];
+        assert_eq!((same.sockets[0].port, server.name.as_ref()), (80, None));
+        assert_eq!(
+            split_of(&server.locations, &LocationKey::Prefix("/".into())).as_deref(),
+            Some("gw:gateway-conformance-infra/gateway-conformance-infra-test#0")
+        );
+
+        let key = ObjectRef::new(INFRA, "same-namespace");
+        let gateway = Arc::make_mut(snapshot.gateways.get_mut(&key).unwrap());
+        gateway.status = Some(GatewayStatus {
+            addresses: Some(vec![GatewayStatusAddress {
+                type_: Some("IPAddress".into()),
+                value: "127.0.1.9".into(),
+            }]),
+            ..GatewayStatus::default()
+        });
+        let plan = build(&snapshot);
+        let got = names(&plan);
+        assert_eq!(got[2], ("same-namespace".to_owned(), ip("127.0.1.9")));
+        assert_eq!(got[3].1, ip("127.0.1.3"));
+    }
+
+    /// `covering` lists exactly the names `covers` accepts.
+    #[test]
+    fn covering_agrees_with_covers() {
+        let names: Vec<Option<Hostname>> = [
+            "", "a.b.c", "b.c", "c", "*.b.c", "*.c", "*.a.b.c", "x.b.c", "*.x.c",
+        ]
+        .iter()
+        .map(|n| Hostname::new(n))
+        .collect();
+        for inner in &names {
+            let listed = covering(inner.as_ref());
+            for outer in &names {
+                assert_eq!(
+                    listed.contains(outer),
+                    covers(outer.as_ref(), inner.as_ref()),
+                    "{outer:?} over {inner:?}"
+                );
+            }
+        }
     }
 
     #[test]
