@@ -464,6 +464,28 @@ async fn conformance_https_listener() {
             "{host}"
         );
     }
+    drop(controller);
+
+    // The same on the shared listen address (no --gateway-addresses): the HTTPS listeners
+    // share the HTTPS port with the Ingress servers, the catch-all listener `https` holding
+    // its default server.
+    let controller = Controller::start(&suite.manifests("httproute-https-listener.yaml")).await;
+    let localhost = IpAddr::from([127, 0, 0, 1]);
+    let port = controller.https;
+    eventually(
+        "the HTTPS listener served on the shared address",
+        || async {
+            https_get(localhost, port, "example.org") == (200, "infra-backend-v1".to_owned())
+        },
+    )
+    .await;
+    for (host, status, backend) in table {
+        assert_eq!(
+            https_get(localhost, port, host),
+            (status, backend.to_owned()),
+            "{host}, shared"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
