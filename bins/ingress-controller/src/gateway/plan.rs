@@ -45,7 +45,7 @@ const MAX_NAME: usize = 256;
 /// What the Gateways serve, independent of addresses (see [`Plan::addresses`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
-    /// Each Gateway with servable listeners, in the evaluation's order (by key).
+    /// Each Gateway with servable listeners, oldest first (creation time, then key).
     pub gateways: Vec<GatewayPlan>,
     /// The weighted splits of the rules, by name (`gw:NAMESPACE/ROUTE#RULE`).
     pub splits: BTreeMap<String, Vec<Share>>,
@@ -248,6 +248,14 @@ pub fn build(evaluation: &Evaluation, objects: &Objects) -> Plan {
             _ => by_gateway.push((&listener.gateway, vec![listener])),
         }
     }
+    // Oldest first (S-0.4): on a socket the Gateways share, the older keeps a host name both
+    // claim (S-GW.4), and a pool hands out its free addresses in this order.
+    by_gateway.sort_by_key(|(gateway, _)| {
+        objects
+            .gateways
+            .get(*gateway)
+            .map(|g| super::precedence::Age::of(&g.metadata))
+    });
     for (gateway, listeners) in by_gateway {
         let plan = builder.gateway(gateway, &listeners);
         builder.plan.gateways.push(plan);

@@ -9,8 +9,8 @@
 //! listen address with the Ingresses: on the Ingress HTTP and HTTPS ports an Ingress host
 //! keeps its name, and an Ingress catch-all (a rule without host, a default backend) keeps
 //! the default server; when there is none, a Gateway listener without host name takes it from
-//! the generated one. Between Gateways the first (by key) to claim a host name on a socket
-//! keeps it.
+//! the generated one. Between Gateways the older (creation time, then key) to claim a host
+//! name on a socket keeps it (S-GW.4).
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
@@ -371,5 +371,56 @@ mod tests {
             "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
         );
         assert_eq!(named, [&forward, &Action::Fail]);
+    }
+
+    /// Without a pool the base Gateways share the HTTP port: the older one's listener without
+    /// host name takes the catch-all (S-GW.4), the generated Ingress catch-all leaves the port.
+    #[test]
+    fn the_older_gateway_keeps_the_shared_catch_all() {
+        use std::sync::Arc;
+
+        use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
+        use cluster_state::k8s::jiff::Timestamp;
+
+        use super::super::conformance::{INFRA, load};
+
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let key = cluster_state::ObjectRef::new(INFRA, "same-namespace");
+        for (name, gateway) in snapshot.gateways.iter_mut() {
+            let seconds = if *name == key { 1 } else { 2 };
+            Arc::make_mut(gateway).metadata.creation_timestamp =
+                Some(Time(Timestamp::from_second(seconds).unwrap()));
+        }
+        let objects = crate::objects::Objects::from_snapshot(&snapshot);
+        let model = crate::model::build(&objects, &crate::class::Selection::default());
+        let options = crate::render::Options {
+            prefix: "/prefix".into(),
+            listen_address: "127.0.0.1".into(),
+            http_port: 8080,
+            https_port: 8443,
+            workers: "1".into(),
+            modules_dir: None,
+            fallback_certificate: None,
+            gateway_addresses: None,
+        };
+        let text = crate::render::render(&model, &options).unwrap();
+        let defaults: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("listen 127.0.0.1:8080") && l.contains("default_server"))
+            .collect();
+        assert_eq!(
+            defaults,
+            ["listen 127.0.0.1:8080 default_server;"],
+            "{text}"
+        );
+        let start = text.find("listen 127.0.0.1:8080 default_server;").unwrap();
+        let server = &text[start..];
+        let end = server.find("\n    }").unwrap_or(server.len());
+        assert!(
+            server[..end].contains("gateway-conformance-infra-test#0"),
+            "{}",
+            &server[..end]
+        );
     }
 }
