@@ -96,6 +96,7 @@ async fn main() -> anyhow::Result<()> {
         workers: "2".into(),
         modules_dir: Some("/usr/lib/nginx/modules".into()),
         fallback_certificate: None,
+        gateway_addresses: None,
     };
 
     let objects = cluster(count, "").map_err(anyhow::Error::msg)?;

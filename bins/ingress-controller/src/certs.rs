@@ -12,10 +12,41 @@ use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
+use k8s_openapi::api::core::v1::Secret;
 use sha2::{Digest as _, Sha256};
 
 use crate::model::Certificate;
 use crate::render::Options;
+
+/// The certificate of Secret `secret_key` (`namespace/name`), `secret` when it exists, checked
+/// at `now` (seconds since the Unix epoch; `None`: expiry not checked). The one loader of
+/// Ingress TLS Secrets, the default certificate and Gateway listeners' certificateRefs.
+///
+/// # Errors
+///
+/// Why the Secret cannot serve: missing, without PEM `tls.crt` or `tls.key`, or refused by
+/// [`crate::tls_check::check`]; the message ends by saying the default certificate serves.
+pub fn load(
+    secret_key: &str,
+    secret: Option<&Secret>,
+    now: Option<i64>,
+) -> Result<Certificate, String> {
+    let secret = secret.ok_or_else(|| {
+        format!("TLS Secret {secret_key} not found; its hosts present the default certificate")
+    })?;
+    let field = |name: &str| {
+        crate::tls_check::secret_pem(secret, name)
+            .ok_or_else(|| format!("TLS Secret {secret_key} has no PEM {name}"))
+    };
+    let certificate = Certificate {
+        cert: field("tls.crt")?,
+        key: field("tls.key")?,
+    };
+    crate::tls_check::check(&certificate.cert, &certificate.key, now).map_err(|e| {
+        format!("TLS Secret {secret_key} refused: {e}; its hosts present the default certificate")
+    })?;
+    Ok(certificate)
+}
 
 /// The bytes of `certificate`'s file: the chain, then the key.
 fn contents(certificate: &Certificate) -> Vec<u8> {
@@ -156,6 +187,7 @@ mod tests {
             workers: "1".into(),
             modules_dir: None,
             fallback_certificate: None,
+            gateway_addresses: None,
         };
         let mut certificates = BTreeMap::new();
         let first = certificate("-----BEGIN CERTIFICATE-----");

@@ -2,9 +2,18 @@
 //! from an object ever reaches it as code. Objects reach it only as data, the backend table
 //! the controller POSTs to the control socket ([`crate::backends`]).
 //!
-//! - `access()` (every proxied location): picks the backend (canary by header, cookie, then
-//!   weight), answers 503 when it has no endpoints, and picks the peer (cookie affinity,
-//!   `upstream-hash-by`, else round robin).
+//! - `access()` (every proxied location): picks the backend (a Gateway rule's split: a member
+//!   drawn by weight, `!500` answered 500; an Ingress's canary by header, cookie, then weight),
+//!   answers 503 when it has no endpoints, and picks the peer (cookie affinity,
+//!   `upstream-hash-by`, else round robin). The draw uses `math.random`, seeded per worker in
+//!   `init_worker()` so that workers do not all draw the same sequence.
+//! - `gateway_match()` (Gateway locations whose candidates carry conditions): reads the
+//!   location's candidate list from `$gw_candidates` (data written by
+//!   [`crate::gateway::render`], percent-encoded; parsed once per worker and list), and jumps
+//!   to the named location `@gwN` of the first candidate whose conditions all hold: method,
+//!   headers (the first value of each), query parameters (the first, decoded) and the path
+//!   regex (anchored whole, under PCRE's match limit). None holds: 404 (S-PR.8); a regex
+//!   that reaches its limit: 500.
 //! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer; when nginx
 //!   passes a failed request on (`proxy_next_upstream`: a refused connection, a timeout…), to
 //!   the next peer of the backend this request has not tried. It asks nginx for one more try
@@ -48,10 +57,33 @@ local function parse(body)
           b[k] = v
         end
       end
+      if b.split then
+        -- A Gateway split: members and weights, drawn from in access().
+        b.members = {}
+        b.total = 0
+        for member, weight in string.gmatch(b.split, "([^,*]+)%*(%d+)") do
+          local w = tonumber(weight) or 0
+          if w > 0 then
+            b.members[#b.members + 1] = { member, w }
+            b.total = b.total + w
+          end
+        end
+      end
       out[name] = b
     end
   end
   return out
+end
+
+-- The member of split `b` a request goes to, by weight; "!500" when it has none.
+local function draw(b)
+  if b.total <= 0 then return "!500" end
+  local r = math.random(b.total)
+  for _, m in ipairs(b.members) do
+    r = r - m[2]
+    if r <= 0 then return m[1] end
+  end
+  return "!500"
 end
 
 local function sync()
@@ -101,7 +133,14 @@ function M.access()
   sync()
   local name = ngx.var.proxy_upstream_name
   local b = backends[name]
-  if b and b.canary and backends[b.canary] and wants_canary(b) then
+  if b and b.members then
+    name = draw(b)
+    if name == "!500" then
+      return ngx.exit(500)
+    end
+    b = backends[name]
+    ngx.var.proxy_upstream_name = name
+  elseif b and b.canary and backends[b.canary] and wants_canary(b) then
     name = b.canary
     b = backends[name]
     ngx.var.proxy_upstream_name = name
@@ -177,6 +216,89 @@ function M.balance()
     ngx.log(ngx.ERR, "ingress balancer: cannot use peer ", peer, ": ", err)
     return ngx.exit(502)
   end
+end
+
+-- Gateway candidate lists, parsed once per worker and text (bounded: cleared when full).
+local gw_lists = {}
+local gw_count = 0
+
+local function unescape(text)
+  return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+-- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,p=REGEX;...`, every value percent-encoded.
+local function gw_parse(text)
+  local list = {}
+  for part in string.gmatch(text, "[^;]+") do
+    local c = { headers = {}, query = {} }
+    for field in string.gmatch(part, "[^,]+") do
+      local k, v = string.match(field, "^(%a)=(.*)$")
+      if k == "a" then
+        c.action = v
+      elseif k == "m" then
+        c.method = v
+      elseif k == "p" then
+        c.path = unescape(v)
+      elseif k == "h" then
+        local name, value = string.match(v, "^([^:]*):(.*)$")
+        local variable = "http_" .. string.gsub(string.lower(name or ""), "-", "_")
+        c.headers[#c.headers + 1] = { variable, unescape(value or "") }
+      elseif k == "q" then
+        local name, value = string.match(v, "^([^:]*):(.*)$")
+        c.query[#c.query + 1] = { unescape(name or ""), unescape(value or "") }
+      end
+    end
+    list[#list + 1] = c
+  end
+  return list
+end
+
+-- Whether candidate `c` holds for this request; `args` are the query's, read once.
+local function gw_holds(c, state)
+  if c.method and ngx.req.get_method() ~= c.method then return false end
+  local var = ngx.var
+  for _, h in ipairs(c.headers) do
+    if var[h[1]] ~= h[2] then return false end
+  end
+  if #c.query > 0 then
+    if not state.args then state.args = ngx.req.get_uri_args(100) end
+    for _, q in ipairs(c.query) do
+      local v = state.args[q[1]]
+      if type(v) == "table" then v = v[1] end
+      if v == true then v = "" end
+      if v ~= q[2] then return false end
+    end
+  end
+  if c.path then
+    local from, _, err = ngx.re.find(var.uri, c.path, "jos")
+    if err then
+      ngx.log(ngx.ERR, "gateway path regex: ", err)
+      return ngx.exit(500)
+    end
+    if not from then return false end
+  end
+  return true
+end
+
+function M.gateway_match()
+  local text = ngx.var.gw_candidates or ""
+  local list = gw_lists[text]
+  if not list then
+    if gw_count >= 4096 then
+      gw_lists = {}
+      gw_count = 0
+    end
+    list = gw_parse(text)
+    gw_lists[text] = list
+    gw_count = gw_count + 1
+  end
+  local state = {}
+  for _, c in ipairs(list) do
+    if gw_holds(c, state) then
+      return ngx.exec("@gw" .. c.action)
+    end
+  end
+  return ngx.exit(404)
 end
 
 function M.control()
@@ -270,6 +392,7 @@ local function flush()
 end
 
 function M.init_worker()
+  math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
   local ok, err = ngx.timer.every(1, flush)
   if not ok then ngx.log(ngx.ERR, "ingress metrics: no flush timer: ", err) end
 end
@@ -311,6 +434,8 @@ package.loaded["ingress"] = M
 
 /// The body of `access_by_lua_block` in proxied locations.
 pub const ACCESS: &str = " require(\"ingress\").access() ";
+/// The body of `rewrite_by_lua_block` in Gateway locations with conditions.
+pub const GATEWAY_MATCH: &str = " require(\"ingress\").gateway_match() ";
 /// The body of `balancer_by_lua_block` in the `ingress_balancer` upstream.
 pub const BALANCE: &str = " require(\"ingress\").balance() ";
 /// The body of `content_by_lua_block` on the control socket.

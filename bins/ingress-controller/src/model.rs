@@ -6,12 +6,14 @@
 //! host's default backend keeps it. An Exact path takes the `= /p` location from a Prefix path
 //! of the same host whatever their ages: that is the specification's tie-break.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use cluster_state::ObjectRef;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::api::networking::v1::{Ingress, IngressBackend};
+use k8s_openapi::api::networking::v1::{
+    Ingress, IngressBackend, IngressServiceBackend, ServiceBackendPort,
+};
 
 use crate::annotations::{self, Affinity, Annotations, Canary};
 use crate::class::Selection;
@@ -41,6 +43,10 @@ pub struct Model {
     /// The default server's certificate (`--default-ssl-certificate`): the Secret, when it
     /// loads; `Err` with why when it is missing or refused (the generated one serves then).
     pub default_certificate: DefaultCertificate,
+    /// What the Gateways of ours serve (their backends and certificates are in
+    /// [`Model::backends`] and [`Model::certificates`]). Where each is served, and so which
+    /// Gateways the configuration serves: [`crate::gateway::plan::Plan::addresses`].
+    pub gateway: crate::gateway::plan::Plan,
 }
 
 /// The default server's certificate.
@@ -262,6 +268,7 @@ pub fn build(objects: &Objects, selection: &Selection) -> Model {
     for (ingress, annotations) in &canaries {
         builder.add_canary(ingress, annotations);
     }
+    builder.add_gateways(objects, &selection.gateway);
     builder.finish()
 }
 
@@ -530,26 +537,58 @@ impl Builder<'_> {
         if self.model.certificates.contains_key(secret_key) {
             return Ok(());
         }
-        let secret = self.secrets.get(secret_key).ok_or_else(|| {
-            format!("TLS Secret {secret_key} not found; its hosts present the default certificate")
-        })?;
-        let field = |name: &str| {
-            crate::tls_check::secret_pem(secret, name)
-                .ok_or_else(|| format!("TLS Secret {secret_key} has no PEM {name}"))
-        };
-        let certificate = Certificate {
-            cert: field("tls.crt")?,
-            key: field("tls.key")?,
-        };
-        crate::tls_check::check(&certificate.cert, &certificate.key, self.now).map_err(|e| {
-            format!(
-                "TLS Secret {secret_key} refused: {e}; its hosts present the default certificate"
-            )
-        })?;
+        let secret = self.secrets.get(secret_key).copied();
+        let certificate = crate::certs::load(secret_key, secret, self.now)?;
         self.model
             .certificates
             .insert(secret_key.to_owned(), certificate);
         Ok(())
+    }
+
+    /// The Gateways of ours: every servable listener (the listeners do not depend on what
+    /// nginx has loaded, so every Gateway counts as loaded), their backends and certificates.
+    fn add_gateways(&mut self, objects: &Objects, settings: &crate::gateway::Settings) {
+        use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
+        use cluster_state::k8s::jiff::Timestamp;
+        let loaded: BTreeSet<ObjectRef> = objects.gateways.keys().cloned().collect();
+        let inputs = crate::gateway::GatewayInputs::new(objects, &loaded);
+        let now = self
+            .now
+            .and_then(|s| Timestamp::from_second(s).ok())
+            .unwrap_or(Timestamp::UNIX_EPOCH);
+        let evaluation = crate::gateway::evaluate(inputs, settings, &Time(now));
+        let plan = crate::gateway::plan::build(&evaluation, objects);
+        for (service, port) in &plan.backends {
+            let backend = IngressServiceBackend {
+                name: service.name.clone(),
+                port: Some(ServiceBackendPort {
+                    number: Some(*port),
+                    name: None,
+                }),
+            };
+            if let Ok((name, endpoints)) = self.index.resolve(&service.namespace, &backend) {
+                self.model
+                    .backends
+                    .entry(name.clone())
+                    .or_insert_with(|| Backend {
+                        name,
+                        endpoints,
+                        ..Backend::default()
+                    });
+            }
+        }
+        let secrets: BTreeSet<&String> = plan
+            .gateways
+            .iter()
+            .flat_map(|g| &g.sockets)
+            .flat_map(|s| &s.servers)
+            .flat_map(|s| &s.certificates)
+            .collect();
+        for secret in secrets {
+            // The listener checks refused the certificates that do not load (S-GW.3).
+            let _ = self.certificate(secret);
+        }
+        self.model.gateway = plan;
     }
 
     fn add_canary(&mut self, ingress: &Ingress, annotations: &Annotations) {

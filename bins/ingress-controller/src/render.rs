@@ -31,6 +31,9 @@ pub struct Options {
     /// The generated default certificate (PEM: chain then key), presented when no
     /// `--default-ssl-certificate` loads ([`crate::certs::write_fake`]).
     pub fallback_certificate: Option<PathBuf>,
+    /// `--gateway-addresses`: each Gateway's own address comes from this pool; `None`: the
+    /// Gateways share [`Options::listen_address`] with the Ingresses.
+    pub gateway_addresses: Option<crate::gateway::addresses::Pool>,
 }
 
 impl Options {
@@ -69,10 +72,10 @@ pub enum RenderError {
     },
 }
 
-type Result<T> = std::result::Result<T, RenderError>;
+pub(crate) type Result<T> = std::result::Result<T, RenderError>;
 
 /// `name args…;`
-fn directive<I>(name: &str, args: I) -> Result<Directive>
+pub(crate) fn directive<I>(name: &str, args: I) -> Result<Directive>
 where
     I: IntoIterator,
     I::Item: AsRef<[u8]>,
@@ -85,7 +88,8 @@ where
         })
 }
 
-fn lua_block(name: &str, code: &str) -> Result<Directive> {
+/// `name { code }` with a Lua body.
+pub(crate) fn lua_block(name: &str, code: &str) -> Result<Directive> {
     let body = LuaBody::new(code).map_err(|source| RenderError::Emit {
         what: name.to_owned(),
         source,
@@ -144,10 +148,16 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
 
 /// What rendering one model needs: the model, the options, and each Ingress's number (its
 /// position in [`Model::ingresses`], which names its limit zones).
-struct Context<'a> {
-    model: &'a Model,
-    options: &'a Options,
+pub(crate) struct Context<'a> {
+    /// The model.
+    pub(crate) model: &'a Model,
+    /// The options.
+    pub(crate) options: &'a Options,
     numbers: std::collections::HashMap<&'a str, usize>,
+    /// Whether a Gateway listener without host name is the default server of the HTTP and
+    /// of the HTTPS port (only when no Ingress claims the catch-all; see
+    /// [`crate::gateway::render`]): the generated catch-all then leaves that port to it.
+    gateway_catch_alls: (bool, bool),
 }
 
 impl Context<'_> {
@@ -159,7 +169,7 @@ impl Context<'_> {
 }
 
 fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
-    let context = Context {
+    let mut context = Context {
         model,
         options,
         numbers: model
@@ -168,7 +178,10 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             .enumerate()
             .map(|(i, name)| (name.as_str(), i))
             .collect(),
+        gateway_catch_alls: (false, false),
     };
+    let gateways = crate::gateway::render::place(&context);
+    context.gateway_catch_alls = crate::gateway::render::catch_alls(&gateways);
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
@@ -245,7 +258,8 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             directive("location", ["=", "/nginx_status"])?
                 .block(vec![directive("stub_status", [""; 0])?]),
         ]));
-    if model.servers.first().is_none_or(|s| s.host != Host::Any) {
+    let catch_all_needed = context.gateway_catch_alls != (true, true);
+    if catch_all_needed && model.servers.first().is_none_or(|s| s.host != Host::Any) {
         let catch_all = Server {
             host: Host::Any,
             certificate: None,
@@ -258,11 +272,13 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
     for s in &model.servers {
         http.push(server(&context, s)?);
     }
+    http.extend(crate::gateway::render::servers(&context, &gateways)?);
     Ok(http)
 }
 
 /// `server_names_hash_bucket_size`: large enough for the longest name of a `server_name`
-/// nginx hashes (the exact hosts; the wildcards are written as regexes, which it does not hash).
+/// nginx hashes (the exact hosts and the Gateway wildcards; the Ingress wildcards are written
+/// as regexes, which it does not hash).
 ///
 /// nginx refuses the whole configuration when one name does not fit a bucket ("could not build
 /// server_names_hash, you should increase server_names_hash_bucket_size"). `ngx_hash_init`
@@ -281,6 +297,15 @@ fn server_names_bucket(model: &Model) -> usize {
             Host::Exact(name) => Some(name.len()),
             Host::Any | Host::Wildcard(_) => None,
         })
+        .chain(
+            model
+                .gateway
+                .gateways
+                .iter()
+                .flat_map(|g| &g.sockets)
+                .flat_map(|s| &s.servers)
+                .filter_map(|s| s.name.as_ref().map(|n| n.to_string().len())),
+        )
         .max()
         .unwrap_or(0);
     let needed = POINTER + (longest + 2).next_multiple_of(POINTER) + POINTER;
@@ -545,16 +570,21 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     let mut body = vec![directive("set", ["$proxy_upstream_name", "-"])?];
     match &s.host {
         Host::Any => {
-            body.push(directive(
-                "listen",
-                [http_listen.as_str(), "default_server"],
-            )?);
-            let mut listen = vec![https_listen.as_str(), "ssl"];
-            if context.model.global.http2 {
-                listen.push("http2");
+            let (http_taken, https_taken) = context.gateway_catch_alls;
+            if !http_taken {
+                body.push(directive(
+                    "listen",
+                    [http_listen.as_str(), "default_server"],
+                )?);
             }
-            listen.push("default_server");
-            body.push(directive("listen", listen)?);
+            if !https_taken {
+                let mut listen = vec![https_listen.as_str(), "ssl"];
+                if context.model.global.http2 {
+                    listen.push("http2");
+                }
+                listen.push("default_server");
+                body.push(directive("listen", listen)?);
+            }
             body.push(directive("server_name", ["_"])?);
             // Unknown names get the default certificate, as ingress-nginx's; without one
             // (`render` without a generated certificate) the handshake is refused.
@@ -627,7 +657,7 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
 /// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
 /// The file of the default certificate: the `--default-ssl-certificate` Secret's when it
 /// loaded, else the generated one ([`Options::fallback_certificate`]).
-fn default_certificate(context: &Context<'_>) -> Option<String> {
+pub(crate) fn default_certificate(context: &Context<'_>) -> Option<String> {
     match &context.model.default_certificate {
         DefaultCertificate::Secret(secret) => {
             let certificate = context.model.certificates.get(secret)?;
@@ -639,7 +669,7 @@ fn default_certificate(context: &Context<'_>) -> Option<String> {
     }
 }
 
-fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
+pub(crate) fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
     let module = match protocol {
         BackendProtocol::Http | BackendProtocol::Https => "proxy",
         BackendProtocol::Grpc => "grpc",
@@ -663,13 +693,18 @@ fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive
     ])
 }
 
+/// `location = PATH`, `location PATH` or `location ~ PATTERN`, without its block.
+pub(crate) fn location_header(key: &LocationKey) -> Result<Directive> {
+    match key {
+        LocationKey::Exact(p) => directive("location", ["=", p.as_str()]),
+        LocationKey::Prefix(p) => directive("location", [p.as_str()]),
+        LocationKey::Regex(r) => directive("location", ["~", r.as_str()]),
+    }
+}
+
 fn location_block(context: &Context<'_>, location: &Location) -> Result<Directive> {
     let options = context.options;
-    let header = match &location.key {
-        LocationKey::Exact(p) => directive("location", ["=", p.as_str()])?,
-        LocationKey::Prefix(p) => directive("location", [p.as_str()])?,
-        LocationKey::Regex(r) => directive("location", ["~", r.as_str()])?,
-    };
+    let header = location_header(&location.key)?;
     let a: &Annotations = &location.annotations;
     let mut body = Vec::new();
     for cidr in &a.deny_sources {
@@ -874,6 +909,7 @@ mod tests {
             workers: "1".into(),
             modules_dir: None,
             fallback_certificate: None,
+            gateway_addresses: None,
         }
     }
 

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use cluster_state::gateway::{HttpRoute, HttpRouteMatch};
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
 use ingress_controller::{backends, model, render};
@@ -63,6 +64,39 @@ spec:
         paths:
           - {path: /a, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
           - {path: /b, pathType: Exact, backend: {service: {name: web, port: {name: http}}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: gw}
+spec: {controllerName: kube-node-net.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: demo}
+spec:
+  gatewayClassName: gw
+  listeners:
+    - {name: http, port: 80, protocol: HTTP, hostname: gw.example.com}
+    - name: https
+      port: 443
+      protocol: HTTPS
+      hostname: gw.example.com
+      tls: {mode: Terminate, certificateRefs: [{name: tls}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route, namespace: demo}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [gw.example.com]
+  rules:
+    - matches:
+        - path: {type: Exact, value: /x}
+        - path: {type: PathPrefix, value: /p}
+          method: GET
+          headers: [{name: X-A, value: one}]
+          queryParams: [{name: q, value: v}]
+      backendRefs: [{name: web, port: 80}]
 "#;
 
 fn base() -> Objects {
@@ -85,6 +119,7 @@ fn options() -> render::Options {
         workers: "1".into(),
         modules_dir: Some("/usr/lib/nginx/modules".into()),
         fallback_certificate: None,
+        gateway_addresses: None,
     }
 }
 
@@ -93,26 +128,33 @@ fn selection() -> Selection {
 }
 
 /// The structure of a configuration: names, argument counts and how each directive ends,
-/// without argument values.
-#[derive(Debug, PartialEq, Eq)]
+/// without argument values. The `location`s of a block are compared as a set (sorted): where
+/// a path sorts among the others is no structure.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Shape {
     Directive(Vec<u8>, usize, Vec<Shape>),
     Lua(Vec<u8>, usize),
 }
 
 fn shape(block: &Block) -> Vec<Shape> {
-    block
-        .directives
-        .iter()
-        .map(|d| {
-            let name = d.name.value().into_owned();
-            match &d.end {
-                End::Semicolon => Shape::Directive(name, d.args.len(), Vec::new()),
-                End::Block(inner) => Shape::Directive(name, d.args.len(), shape(inner)),
-                End::Lua(body) => Shape::Lua(name, body.as_bytes().len()),
-            }
-        })
-        .collect()
+    let mut out: Vec<Shape> = Vec::new();
+    let mut locations: Vec<Shape> = Vec::new();
+    for d in &block.directives {
+        let name = d.name.value().into_owned();
+        let shape = match &d.end {
+            End::Semicolon => Shape::Directive(name, d.args.len(), Vec::new()),
+            End::Block(inner) => Shape::Directive(name, d.args.len(), shape(inner)),
+            End::Lua(body) => Shape::Lua(name, body.as_bytes().len()),
+        };
+        if matches!(&shape, Shape::Directive(n, _, _) if n.as_slice() == b"location") {
+            locations.push(shape);
+        } else {
+            out.push(shape);
+        }
+    }
+    locations.sort();
+    out.extend(locations);
+    out
 }
 
 /// Renders `objects`, checks that the text reads back as the tree that was built, and
@@ -124,7 +166,10 @@ fn rendered(objects: &Objects) -> (Vec<Shape>, String) {
     let reread = nginx_conf::parse(text.as_bytes()).unwrap();
     assert_eq!(shape(&reread), shape(&tree));
     let table = backends::table(&model);
-    assert_eq!(table.lines().count(), model.backends.len());
+    assert_eq!(
+        table.lines().count(),
+        model.backends.len() + model.gateway.splits.len()
+    );
     for line in table.lines() {
         let mut words = line.split(' ');
         let name = words.next().unwrap();
@@ -374,6 +419,114 @@ const SLOTS: &[(&str, Slot, &str, &str)] = &[
     ),
 ];
 
+/// The HTTPRoute of BASE.
+fn route(objects: &mut Objects) -> &mut HttpRoute {
+    let route = objects.http_routes.values_mut().next_back().unwrap();
+    std::sync::Arc::make_mut(route)
+}
+
+/// The first rule's match `index` of the HTTPRoute of BASE.
+fn route_match(objects: &mut Objects, index: usize) -> &mut HttpRouteMatch {
+    let rules = route(objects).spec.rules.as_mut().unwrap();
+    &mut rules[0].matches.as_mut().unwrap()[index]
+}
+
+/// Every field of a Gateway API object a value reaches, with a valid and a refused benign
+/// value.
+const GATEWAY_SLOTS: &[(&str, Slot, &str, &str)] = &[
+    (
+        "listener hostname",
+        |o, v| {
+            let gateway = o.gateways.values_mut().next_back().unwrap();
+            let gateway = std::sync::Arc::make_mut(gateway);
+            for listener in &mut gateway.spec.listeners {
+                listener.hostname = Some(v.into());
+            }
+        },
+        "gw.example.com",
+        "bad_name.example.com",
+    ),
+    (
+        "route hostname",
+        |o, v| route(o).spec.hostnames = Some(vec![v.into()]),
+        "gw.example.com",
+        "other.example.com",
+    ),
+    (
+        "route name",
+        |o, v| {
+            let key = o.http_routes.keys().next_back().unwrap().clone();
+            let mut moved = o.http_routes.remove(&key).unwrap();
+            std::sync::Arc::make_mut(&mut moved).metadata.name = Some(v.into());
+            o.http_routes
+                .insert(cluster_state::ObjectRef::new("demo", v), moved);
+        },
+        "route2",
+        "Route2",
+    ),
+    (
+        "route exact path",
+        |o, v| route_match(o, 0).path.as_mut().unwrap().value = Some(v.into()),
+        "/z",
+        "/a b",
+    ),
+    (
+        "route prefix path",
+        |o, v| route_match(o, 1).path.as_mut().unwrap().value = Some(v.into()),
+        "/z",
+        "/a b",
+    ),
+    (
+        "route regex path",
+        |o, v| {
+            let path = route_match(o, 0).path.as_mut().unwrap();
+            path.type_ = Some("RegularExpression".into());
+            path.value = Some(v.into());
+        },
+        "/c(.*)",
+        "/c(",
+    ),
+    (
+        "header name",
+        |o, v| route_match(o, 1).headers.as_mut().unwrap()[0].name = v.into(),
+        "X-B",
+        "X_B",
+    ),
+    (
+        "header value",
+        |o, v| route_match(o, 1).headers.as_mut().unwrap()[0].value = v.into(),
+        "two",
+        "a\nb",
+    ),
+    (
+        "query name",
+        |o, v| route_match(o, 1).query_params.as_mut().unwrap()[0].name = v.into(),
+        "r",
+        "",
+    ),
+    (
+        "query value",
+        |o, v| route_match(o, 1).query_params.as_mut().unwrap()[0].value = v.into(),
+        "w",
+        "a\nb",
+    ),
+    (
+        "method",
+        |o, v| route_match(o, 1).method = Some(v.into()),
+        "POST",
+        "post",
+    ),
+    (
+        "backend name",
+        |o, v| {
+            let rules = route(o).spec.rules.as_mut().unwrap();
+            rules[0].backend_refs.as_mut().unwrap()[0].name = v.into();
+        },
+        "web",
+        "nope",
+    ),
+];
+
 /// Regex paths: the Ingress opts in, and the path becomes a pattern.
 fn regex_slot(objects: &mut Objects, value: &str) {
     annotate(objects, "use-regex", "true");
@@ -384,6 +537,7 @@ fn regex_slot(objects: &mut Objects, value: &str) {
 fn slots() -> Vec<(&'static str, Slot, &'static str, &'static str)> {
     let mut slots = SLOTS.to_vec();
     slots.push(("regex path", regex_slot, "/c(.*)", "/c("));
+    slots.extend_from_slice(GATEWAY_SLOTS);
     slots
 }
 
@@ -393,23 +547,35 @@ fn shape_with(set: Slot, value: &str) -> Vec<Shape> {
     rendered(&objects).0
 }
 
-/// The shapes for each slot's valid and refused benign values, computed once.
-fn baselines() -> &'static [(Vec<Shape>, Vec<Shape>)] {
-    static BASELINES: OnceLock<Vec<(Vec<Shape>, Vec<Shape>)>> = OnceLock::new();
+/// Other valid values of a slot with a structure of their own: a Gateway Exact path ending
+/// in `/` gets the `= /p` location beside it (S-PM.3 allows bytes the Ingress refuses, so
+/// hostile values can be valid paths).
+const MORE_VALID: &[(&str, &str)] = &[("route exact path", "/z/")];
+
+/// The shapes for each slot's benign values (valid, refused, [`MORE_VALID`]), computed once.
+fn baselines() -> &'static [Vec<Vec<Shape>>] {
+    static BASELINES: OnceLock<Vec<Vec<Vec<Shape>>>> = OnceLock::new();
     BASELINES.get_or_init(|| {
         slots()
             .into_iter()
-            .map(|(_, set, valid, refused)| (shape_with(set, valid), shape_with(set, refused)))
+            .map(|(what, set, valid, refused)| {
+                let more = MORE_VALID.iter().filter(|(w, _)| *w == what);
+                [valid, refused]
+                    .into_iter()
+                    .chain(more.map(|(_, v)| *v))
+                    .map(|v| shape_with(set, v))
+                    .collect()
+            })
             .collect()
     })
 }
 
 /// Checks one hostile value in every slot.
 fn check_everywhere(value: &str) {
-    for ((what, set, _, _), (valid, refused)) in slots().into_iter().zip(baselines()) {
+    for ((what, set, _, _), benign) in slots().into_iter().zip(baselines()) {
         let hostile = shape_with(set, value);
         assert!(
-            hostile == *valid || hostile == *refused,
+            benign.contains(&hostile),
             "{what}: {value:?} changed the structure"
         );
     }
@@ -547,4 +713,27 @@ fn cve_payloads() {
         // every other field never reach the configuration as directives either.
         check_everywhere(payload);
     }
+}
+
+/// The Gateway slots reach the configuration: BASE's Gateway is served, its route's
+/// conditional match goes through the dispatcher, and its split is in the table.
+#[test]
+fn the_gateway_of_base_is_rendered() {
+    let model = model::build(&base(), &selection());
+    let text = render::render(&model, &options()).unwrap();
+    for line in [
+        "server_name gw.example.com;",
+        "listen 127.0.0.1:8443 ssl http2;",
+        "location = /x {",
+        "location /p/ {",
+        "set $proxy_upstream_name gw:demo/route#0;",
+        "set $gw_candidates a=0,m=GET,h=x-a:one,q=q:v;",
+        "location @gw0 {",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim() == line),
+            "no `{line}` in:\n{text}"
+        );
+    }
+    assert!(backends::table(&model).contains("gw:demo/route#0 split=demo/web:80*1\n"));
 }

@@ -57,6 +57,7 @@ fn options() -> render::Options {
         workers: "auto".into(),
         modules_dir: Some(PathBuf::from(MODULES)),
         fallback_certificate: None,
+        gateway_addresses: None,
     }
 }
 

@@ -16,7 +16,9 @@
 //! - [`precedence`]: the order of the candidates of one listener (S-PR);
 //! - [`filters`], [`timeouts`], [`rules`]: what a rule does besides forwarding, and which
 //!   rules are invalid (S-F, S-TO, S-IR);
-//! - [`status`]: the desired statuses (S-ST, S-0.3).
+//! - [`status`]: the desired statuses (S-ST, S-0.3);
+//! - [`plan`]: what nginx serves for the served listeners, and [`addresses`] where;
+//! - [`render`]: the Gateways' nginx servers.
 //!
 //! Defaults are read through the types' accessor methods, never through their `Option`s
 //! (S-0.2).
@@ -34,6 +36,7 @@ use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::objects::{Map, Objects};
 
+pub mod addresses;
 pub mod attach;
 pub mod backend_refs;
 pub mod class;
@@ -42,7 +45,9 @@ pub mod grants;
 pub mod hostname;
 pub mod listeners;
 pub mod namespaces;
+pub mod plan;
 pub mod precedence;
+pub(crate) mod render;
 pub mod rules;
 pub mod status;
 pub mod timeouts;

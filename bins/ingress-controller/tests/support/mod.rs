@@ -3,6 +3,7 @@
 //! HTTP/1.1 client; all of it in a private network namespace per test ([`netns`]).
 #![allow(dead_code, unreachable_pub)]
 
+pub mod gateway_tables;
 pub mod netns;
 
 pub use netns::ran_elsewhere;
@@ -453,10 +454,21 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Option<Response> {
+    let to = SocketAddr::from(([127, 0, 0, 1], port));
+    request_to(to, method, host, path, headers, body).await
+}
+
+/// One HTTP/1.1 request to `to`; `None` when the connection fails.
+pub async fn request_to(
+    to: SocketAddr,
+    method: &str,
+    host: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Option<Response> {
     let exchange = async {
-        let mut stream = TcpStream::connect(SocketAddr::from(([127, 0, 0, 1], port)))
-            .await
-            .ok()?;
+        let mut stream = TcpStream::connect(to).await.ok()?;
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
         for (name, value) in headers {
             let _ = write!(head, "{name}: {value}\r\n");

@@ -1,0 +1,426 @@
+//! The Gateways' nginx servers (rendering notes §3): each Gateway's sockets placed on its
+//! address, one `server` per host name, its locations proxying through the Lua balancer to
+//! the rule's split, or answering 500 or 404. Built only through the shared helpers of
+//! [`crate::render`], so every value is one quoted argument.
+//!
+//! Placement: with `--gateway-addresses`, each Gateway listens on its own address, and each
+//! socket gets exactly one `default_server` (its listener without host name, else a generated
+//! one answering 404 and presenting the default certificate). Without, the Gateways share the
+//! listen address with the Ingresses: on the Ingress HTTP and HTTPS ports an Ingress host
+//! keeps its name, and an Ingress catch-all (a rule without host, a default backend) keeps
+//! the default server; when there is none, a Gateway listener without host name takes it from
+//! the generated one. Between Gateways the older (creation time, then key) to claim a host
+//! name on a socket keeps it (S-GW.4).
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use nginx_conf::Directive;
+
+use super::plan::{Action, Choice, Conditions, Location, Served, Server};
+use crate::annotations::{BackendProtocol, NextUpstream};
+use crate::hosts::Host;
+use crate::lua;
+use crate::paths::LocationKey;
+use crate::render::{
+    Context, RenderError, Result, default_certificate, directive, location_header, lua_block, proxy,
+};
+
+/// The servers of one nginx listening socket.
+pub(crate) struct Placed<'a> {
+    /// The `listen` address and port.
+    listen: String,
+    /// Whether it speaks TLS.
+    tls: bool,
+    /// Whether the Ingress servers listen on it too.
+    ingress: bool,
+    /// The host names taken (`None`: the catch-all).
+    names: BTreeSet<Option<super::hostname::Hostname>>,
+    /// The servers, in the Gateways' order.
+    servers: Vec<&'a Server>,
+}
+
+/// The longest piece of a candidate list one `set` writes (nginx's words end at 4 KB).
+const CHUNK: usize = 4000;
+
+/// The longest request-metrics path label written; a longer one is written `-`.
+const MAX_LABEL: usize = 2048;
+
+/// The nginx port of a listener on `port`: 80 and 443 are the controller's HTTP and HTTPS
+/// ports (as the Service in front of it maps them), others their own number.
+fn nginx_port(port: i32, context: &Context<'_>) -> Option<u16> {
+    match port {
+        80 => Some(context.options.http_port),
+        443 => Some(context.options.https_port),
+        other => u16::try_from(other).ok().filter(|p| *p != 0),
+    }
+}
+
+/// `address` as the host part of a `listen` argument.
+fn listen_host(address: IpAddr) -> String {
+    match address {
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => format!("[{ip}]"),
+    }
+}
+
+/// Whether a Gateway server without host name is the default server of the Ingress HTTP
+/// port, and of the HTTPS port.
+pub(crate) fn catch_alls(placed: &[Placed<'_>]) -> (bool, bool) {
+    let holds = |tls: bool| {
+        placed
+            .iter()
+            .any(|p| p.ingress && p.tls == tls && p.names.contains(&None))
+    };
+    (holds(false), holds(true))
+}
+
+/// Every Gateway server the model serves, on its socket.
+pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
+    let options = context.options;
+    let model: &'a crate::model::Model = context.model;
+    let plan = &model.gateway;
+    let ingress_catch_all = model.servers.iter().any(|s| s.host == Host::Any);
+    let addresses = plan.addresses(options.gateway_addresses.as_ref());
+    let ingress_hosts: BTreeSet<&str> = model
+        .servers
+        .iter()
+        .filter_map(|s| match &s.host {
+            Host::Exact(name) => Some(name.as_str()),
+            Host::Any | Host::Wildcard(_) => None,
+        })
+        .collect();
+    let mut placed: Vec<Placed<'_>> = Vec::new();
+    for gateway in &plan.gateways {
+        let Some(served) = addresses.get(&gateway.gateway) else {
+            continue;
+        };
+        let (host, shared) = match served {
+            Served::Own(address) => (listen_host(*address), false),
+            Served::Shared => (options.listen_address.clone(), true),
+        };
+        for socket in &gateway.sockets {
+            let Some(port) = nginx_port(socket.port, context) else {
+                continue;
+            };
+            let ingress = shared && (port == options.http_port || port == options.https_port);
+            if ingress && socket.tls != (port == options.https_port) {
+                // The Ingress servers hold this socket with the other protocol.
+                continue;
+            }
+            let listen = format!("{host}:{port}");
+            let index = match placed.iter().position(|p| p.listen == listen) {
+                Some(index) => index,
+                None => {
+                    placed.push(Placed {
+                        listen,
+                        tls: socket.tls,
+                        ingress,
+                        names: BTreeSet::new(),
+                        servers: Vec::new(),
+                    });
+                    placed.len() - 1
+                }
+            };
+            let Some(target) = placed.get_mut(index) else {
+                continue;
+            };
+            if target.tls != socket.tls {
+                continue;
+            }
+            for server in &socket.servers {
+                let taken_by_ingress = match &server.name {
+                    None => ingress && ingress_catch_all,
+                    Some(super::hostname::Hostname::Exact(name)) => {
+                        ingress && ingress_hosts.contains(name.as_str())
+                    }
+                    Some(super::hostname::Hostname::Wildcard(_)) => false,
+                };
+                if !taken_by_ingress && target.names.insert(server.name.clone()) {
+                    target.servers.push(server);
+                }
+            }
+        }
+    }
+    placed
+}
+
+/// The `server` blocks of the Gateway servers `placed`.
+pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Vec<Directive>> {
+    let mut out = Vec::new();
+    for socket in placed {
+        let has_default = socket.ingress || socket.names.contains(&None);
+        if !has_default {
+            let fallback = Server {
+                name: None,
+                listener: String::new(),
+                certificates: Vec::new(),
+                locations: vec![Location {
+                    key: LocationKey::Prefix("/".into()),
+                    candidates: Vec::new(),
+                }],
+            };
+            out.push(server(context, socket, &fallback)?);
+        }
+        for s in &socket.servers {
+            out.push(server(context, socket, s)?);
+        }
+    }
+    Ok(out)
+}
+
+/// One `server` on `socket`.
+fn server(context: &Context<'_>, socket: &Placed<'_>, s: &Server) -> Result<Directive> {
+    let mut listen = vec![socket.listen.as_str()];
+    if socket.tls {
+        listen.push("ssl");
+        if context.model.global.http2 {
+            listen.push("http2");
+        }
+    }
+    if s.name.is_none() {
+        listen.push("default_server");
+    }
+    let mut body = vec![directive("listen", listen)?];
+    match &s.name {
+        None => body.push(directive("server_name", ["_"])?),
+        Some(name) => {
+            // A Gateway wildcard covers one or more labels: nginx's own `*.suffix` form.
+            let name = name.to_string();
+            body.push(directive("server_name", [&name])?);
+            body.push(directive("set", ["$ingress_host", &name])?);
+        }
+    }
+    body.push(directive("set", ["$proxy_upstream_name", "-"])?);
+    if socket.tls {
+        let model = context.model;
+        let own: Vec<String> = s
+            .certificates
+            .iter()
+            .filter_map(|secret| {
+                let certificate = model.certificates.get(secret)?;
+                let file = context.options.certificate_path(secret, certificate);
+                Some(file.to_string_lossy().into_owned())
+            })
+            .collect();
+        let files = if own.is_empty() {
+            default_certificate(context).into_iter().collect()
+        } else {
+            own
+        };
+        if files.is_empty() {
+            body.push(directive("ssl_reject_handshake", ["on"])?);
+        }
+        for file in &files {
+            body.push(directive("ssl_certificate", [file])?);
+            body.push(directive("ssl_certificate_key", [file])?);
+        }
+    }
+    // The actions the dispatcher jumps to, each a named location `@gwN` (N its index).
+    let mut named: Vec<&Action> = Vec::new();
+    for location in &s.locations {
+        body.push(self::location(location, &mut named)?);
+    }
+    for (index, action) in named.iter().enumerate() {
+        let mut block = Vec::new();
+        self::action(action, &mut block)?;
+        body.push(directive("location", [format!("@gw{index}")])?.block(block));
+    }
+    Ok(directive("server", [""; 0])?.block(body))
+}
+
+/// One `location`: its first candidate's action inline when that one has no conditions (it
+/// matches every request nginx sends there); otherwise the candidate list for the Lua
+/// dispatcher, whose actions are added to `named`; 404 without candidates (S-PR.8).
+fn location<'a>(location: &'a Location, named: &mut Vec<&'a Action>) -> Result<Directive> {
+    let mut body = Vec::new();
+    match location.candidates.first() {
+        None => body.push(directive("return", ["404"])?),
+        Some(first) if first.conditions.is_empty() => action(&first.action, &mut body)?,
+        Some(_) => {
+            let list = candidate_list(&location.candidates, named);
+            // nginx reads a word of at most 4 KB: a longer list is appended in chunks.
+            for (index, chunk) in list.as_bytes().chunks(CHUNK).enumerate() {
+                // Percent-encoded data: no `$`, so nginx expands nothing in it (checked).
+                let chunk = nginx_conf::Word::literal(chunk)
+                    .map(|_| String::from_utf8_lossy(chunk))
+                    .map_err(|source| RenderError::Emit {
+                        what: "set $gw_candidates".into(),
+                        source,
+                    })?;
+                let value = match index {
+                    0 => chunk.into_owned(),
+                    _ => format!("${{gw_candidates}}{chunk}"),
+                };
+                body.push(directive("set", ["$gw_candidates", &value])?);
+            }
+            body.push(lua_block("rewrite_by_lua_block", lua::GATEWAY_MATCH)?);
+        }
+    }
+    Ok(location_header(&location.key)?.block(body))
+}
+
+/// The dispatcher's data for `candidates` (rendering notes §4.2): candidates separated by
+/// `;`, fields by `,`: `a=N` (the named location `@gwN`), `m=METHOD`, `h=NAME:VALUE`,
+/// `q=NAME:VALUE`, `p=REGEX`. Every value, parameter name and regex is percent-encoded outside
+/// `[A-Za-z0-9._~-]`; header names are `[A-Za-z0-9-]` already.
+fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> String {
+    let mut out = Vec::new();
+    for choice in candidates {
+        let id = match named.iter().position(|a| **a == choice.action) {
+            Some(id) => id,
+            None => {
+                named.push(&choice.action);
+                named.len() - 1
+            }
+        };
+        let Conditions {
+            method,
+            headers,
+            query,
+            path,
+        } = &choice.conditions;
+        let mut fields = vec![format!("a={id}")];
+        fields.extend(method.iter().map(|m| format!("m={}", encode(m))));
+        fields.extend(
+            headers
+                .iter()
+                .map(|(name, value)| format!("h={}:{}", encode(name), encode(value))),
+        );
+        fields.extend(
+            query
+                .iter()
+                .map(|(name, value)| format!("q={}:{}", encode(name), encode(value))),
+        );
+        fields.extend(path.iter().map(|p| format!("p={}", encode(p))));
+        out.push(fields.join(","));
+    }
+    out.join(";")
+}
+
+/// `text` with every byte outside `[A-Za-z0-9._~-]` written `%XX`.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"._~-".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The directives of `action`, appended to `body`: proxied to its split, or answered 500.
+fn action(action: &Action, body: &mut Vec<Directive>) -> Result<()> {
+    match action {
+        Action::Forward { split, route, path } => {
+            body.push(directive("set", ["$proxy_upstream_name", split])?);
+            // The request metrics' labels: the route in the Ingress's place.
+            body.push(directive("set", ["$namespace", &route.namespace])?);
+            body.push(directive("set", ["$ingress_name", &route.name])?);
+            // `set` reads `$` as a variable: a path's `$` is written as `${literal_dollar}`.
+            let label = path.replace('$', "${literal_dollar}");
+            let label = if label.len() <= MAX_LABEL {
+                &label
+            } else {
+                "-"
+            };
+            body.push(directive("set", ["$location_path", label])?);
+            body.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
+        }
+        Action::Fail => body.push(directive("return", ["500"])?),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every byte a client or an object could use to leave the data is encoded.
+    #[test]
+    fn candidate_data_is_percent_encoded() {
+        assert_eq!(encode("a-Z_0.~"), "a-Z_0.~");
+        assert_eq!(encode("$x; \"{}\n,:%"), "%24x%3B%20%22%7B%7D%0A%2C%3A%25");
+        let forward = Action::Forward {
+            split: "gw:ns/r#0".into(),
+            route: cluster_state::ObjectRef::new("ns", "r"),
+            path: "/".into(),
+        };
+        let choice = |conditions: Conditions, action: &Action| Choice {
+            conditions,
+            action: action.clone(),
+        };
+        let candidates = [
+            choice(
+                Conditions {
+                    method: Some("GET".into()),
+                    headers: vec![("version".into(), "t$o,o".into())],
+                    query: vec![("a b".into(), "c;d".into())],
+                    path: Some("^(?:/a)\\z".into()),
+                },
+                &forward,
+            ),
+            choice(Conditions::default(), &Action::Fail),
+            choice(Conditions::default(), &forward),
+        ];
+        let mut named = Vec::new();
+        assert_eq!(
+            candidate_list(&candidates, &mut named),
+            "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
+        );
+        assert_eq!(named, [&forward, &Action::Fail]);
+    }
+
+    /// Without a pool the base Gateways share the HTTP port: the older one's listener without
+    /// host name takes the catch-all (S-GW.4), the generated Ingress catch-all leaves the port.
+    #[test]
+    fn the_older_gateway_keeps_the_shared_catch_all() {
+        use std::sync::Arc;
+
+        use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
+        use cluster_state::k8s::jiff::Timestamp;
+
+        use super::super::conformance::{INFRA, load};
+
+        let mut snapshot = load("httproute-simple-same-namespace.yaml");
+        let key = cluster_state::ObjectRef::new(INFRA, "same-namespace");
+        for (name, gateway) in snapshot.gateways.iter_mut() {
+            let seconds = if *name == key { 1 } else { 2 };
+            Arc::make_mut(gateway).metadata.creation_timestamp =
+                Some(Time(Timestamp::from_second(seconds).unwrap()));
+        }
+        let objects = crate::objects::Objects::from_snapshot(&snapshot);
+        let model = crate::model::build(&objects, &crate::class::Selection::default());
+        let options = crate::render::Options {
+            prefix: "/prefix".into(),
+            listen_address: "127.0.0.1".into(),
+            http_port: 8080,
+            https_port: 8443,
+            workers: "1".into(),
+            modules_dir: None,
+            fallback_certificate: None,
+            gateway_addresses: None,
+        };
+        let text = crate::render::render(&model, &options).unwrap();
+        let defaults: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("listen 127.0.0.1:8080") && l.contains("default_server"))
+            .collect();
+        assert_eq!(
+            defaults,
+            ["listen 127.0.0.1:8080 default_server;"],
+            "{text}"
+        );
+        let start = text.find("listen 127.0.0.1:8080 default_server;").unwrap();
+        let server = &text[start..];
+        let end = server.find("\n    }").unwrap_or(server.len());
+        assert!(
+            server[..end].contains("gateway-conformance-infra-test#0"),
+            "{}",
+            &server[..end]
+        );
+    }
+}
