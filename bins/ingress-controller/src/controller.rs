@@ -119,8 +119,10 @@ struct Loop {
     was_leading: bool,
     /// The objects of the last sync, whose Gateway API statuses the leader keeps current.
     objects: Objects,
-    /// The Gateways the configuration nginx runs serves (`Programmed`).
-    loaded_gateways: std::collections::BTreeSet<ObjectRef>,
+    /// The Gateways the configuration nginx runs serves (`Programmed`), and where.
+    loaded_gateways: BTreeMap<ObjectRef, crate::gateway::plan::Served>,
+    /// What the Gateway API objects of the last model could not have served, as last logged.
+    gateway_problems: Vec<crate::gateway::plan::Problem>,
     /// A validated and installed configuration whose start failed: the restart on nginx's exit
     /// starts it again.
     unstarted: Option<String>,
@@ -198,7 +200,8 @@ pub async fn run(
         leader,
         was_leading: false,
         objects: Objects::default(),
-        loaded_gateways: std::collections::BTreeSet::new(),
+        loaded_gateways: BTreeMap::new(),
+        gateway_problems: Vec::new(),
         unstarted: None,
         source,
     };
@@ -350,14 +353,22 @@ impl Loop {
         if self.settings.status.is_none() || !self.leading() {
             return;
         }
-        let inputs = crate::gateway::GatewayInputs::new(&self.objects, &self.loaded_gateways);
+        use crate::gateway::plan::Served;
+        use crate::gateway_status::{address, published_addresses, set_addresses};
+        let loaded = self.loaded_gateways.keys().cloned().collect();
+        let inputs = crate::gateway::GatewayInputs::new(&self.objects, &loaded);
         let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::now());
         let mut evaluation =
             crate::gateway::evaluate(inputs, &self.settings.selection.gateway, &now);
-        if let Some(published) = &self.wanted {
-            let addresses = crate::gateway_status::published_addresses(published);
-            crate::gateway_status::set_addresses(&mut evaluation, |_| Some(addresses.clone()));
-        }
+        // S-GW.12: where each served Gateway is reached; those on the shared listen address
+        // where the Ingresses are.
+        let published = self.wanted.as_ref().map(published_addresses);
+        set_addresses(&mut evaluation, |key| {
+            match self.loaded_gateways.get(key)? {
+                Served::Own(ip) => Some(vec![address("IPAddress", &ip.to_string())]),
+                Served::Shared => published.clone(),
+            }
+        });
         for (key, status) in crate::gateway_status::changed(evaluation, &self.objects) {
             let kind = status.kind();
             match self.source.write_status(&key, status).await {
@@ -525,6 +536,12 @@ impl Loop {
             }
             self.problems.clone_from(&model.problems);
         }
+        if model.gateway.problems != self.gateway_problems {
+            for problem in &model.gateway.problems {
+                warn!("{problem}");
+            }
+            self.gateway_problems.clone_from(&model.gateway.problems);
+        }
         self.ingress_uids = objects
             .ingresses
             .values()
@@ -596,6 +613,8 @@ impl Loop {
                     .certificates(model, &self.settings.selection.controller);
                 self.reconciler.loaded(config);
                 self.unstarted = None;
+                let pool = self.settings.options.gateway_addresses.as_ref();
+                self.loaded_gateways = model.gateway.addresses(pool);
                 // The files of the configuration nginx ran before are no longer read.
                 if let Err(e) = certs::prune(&self.settings.options, &model.certificates) {
                     warn!("cannot remove unused certificate files: {e}");

@@ -101,6 +101,18 @@ spec:
   rules: [{backendRefs: [{name: a, port: 80}]}]
 ";
 
+/// The status (`"True"`, …) of the first condition of type `type_` in the status file `yaml`
+/// (each condition is written as a block that starts with its `lastTransitionTime`).
+fn condition_status(yaml: &str, type_: &str) -> Option<String> {
+    let block = yaml
+        .split("lastTransitionTime:")
+        .find(|block| block.lines().any(|l| l.trim() == format!("type: {type_}")))?;
+    let status = block
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("status: "))?;
+    Some(status.trim_matches('"').to_owned())
+}
+
 /// The status file of `resource` `key` beside the manifests.
 fn status_file(c: &Controller, resource: &str, key: &str) -> String {
     let path = c
@@ -110,8 +122,8 @@ fn status_file(c: &Controller, resource: &str, key: &str) -> String {
 }
 
 /// The Gateway API statuses are written beside the manifests as an API server would keep
-/// them: the class Accepted, the Gateway Accepted with the published address and one attached
-/// route, the route Accepted under our controller, and the route from a namespace the
+/// them: the class Accepted, the Gateway Accepted and, once nginx runs it, Programmed, with the
+/// published address and one attached route, the route Accepted under our controller, and the route from a namespace the
 /// listener does not allow (`from: Same` by default) refused with `NotAllowedByListeners`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_api_statuses_are_written_beside_the_manifests() {
@@ -127,16 +139,53 @@ async fn gateway_api_statuses_are_written_beside_the_manifests() {
             && status_file(&c, "httproutes", "other/elsewhere").contains("NotAllowedByListeners")
     })
     .await;
+    eventually("the Gateway programmed", || async {
+        let gateway = status_file(&c, "gateways", "st/gw");
+        condition_status(&gateway, "Programmed").as_deref() == Some("True")
+    })
+    .await;
     let class = status_file(&c, "gatewayclasses", "ours");
-    assert!(class.contains("type: Accepted"), "{class}");
-    assert!(class.contains("status: \"True\""), "{class}");
+    assert_eq!(
+        condition_status(&class, "Accepted").as_deref(),
+        Some("True"),
+        "{class}"
+    );
     let gateway = status_file(&c, "gateways", "st/gw");
     assert!(gateway.contains("192.0.2.10"), "{gateway}");
+    assert_eq!(
+        condition_status(&gateway, "Accepted").as_deref(),
+        Some("True")
+    );
     assert!(gateway.contains("attachedRoutes: 1"), "{gateway}");
     let route = status_file(&c, "httproutes", "st/web");
     assert!(
         route.contains("controllerName: kube-node-net.io/gateway-controller"),
         "{route}"
     );
+    c.stop();
+}
+
+/// With `--gateway-addresses`, a Gateway is served on an address of its own from the pool, and
+/// that address is what its status publishes (not the Ingress status's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_on_its_own_address_publishes_it() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, mut m) = objects().await;
+    m.push_str(GATEWAY_API);
+    let args = [
+        "--publish-status-address=192.0.2.10".to_owned(),
+        "--gateway-addresses=127.0.1.0/24".to_owned(),
+    ];
+    let mut c = Controller::start_with(&m, &args).await;
+    eventually("the Gateway programmed on its own address", || async {
+        let gateway = status_file(&c, "gateways", "st/gw");
+        condition_status(&gateway, "Programmed").as_deref() == Some("True")
+            && gateway.contains("127.0.1.")
+    })
+    .await;
+    let gateway = status_file(&c, "gateways", "st/gw");
+    assert!(!gateway.contains("192.0.2.10"), "{gateway}");
     c.stop();
 }
