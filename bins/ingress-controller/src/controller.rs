@@ -106,7 +106,7 @@ struct Loop {
     default_certificate: model::DefaultCertificate,
     /// What was reported of the problems as events, and the UIDs of the Ingresses they regard.
     reporter: Reporter,
-    ingress_uids: BTreeMap<ObjectRef, Option<String>>,
+    uids: BTreeMap<reports::Subject, Option<String>>,
     /// The Ingresses served (`namespace/name`).
     served: Vec<String>,
     /// The `status.loadBalancer` the source holds for each Ingress, as of the last objects
@@ -193,7 +193,7 @@ pub async fn run(
         global_notes: crate::configmap::Notes::default(),
         default_certificate: model::DefaultCertificate::Generated,
         reporter: Reporter::default(),
-        ingress_uids: BTreeMap::new(),
+        uids: BTreeMap::new(),
         served: Vec::new(),
         held: BTreeMap::new(),
         wanted: None,
@@ -263,6 +263,27 @@ pub async fn run(
         webhook.abort();
     }
     Ok(())
+}
+
+/// The UID of every object problems are reported on (absent from manifests).
+fn uids(objects: &Objects) -> BTreeMap<reports::Subject, Option<String>> {
+    use cluster_state::Kind;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    let entry = |kind: Kind, meta: &ObjectMeta| {
+        let key = ObjectRef::from_meta(meta);
+        (reports::Subject { kind, key }, meta.uid.clone())
+    };
+    let ingresses = objects
+        .ingresses
+        .values()
+        .map(|o| entry(Kind::Ingress, &o.metadata));
+    let gateways = objects
+        .gateways
+        .values()
+        .map(|o| entry(Kind::Gateway, &o.metadata));
+    let routes = objects.http_routes.values();
+    let routes = routes.map(|o| entry(Kind::HttpRoute, &o.metadata));
+    ingresses.chain(gateways).chain(routes).collect()
 }
 
 /// Binds the first of `addresses` that can be bound.
@@ -471,12 +492,15 @@ impl Loop {
             return;
         }
         let now = Timestamp::now();
-        let uids = &self.ingress_uids;
+        let uids = &self.uids;
+        let ingress = self.problems.iter().map(reports::Finding::from);
+        let gateway = self.gateway_problems.iter().map(reports::Finding::from);
+        let findings: Vec<reports::Finding> = ingress.chain(gateway).collect();
         let reports = self
             .reporter
-            .update(&self.problems, |key| uids.contains_key(key), now);
+            .update(&findings, |subject| uids.contains_key(subject), now);
         for report in reports {
-            let uid = uids.get(&report.ingress).cloned().flatten();
+            let uid = uids.get(&report.subject).cloned().flatten();
             let event = reports::event(&report, uid.as_deref(), &self.settings.instance, now);
             match self.source.record_event(&event).await {
                 Ok(()) => {
@@ -542,11 +566,7 @@ impl Loop {
             }
             self.gateway_problems.clone_from(&model.gateway.problems);
         }
-        self.ingress_uids = objects
-            .ingresses
-            .values()
-            .map(|i| (ObjectRef::from_meta(&i.metadata), i.metadata.uid.clone()))
-            .collect();
+        self.uids = uids(objects);
         self.report_problems().await;
         let metrics = &self.shared.metrics;
         metrics

@@ -1,34 +1,91 @@
-//! Problems reported on the Ingresses themselves, as Kubernetes Events (`events.k8s.io/v1`,
-//! type `Warning`), deduplicated: a problem is reported when it appears on an Ingress, not on
-//! every reconcile; a problem that goes away and comes back is a repeat of its first event
-//! (its `series.count` grows) rather than a new event.
+//! Problems reported on the objects themselves (Ingresses, Gateways, HTTPRoutes), as
+//! Kubernetes Events (`events.k8s.io/v1`, type `Warning`), deduplicated: a problem is reported
+//! when it appears on an object, not on every reconcile; a problem that goes away and comes back
+//! is a repeat of its first event (its `series.count` grows) rather than a new event.
 //!
 //! Pure: [`Reporter`] decides what to report, [`event`] builds the Event; the controller
 //! records them through cluster-state (leader only).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cluster_state::{EVENT_INSTANCE_LIMIT, EVENT_NOTE_LIMIT, ObjectRef, truncate_utf8};
+use cluster_state::{EVENT_INSTANCE_LIMIT, EVENT_NOTE_LIMIT, Kind, ObjectRef, truncate_utf8};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::model::{Problem, Reason};
-
 /// `reportingController` of our events (a qualified name, as the API requires).
 pub const REPORTING_CONTROLLER: &str = "kube-node-net/ingress-controller";
 
-/// One problem of one Ingress, as reported.
-type Key = (Reason, String);
+/// The object a problem regards.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Subject {
+    /// Its kind.
+    pub kind: Kind,
+    /// Its key.
+    pub key: ObjectRef,
+}
 
-/// An event to record: a problem that appeared on an Ingress.
+impl Subject {
+    /// The Ingress `key`.
+    pub fn ingress(key: ObjectRef) -> Self {
+        Self {
+            kind: Kind::Ingress,
+            key,
+        }
+    }
+}
+
+/// A problem as reported: the object, the event's reason and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The object.
+    pub subject: Subject,
+    /// The event's reason (`InvalidAnnotation`, `InvalidHTTPRoute`, …).
+    pub reason: &'static str,
+    /// What is wrong (the event's note).
+    pub message: String,
+}
+
+impl From<&crate::model::Problem> for Finding {
+    fn from(problem: &crate::model::Problem) -> Self {
+        Self {
+            subject: Subject::ingress(problem.ingress.clone()),
+            reason: problem.reason.as_str(),
+            message: problem.message.clone(),
+        }
+    }
+}
+
+impl From<&crate::gateway::plan::Problem> for Finding {
+    /// A Gateway or route the configuration does not (fully) serve: `InvalidGateway`,
+    /// `InvalidHTTPRoute`.
+    fn from(problem: &crate::gateway::plan::Problem) -> Self {
+        let (kind, reason) = match problem.kind {
+            "Gateway" => (Kind::Gateway, "InvalidGateway"),
+            _ => (Kind::HttpRoute, "InvalidHTTPRoute"),
+        };
+        Self {
+            subject: Subject {
+                kind,
+                key: problem.object.clone(),
+            },
+            reason,
+            message: problem.message.clone(),
+        }
+    }
+}
+
+/// One problem of one object, as reported.
+type Key = (&'static str, String);
+
+/// An event to record: a problem that appeared on an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// The Ingress.
-    pub ingress: ObjectRef,
+    /// The object.
+    pub subject: Subject,
     /// The event's reason.
-    pub reason: Reason,
+    pub reason: &'static str,
     /// What is wrong (the event's note).
     pub message: String,
     /// The event's name, the same for every repeat.
@@ -47,51 +104,51 @@ struct Occurrence {
     count: i32,
 }
 
-/// What was reported, per Ingress: decides which problems to report next.
+/// What was reported, per object: decides which problems to report next.
 #[derive(Debug, Default)]
 pub struct Reporter {
-    /// The problems of each Ingress when last reported.
-    reported: BTreeMap<ObjectRef, BTreeSet<Key>>,
-    /// The event of every problem reported on each Ingress (for repeats).
-    events: BTreeMap<ObjectRef, BTreeMap<Key, Occurrence>>,
+    /// The problems of each object when last reported.
+    reported: BTreeMap<Subject, BTreeSet<Key>>,
+    /// The event of every problem reported on each object (for repeats).
+    events: BTreeMap<Subject, BTreeMap<Key, Occurrence>>,
 }
 
 impl Reporter {
-    /// The reports due at `now` for the current `problems`: the problems of each Ingress that
-    /// were not among its problems last time. The history of Ingresses that no longer `exist`
+    /// The reports due at `now` for the current `findings`: the problems of each object that
+    /// were not among its problems last time. The history of objects that no longer `exist`
     /// is dropped.
     pub fn update(
         &mut self,
-        problems: &[Problem],
-        exists: impl Fn(&ObjectRef) -> bool,
+        findings: &[Finding],
+        exists: impl Fn(&Subject) -> bool,
         now: Timestamp,
     ) -> Vec<Report> {
-        let mut current: BTreeMap<ObjectRef, BTreeSet<Key>> = BTreeMap::new();
-        for problem in problems {
-            let key = (problem.reason, problem.message.clone());
+        let mut current: BTreeMap<Subject, BTreeSet<Key>> = BTreeMap::new();
+        for finding in findings {
+            let key = (finding.reason, finding.message.clone());
             current
-                .entry(problem.ingress.clone())
+                .entry(finding.subject.clone())
                 .or_default()
                 .insert(key);
         }
         let mut reports = Vec::new();
-        for (ingress, keys) in &current {
-            let before = self.reported.get(ingress);
+        for (subject, keys) in &current {
+            let before = self.reported.get(subject);
             let appeared = keys
                 .iter()
                 .filter(|key| before.is_none_or(|b| !b.contains(key)));
             for key in appeared {
-                let events = self.events.entry(ingress.clone()).or_default();
+                let events = self.events.entry(subject.clone()).or_default();
                 let occurrence = events
                     .entry(key.clone())
                     .and_modify(|o| o.count = o.count.saturating_add(1))
                     .or_insert_with(|| Occurrence {
-                        name: event_name(ingress, key, now),
+                        name: event_name(subject, key, now),
                         first: now,
                         count: 1,
                     });
                 reports.push(Report {
-                    ingress: ingress.clone(),
+                    subject: subject.clone(),
                     reason: key.0,
                     message: key.1.clone(),
                     name: occurrence.name.clone(),
@@ -101,7 +158,7 @@ impl Reporter {
             }
         }
         self.reported = current;
-        self.events.retain(|ingress, _| exists(ingress));
+        self.events.retain(|subject, _| exists(subject));
         reports
     }
 
@@ -109,10 +166,10 @@ impl Reporter {
     /// reports it again.
     pub fn failed(&mut self, report: &Report) {
         let key = (report.reason, report.message.clone());
-        if let Some(keys) = self.reported.get_mut(&report.ingress) {
+        if let Some(keys) = self.reported.get_mut(&report.subject) {
             keys.remove(&key);
         }
-        if let Some(events) = self.events.get_mut(&report.ingress) {
+        if let Some(events) = self.events.get_mut(&report.subject) {
             match events.get_mut(&key) {
                 Some(occurrence) if occurrence.count > 1 => occurrence.count -= 1,
                 Some(_) => {
@@ -124,35 +181,37 @@ impl Reporter {
     }
 }
 
-/// `INGRESS.HASH`: unique per Ingress, problem and first time, and a valid object name.
-fn event_name(ingress: &ObjectRef, key: &Key, now: Timestamp) -> String {
-    cluster_state::event_name(&ingress.name, (ingress, key, now.as_nanosecond()))
+/// `NAME.HASH`: unique per object, problem and first time, and a valid object name.
+fn event_name(subject: &Subject, key: &Key, now: Timestamp) -> String {
+    let identity = (subject.kind.name(), &subject.key, key, now.as_nanosecond());
+    cluster_state::event_name(&subject.key.name, identity)
 }
 
-/// The Event of `report` at `now`, regarding the Ingress with `uid`, from the controller
+/// The Event of `report` at `now`, regarding the object with `uid`, from the controller
 /// replica `instance`.
 pub fn event(report: &Report, uid: Option<&str>, instance: &str, now: Timestamp) -> Event {
     let series = (report.count > 1).then_some(EventSeries {
         count: report.count,
         last_observed_time: MicroTime(now),
     });
+    let subject = &report.subject;
     Event {
         metadata: ObjectMeta {
             name: Some(report.name.clone()),
-            namespace: Some(report.ingress.namespace.clone()),
+            namespace: Some(subject.key.namespace.clone()),
             ..ObjectMeta::default()
         },
         event_time: Some(MicroTime(report.first)),
         series,
         type_: Some("Warning".into()),
-        reason: Some(report.reason.as_str().into()),
+        reason: Some(report.reason.into()),
         action: Some("Reconcile".into()),
         note: Some(truncate_utf8(&report.message, EVENT_NOTE_LIMIT).to_owned()),
         regarding: Some(ObjectReference {
-            api_version: Some("networking.k8s.io/v1".into()),
-            kind: Some("Ingress".into()),
-            namespace: Some(report.ingress.namespace.clone()),
-            name: Some(report.ingress.name.clone()),
+            api_version: Some(subject.kind.api_version().into()),
+            kind: Some(subject.kind.name().into()),
+            namespace: Some(subject.key.namespace.clone()),
+            name: Some(subject.key.name.clone()),
             uid: uid.map(str::to_owned),
             ..ObjectReference::default()
         }),
@@ -165,13 +224,14 @@ pub fn event(report: &Report, uid: Option<&str>, instance: &str, now: Timestamp)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Problem, Reason};
 
-    fn problem(ingress: &str, reason: Reason, message: &str) -> Problem {
-        Problem {
+    fn problem(ingress: &str, reason: Reason, message: &str) -> Finding {
+        Finding::from(&Problem {
             ingress: ObjectRef::new("shop", ingress),
             reason,
             message: message.into(),
-        }
+        })
     }
 
     fn at(second: i64) -> Timestamp {
@@ -181,7 +241,7 @@ mod tests {
     fn summary(reports: &[Report]) -> Vec<(String, String, i32)> {
         reports
             .iter()
-            .map(|r| (r.ingress.name.clone(), r.message.clone(), r.count))
+            .map(|r| (r.subject.key.name.clone(), r.message.clone(), r.count))
             .collect()
     }
 
@@ -253,8 +313,8 @@ mod tests {
     #[test]
     fn events_are_warnings_regarding_the_ingress_with_a_series_for_repeats() {
         let report = Report {
-            ingress: ObjectRef::new("shop", "web"),
-            reason: Reason::InvalidAnnotation,
+            subject: Subject::ingress(ObjectRef::new("shop", "web")),
+            reason: Reason::InvalidAnnotation.as_str(),
             message: "é".repeat(600),
             name: "web.0123456789abcdef".into(),
             first: at(0),
@@ -282,21 +342,44 @@ mod tests {
         );
     }
 
+    /// What the Gateway planner cannot serve is reported on the route, by its API group.
+    #[test]
+    fn gateway_problems_are_events_regarding_the_route() {
+        let problem = crate::gateway::plan::Problem {
+            kind: "HTTPRoute",
+            object: ObjectRef::new("shop", "web"),
+            message: "timeouts are not applied".into(),
+        };
+        let mut reporter = Reporter::default();
+        let reports = reporter.update(&[Finding::from(&problem)], |_| true, at(0));
+        let event = event(&reports[0], None, "replica-a", at(0));
+        assert_eq!(event.reason.as_deref(), Some("InvalidHTTPRoute"));
+        let regarding = event.regarding.unwrap();
+        assert_eq!(
+            (regarding.api_version.as_deref(), regarding.kind.as_deref()),
+            (Some("gateway.networking.k8s.io/v1"), Some("HTTPRoute"))
+        );
+    }
+
     #[test]
     fn event_names_are_valid_object_names() {
-        let key = (Reason::InvalidIngress, "no spec".to_owned());
-        let long = ObjectRef::new("shop", format!("{}-x", "a".repeat(240)));
+        let key = (Reason::InvalidIngress.as_str(), "no spec".to_owned());
+        let long = Subject::ingress(ObjectRef::new("shop", format!("{}-x", "a".repeat(240))));
         let name = event_name(&long, &key, at(0));
         assert!(name.len() <= 253, "{name}");
         assert!(!name.contains("-."), "{name}");
-        let short = event_name(&ObjectRef::new("shop", "web"), &key, at(0));
+        let web = Subject::ingress(ObjectRef::new("shop", "web"));
+        let short = event_name(&web, &key, at(0));
         assert!(
             short.starts_with("web.") && short.len() == 4 + 16,
             "{short}"
         );
-        assert_ne!(
-            short,
-            event_name(&ObjectRef::new("shop", "web"), &key, at(1))
-        );
+        assert_ne!(short, event_name(&web, &key, at(1)));
+        // A route of the same name is another object: another event.
+        let route = Subject {
+            kind: Kind::HttpRoute,
+            key: ObjectRef::new("shop", "web"),
+        };
+        assert_ne!(short, event_name(&route, &key, at(0)));
     }
 }
