@@ -9,7 +9,7 @@
 //!   `init_worker()` so that workers do not all draw the same sequence.
 //! - `gateway_match()` (Gateway locations whose candidates carry conditions): reads the
 //!   location's candidate list from `$gw_candidates` (data written by
-//!   [`crate::gateway::render`], percent-encoded; parsed once per worker and list), and jumps
+//!   `gateway::render`, percent-encoded; parsed once per worker and list), and jumps
 //!   to the named location `@gwN` of the first candidate whose conditions all hold: method,
 //!   headers (the first value of each), query parameters (the first, decoded) and the path
 //!   regex (anchored whole, under PCRE's match limit). None holds: 404 (S-PR.8); a regex

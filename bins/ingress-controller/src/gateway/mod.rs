@@ -18,7 +18,7 @@
 //!   rules are invalid (S-F, S-TO, S-IR);
 //! - [`status`]: the desired statuses (S-ST, S-0.3);
 //! - [`plan`]: what nginx serves for the served listeners, and [`addresses`] where;
-//! - [`render`]: the Gateways' nginx servers.
+//! - `render`: the Gateways' nginx servers (crate-private).
 //!
 //! Defaults are read through the types' accessor methods, never through their `Option`s
 //! (S-0.2).
