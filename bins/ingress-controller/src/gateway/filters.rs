@@ -180,19 +180,50 @@ fn header_edits(modifier: &HeaderModifier, what: &str) -> Result<HeaderEdits, Fa
     Ok(edits)
 }
 
+/// Whether `value` can be a replacement path: an Exact path S-PM.3 serves, without `%XX`
+/// escapes (so that the value is the same in a `Location`, where it is sent as written, and in
+/// a rewrite, where nginx reads it decoded); `may_be_empty` for a ReplacePrefixMatch.
+fn usable_path(value: &str, may_be_empty: bool) -> bool {
+    (may_be_empty && value.is_empty())
+        || (!value.contains('%') && super::plan::gateway_path("Exact", value).is_ok())
+}
+
 /// The path change of `modifier`, or why it is refused.
 fn path_change(modifier: &HttpPathModifier, what: &str) -> Result<PathChange, Fault> {
-    match (
+    let change = match (
         modifier.type_.as_str(),
         &modifier.replace_full_path,
         &modifier.replace_prefix_match,
     ) {
-        ("ReplaceFullPath", Some(path), _) => Ok(PathChange::Full(path.clone())),
-        ("ReplacePrefixMatch", _, Some(prefix)) => Ok(PathChange::Prefix(prefix.clone())),
-        (other, _, _) => Err(Fault::new(
+        ("ReplaceFullPath", Some(path), _) => PathChange::Full(path.clone()),
+        ("ReplacePrefixMatch", _, Some(prefix)) => PathChange::Prefix(prefix.clone()),
+        (other, _, _) => {
+            return Err(Fault::new(
+                UNSUPPORTED,
+                format!("{what}: path modifier {other:?} is not supported"),
+            ));
+        }
+    };
+    let (value, may_be_empty) = match &change {
+        PathChange::Full(value) => (value, false),
+        PathChange::Prefix(value) => (value, true),
+    };
+    if !usable_path(value, may_be_empty) {
+        let message = format!("{what}: path {value:?} is not a path without escapes S-PM.3 serves");
+        return Err(Fault::new(UNSUPPORTED, message));
+    }
+    Ok(change)
+}
+
+/// `hostname` when it is a lower-case DNS name (the CRD's PreciseHostname, checked again
+/// because manifests skip the API server), or why it is refused.
+fn precise_hostname(hostname: Option<&String>, what: &str) -> Result<Option<String>, Fault> {
+    match hostname {
+        Some(name) if !crate::hosts::is_dns_name(name) => Err(Fault::new(
             UNSUPPORTED,
-            format!("{what}: path modifier {other:?} is not supported"),
+            format!("{what}: hostname {name:?} is not a lower-case DNS name"),
         )),
+        other => Ok(other.cloned()),
     }
 }
 
@@ -249,7 +280,7 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
             Ok(Filter::Redirect(Redirect {
                 code,
                 scheme,
-                hostname: redirect.hostname.clone(),
+                hostname: precise_hostname(redirect.hostname.as_ref(), "RequestRedirect")?,
                 port,
                 path: path.transpose()?,
             }))
@@ -261,7 +292,7 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
                 .ok_or_else(|| missing("urlRewrite"))?;
             let path = rewrite.path.as_ref().map(|p| path_change(p, "URLRewrite"));
             Ok(Filter::Rewrite(Rewrite {
-                hostname: rewrite.hostname.clone(),
+                hostname: precise_hostname(rewrite.hostname.as_ref(), "URLRewrite")?,
                 path: path.transpose()?,
             }))
         }

@@ -12,8 +12,9 @@
 //! tries the list (§4).
 //!
 //! Not served yet (the match is left out, and reported): RegularExpression header and query
-//! values. Fail closed (S-IR.2, S-F.8): a rule with filters answers 500, since serving it
-//! without them would bypass them.
+//! values. Fail closed (S-IR.2, S-F.8): a rule whose filters or timeouts [`rules::rule_actions`]
+//! refuses answers 500, since serving it without them would bypass them; so does a
+//! ReplacePrefixMatch on a match without a literal prefix (a RegularExpression path).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
@@ -24,8 +25,10 @@ use cluster_state::k8s::Resource;
 
 use super::addresses::{self, Pool};
 use super::backend_refs::{self, Context};
+use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
 use super::precedence::Candidate;
+use super::rules::{self, RuleActions};
 use super::{Evaluation, ServedListener};
 use crate::hosts::is_dns_name;
 use crate::objects::Objects;
@@ -146,6 +149,20 @@ pub enum Action {
         route: ObjectRef,
         /// The path value of the match (for the request metrics' `path` label).
         path: String,
+        /// The rule's filters and timeouts (no redirect among the filters).
+        actions: RuleActions,
+        /// The match's Exact or PathPrefix path, decoded and without its trailing `/` (what a
+        /// ReplacePrefixMatch replaces); `None` for a RegularExpression path.
+        prefix: Option<String>,
+    },
+    /// Answered with a redirect (S-F.3), whatever the rule's backends.
+    Redirect {
+        /// The redirect.
+        redirect: Redirect,
+        /// The rule's ResponseHeaderModifier edits, applied to the redirect too.
+        response: Vec<HeaderEdits>,
+        /// As [`Action::Forward`]'s `prefix`.
+        prefix: Option<String>,
     },
     /// Answered 500: the rule has no usable backend, or uses what is not implemented
     /// (S-BR.3, S-IR.2).
@@ -436,25 +453,43 @@ impl Builder<'_> {
                 return None;
             }
         };
-        let action = self.rule_action(&c.route, route, c.rule, path.value());
+        let prefix = rule_path.as_ref().map(|r| r.path.as_str());
+        let action = self.rule_action(&c.route, route, c.rule, path.value(), prefix);
         Some((rule_path, conditions, action))
     }
 
-    /// The action of rule `index` of `route`: its split, or 500.
+    /// The action of rule `index` of `route` for a match with path value `path` (`prefix`:
+    /// its literal path, see [`Action::Forward`]): its split, its redirect, or 500.
     fn rule_action(
         &mut self,
         key: &ObjectRef,
         route: &HttpRoute,
         index: usize,
         path: &str,
+        prefix: Option<&str>,
     ) -> Action {
         let cache = (key.clone(), index);
-        if let Some(action) = self.rules.get(&cache) {
-            return with_path(action.clone(), path);
+        let action = match self.rules.get(&cache) {
+            Some(action) => action.clone(),
+            None => {
+                let action = self.make_rule_action(key, route, index);
+                self.rules.insert(cache, action.clone());
+                action
+            }
+        };
+        let was_served = action != Action::Fail;
+        let action = for_match(action, path, prefix);
+        if was_served && action == Action::Fail {
+            self.problem(
+                HttpRoute::KIND,
+                key,
+                format!(
+                    "rule {index}: ReplacePrefixMatch needs an Exact or PathPrefix match; \
+                     requests its RegularExpression matches win are answered 500"
+                ),
+            );
         }
-        let action = self.make_rule_action(key, route, index);
-        self.rules.insert(cache, action.clone());
-        with_path(action, path)
+        action
     }
 
     fn make_rule_action(&mut self, key: &ObjectRef, route: &HttpRoute, index: usize) -> Action {
@@ -462,25 +497,40 @@ impl Builder<'_> {
         let Some(rule) = rules.get(index) else {
             return Action::Fail;
         };
+        let actions = match rules::rule_actions(rule) {
+            Ok(actions) => actions,
+            Err(fault) => {
+                self.problem(
+                    HttpRoute::KIND,
+                    key,
+                    format!(
+                        "rule {index}: {}; requests it wins are answered 500",
+                        fault.message
+                    ),
+                );
+                return Action::Fail;
+            }
+        };
+        let redirect = actions.filters.iter().find_map(|f| match f {
+            Filter::Redirect(redirect) => Some(redirect.clone()),
+            _ => None,
+        });
+        if let Some(redirect) = redirect {
+            let response = actions
+                .filters
+                .into_iter()
+                .filter_map(|f| match f {
+                    Filter::ResponseHeaders(edits) => Some(edits),
+                    _ => None,
+                })
+                .collect();
+            return Action::Redirect {
+                redirect,
+                response,
+                prefix: None,
+            };
+        }
         let refs = rule.backend_refs();
-        if !rule.filters().is_empty() || refs.iter().any(|r| !r.filters().is_empty()) {
-            self.problem(
-                HttpRoute::KIND,
-                key,
-                format!(
-                    "rule {index}: filters are not implemented yet; requests it wins are \
-                     answered 500"
-                ),
-            );
-            return Action::Fail;
-        }
-        if rule.timeouts.is_some() {
-            self.problem(
-                HttpRoute::KIND,
-                key,
-                format!("rule {index}: timeouts are not implemented yet; the global ones apply"),
-            );
-        }
         let mut shares = Vec::new();
         for backend in refs {
             let weight = u32::try_from(backend.weight().clamp(0, MAX_WEIGHT)).unwrap_or(0);
@@ -505,19 +555,53 @@ impl Builder<'_> {
             split,
             route: key.clone(),
             path: String::new(),
+            actions,
+            prefix: None,
         }
     }
 }
 
-/// `action` with the path label `path`.
-fn with_path(action: Action, path: &str) -> Action {
+/// `action` for a match with path value `path` and literal path `prefix`: 500 when a
+/// ReplacePrefixMatch has no prefix to replace.
+fn for_match(action: Action, path: &str, prefix: Option<&str>) -> Action {
+    let prefix = prefix.map(str::to_owned);
+    let replaces_prefix =
+        |change: Option<&PathChange>| matches!(change, Some(PathChange::Prefix(_)));
     match action {
-        Action::Forward { split, route, .. } => Action::Forward {
+        Action::Forward { actions, .. }
+            if prefix.is_none()
+                && actions.filters.iter().any(|f| match f {
+                    Filter::Rewrite(rewrite) => replaces_prefix(rewrite.path.as_ref()),
+                    _ => false,
+                }) =>
+        {
+            Action::Fail
+        }
+        Action::Redirect { redirect, .. }
+            if prefix.is_none() && replaces_prefix(redirect.path.as_ref()) =>
+        {
+            Action::Fail
+        }
+        Action::Forward {
+            split,
+            route,
+            actions,
+            ..
+        } => Action::Forward {
             split,
             route,
             path: path.to_owned(),
+            actions,
+            prefix,
         },
-        other => other,
+        Action::Redirect {
+            redirect, response, ..
+        } => Action::Redirect {
+            redirect,
+            response,
+            prefix,
+        },
+        Action::Fail => Action::Fail,
     }
 }
 
@@ -790,6 +874,8 @@ mod tests {
                 split: split.into(),
                 route: ObjectRef::new("ns", "r"),
                 path: path.into(),
+                actions: RuleActions::default(),
+                prefix: None,
             },
         )
     }
@@ -799,7 +885,7 @@ mod tests {
         let found = locations.iter().find(|l| l.key == *key).unwrap();
         found.candidates.first().map(|c| match &c.action {
             Action::Forward { split, .. } => split.clone(),
-            Action::Fail => "500".into(),
+            Action::Redirect { .. } | Action::Fail => "500".into(),
         })
     }
 
@@ -811,7 +897,7 @@ mod tests {
             .iter()
             .map(|c| match &c.action {
                 Action::Forward { split, .. } => split.clone(),
-                Action::Fail => "500".into(),
+                Action::Redirect { .. } | Action::Fail => "500".into(),
             })
             .collect()
     }
@@ -1065,7 +1151,7 @@ mod tests {
             let header_ok = conditions.headers.is_empty() || header;
             (path_ok && header_ok).then(|| match action {
                 Action::Forward { split, .. } => split.clone(),
-                Action::Fail => "500".into(),
+                Action::Redirect { .. } | Action::Fail => "500".into(),
             })
         })
     }
@@ -1097,7 +1183,7 @@ mod tests {
             let header_ok = choice.conditions.headers.is_empty() || header;
             (regex_ok && header_ok).then(|| match &choice.action {
                 Action::Forward { split, .. } => split.clone(),
-                Action::Fail => "500".into(),
+                Action::Redirect { .. } | Action::Fail => "500".into(),
             })
         })
     }
@@ -1137,6 +1223,8 @@ mod tests {
                         split,
                         route: ObjectRef::new("ns", "r"),
                         path: path.clone(),
+                        actions: RuleActions::default(),
+                        prefix: None,
                     };
                     (rule, conditions, action)
                 })
