@@ -780,8 +780,10 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
     if let Some(target) = &a.rewrite_target {
         let pattern = match &location.key {
             LocationKey::Regex(r) => r.clone(),
+            // `(?s)`: the path nginx rewrites is decoded, and `.` would stop at a `%0A` in it,
+            // leaving the rest of the path out of `$1` (rendering notes §6.4).
             LocationKey::Exact(_) | LocationKey::Prefix(_) => {
-                format!("^{}(.*)", regex_escape(&location.rule.path))
+                format!("(?s)^{}(.*)", regex_escape(&location.rule.path))
             }
         };
         body.push(directive("rewrite", [pattern.as_str(), target, "break"])?);
@@ -1050,6 +1052,21 @@ mod tests {
         assert_eq!(server_names_bucket(&with(&[wildcard])), 256);
         let text = render(&with(&[exact(253)]), &options()).unwrap();
         assert!(lines(&text).contains(&"server_names_hash_bucket_size 512;"));
+    }
+
+    /// Rendering notes §6.4: the `rewrite-target` pattern of a Prefix path reads the decoded
+    /// path dot-all, so that a `%0A` in it does not cut the rest of the path from `$1`.
+    #[test]
+    fn rewrite_target_reads_a_decoded_newline() {
+        let text = proxied(Annotations {
+            rewrite_target: Some("/new/$1".into()),
+            ..Annotations::default()
+        });
+        let rewrite: Vec<&str> = lines(&text)
+            .into_iter()
+            .filter(|l| l.starts_with("rewrite "))
+            .collect();
+        assert_eq!(rewrite, ["rewrite (?s)^/(.*) /new/$1 break;"], "{text}");
     }
 
     #[test]
