@@ -627,16 +627,21 @@ fn filter_mismatch(case: &FilterCase, address: IpAddr, response: &Response) -> O
     (!wrong.is_empty()).then(|| wrong.join("; "))
 }
 
-/// Sends every case of `cases` to Gateway `gateway` and checks the answers; the first case
-/// waits until the configuration is served.
+/// Sends every case of `cases` to Gateway `gateway`'s listener on `listener` (80: nginx's HTTP
+/// port, others their own) and checks the answers; the first case waits until the
+/// configuration is served.
 async fn replay_filters(
     controller: &Controller,
     addresses: &BTreeMap<String, IpAddr>,
-    gateway: &str,
+    (gateway, listener): (&str, u16),
     cases: &[FilterCase],
 ) {
     let address = addresses[gateway];
-    let port = controller.http;
+    let port = if listener == 80 {
+        controller.http
+    } else {
+        listener
+    };
     if let Some(first) = cases.first() {
         eventually(&format!("{gateway}: {first:?}"), || async {
             send_filter(address, port, first)
@@ -659,16 +664,17 @@ async fn conformance_filters_and_timeouts_through_nginx() {
         return;
     }
     let suite = Suite::start().await;
-    for (test, file, gateway, cases) in FILTERS {
+    for (test, file, gateway, listener, cases) in FILTERS {
         println!("{test}");
         let (controller, addresses) = suite.serve(file).await;
-        replay_filters(&controller, &addresses, gateway, cases).await;
+        let at = (gateway, listener);
+        replay_filters(&controller, &addresses, at, cases).await;
         // A CR LF in the decoded path never becomes a header (rendering notes §6.3, §6.4).
         let crlf: Vec<FilterCase> = CRLF
             .iter()
             .filter(|(f, _)| *f == file)
             .map(|(_, case)| *case)
             .collect();
-        replay_filters(&controller, &addresses, gateway, &crlf).await;
+        replay_filters(&controller, &addresses, at, &crlf).await;
     }
 }

@@ -77,20 +77,22 @@ const fn redirected(path: &'static str, status: u16, location: &'static str) -> 
     }
 }
 
-/// `(test, manifest file, Gateway, cases)`.
+/// `(test, manifest file, Gateway, listener port, cases)`.
 pub type FilterTable = (
     &'static str,
     &'static str,
     &'static str,
+    u16,
     &'static [FilterCase],
 );
 
 /// The tables, each sent to the Gateway it names.
-pub const FILTERS: [FilterTable; 13] = [
+pub const FILTERS: [FilterTable; 15] = [
     (
         "HTTPRouteRequestHeaderModifier",
         "httproute-request-header-modifier.yaml",
         "same-namespace",
+        80,
         &[
             FilterCase {
                 headers: &[("Some-Other-Header", "val")],
@@ -175,6 +177,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteResponseHeaderModifier",
         "httproute-response-header-modifier.yaml",
         "same-namespace",
+        80,
         &[
             FilterCase {
                 headers: &[("X-Echo-Set-Header", "Some-Other-Header:val")],
@@ -293,6 +296,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteRedirectHostAndStatus",
         "httproute-redirect-host-and-status.yaml",
         "same-namespace",
+        80,
         &[
             redirected(
                 "/hostname-redirect",
@@ -310,6 +314,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteRedirectPath",
         "httproute-redirect-path.yaml",
         "same-namespace",
+        80,
         &[
             redirected(
                 "/original-prefix/lemon",
@@ -343,6 +348,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteRedirectPort",
         "httproute-redirect-port.yaml",
         "same-namespace",
+        80,
         &[
             redirected("/port", 302, "http://{host}:8083/port"),
             redirected(
@@ -366,6 +372,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteRedirectScheme",
         "httproute-redirect-scheme.yaml",
         "same-namespace",
+        80,
         &[
             redirected("/scheme", 302, "https://{host}/scheme"),
             redirected(
@@ -386,9 +393,73 @@ pub const FILTERS: [FilterTable; 13] = [
         ],
     ),
     (
+        "HTTPRouteRedirectPortAndScheme",
+        "httproute-redirect-port-and-scheme.yaml",
+        "same-namespace",
+        80,
+        &[
+            redirected(
+                "/scheme-nil-and-port-nil",
+                302,
+                "http://example.org/scheme-nil-and-port-nil",
+            ),
+            redirected(
+                "/scheme-nil-and-port-80",
+                302,
+                "http://example.org/scheme-nil-and-port-80",
+            ),
+            redirected(
+                "/scheme-nil-and-port-8080",
+                302,
+                "http://example.org:8080/scheme-nil-and-port-8080",
+            ),
+            redirected(
+                "/scheme-https-and-port-nil",
+                302,
+                "https://example.org/scheme-https-and-port-nil",
+            ),
+            redirected(
+                "/scheme-https-and-port-443",
+                302,
+                "https://example.org/scheme-https-and-port-443",
+            ),
+            redirected(
+                "/scheme-https-and-port-8443",
+                302,
+                "https://example.org:8443/scheme-https-and-port-8443",
+            ),
+        ],
+    ),
+    // The same test's listener on port 8080 (its HTTPS listener's table is not replayed here:
+    // the scheme and port table of `filters.rs` holds its rows).
+    (
+        "HTTPRouteRedirectPortAndScheme",
+        "httproute-redirect-port-and-scheme.yaml",
+        "same-namespace-with-http-listener-on-8080",
+        8080,
+        &[
+            redirected(
+                "/scheme-nil-and-port-nil",
+                302,
+                "http://example.org:8080/scheme-nil-and-port-nil",
+            ),
+            redirected(
+                "/scheme-nil-and-port-80",
+                302,
+                "http://example.org/scheme-nil-and-port-80",
+            ),
+            redirected(
+                "/scheme-https-and-port-nil",
+                302,
+                "https://example.org/scheme-https-and-port-nil",
+            ),
+        ],
+    ),
+    (
         "HTTPRoute303Redirect",
         "httproute-303-redirect.yaml",
         "same-namespace",
+        80,
         &[FilterCase {
             method: "POST",
             ..redirected("/see-other", 303, "http://{host}/see-other")
@@ -398,18 +469,21 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRoute307Redirect",
         "httproute-307-redirect.yaml",
         "same-namespace",
+        80,
         &[redirected("/temporary", 307, "http://{host}/temporary")],
     ),
     (
         "HTTPRoute308Redirect",
         "httproute-308-redirect.yaml",
         "same-namespace",
+        80,
         &[redirected("/permanent", 308, "http://{host}/permanent")],
     ),
     (
         "HTTPRouteRewriteHost",
         "httproute-rewrite-host.yaml",
         "same-namespace",
+        80,
         &[
             FilterCase {
                 host: "rewrite.example",
@@ -444,6 +518,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteRewritePath",
         "httproute-rewrite-path.yaml",
         "same-namespace",
+        80,
         &[
             FilterCase {
                 upstream_path: Some("/one/two"),
@@ -497,6 +572,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteTimeoutRequest",
         "httproute-timeout-request.yaml",
         "same-namespace",
+        80,
         &[
             proxied("/request-timeout"),
             FilterCase {
@@ -512,6 +588,7 @@ pub const FILTERS: [FilterTable; 13] = [
         "HTTPRouteTimeoutBackendRequest",
         "httproute-timeout-backend-request.yaml",
         "same-namespace",
+        80,
         &[
             proxied("/backend-timeout"),
             FilterCase {
