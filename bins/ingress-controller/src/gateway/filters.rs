@@ -185,7 +185,7 @@ fn header_edits(modifier: &HeaderModifier, what: &str) -> Result<HeaderEdits, Fa
 /// a rewrite, where nginx reads it decoded); `may_be_empty` for a ReplacePrefixMatch.
 fn usable_path(value: &str, may_be_empty: bool) -> bool {
     (may_be_empty && value.is_empty())
-        || (!value.contains('%') && super::plan::gateway_path("Exact", value).is_ok())
+        || (!value.contains('%') && super::matches::gateway_path("Exact", value).is_ok())
 }
 
 /// The path change of `modifier`, or why it is refused.

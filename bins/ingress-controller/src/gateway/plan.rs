@@ -11,8 +11,9 @@
 //! first one has no conditions the location serves it inline; otherwise the Lua dispatcher
 //! tries the list (§4).
 //!
-//! Not served yet (the match is left out, and reported): RegularExpression header and query
-//! values. Fail closed (S-IR.2, S-F.8): a rule whose filters or timeouts [`rules::rule_actions`]
+//! A match nginx cannot serve ([`matches::servable`]: RegularExpression header and query
+//! values, values over the caps, paths S-PM.3 refuses) is left out and reported, and its
+//! rule is invalid (its other matches answer 500, the status drops it). Fail closed (S-IR.2, S-F.8): a rule whose filters or timeouts [`rules::rule_actions`]
 //! refuses answers 500, since serving it without them would bypass them; so does a
 //! ReplacePrefixMatch on a match without a literal prefix (a RegularExpression path).
 
@@ -20,13 +21,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 
 use cluster_state::ObjectRef;
-use cluster_state::gateway::{HttpRoute, HttpRouteMatch};
+use cluster_state::gateway::HttpRoute;
 use cluster_state::k8s::Resource;
 
 use super::addresses::{self, Pool};
 use super::backend_refs::{self, Context};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
+use super::matches;
 use super::precedence::Candidate;
 use super::rules::{self, RuleActions};
 use super::{Evaluation, ServedListener};
@@ -36,14 +38,6 @@ use crate::paths::{Kind, LocationKey, PathRule};
 
 /// The largest weight of a backendRef (the CRD's maximum).
 const MAX_WEIGHT: i32 = 1_000_000;
-
-/// The longest header or query-parameter value a match may compare (the CRD's maximum for
-/// query values; header values are held to it too, so that one candidate's data, encoded,
-/// fits one nginx word).
-const MAX_VALUE: usize = 1024;
-
-/// The longest query-parameter name served (header names are at most 256 by the CRD).
-const MAX_NAME: usize = 256;
 
 /// What the Gateways serve, independent of addresses (see [`Plan::addresses`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -426,20 +420,7 @@ impl Builder<'_> {
         let matches = rule.matches();
         let m = matches.get(c.match_index)?;
         let path = m.path();
-        let parsed = conditions(m).and_then(|mut conditions| {
-            if path.match_type() == "RegularExpression" {
-                if path.value().len() > 1024 {
-                    return Err("path is longer than 1024 bytes".into());
-                }
-                crate::regex_path::check(path.value())?;
-                conditions.path = Some(whole_match(path.value()));
-                Ok((None, conditions))
-            } else {
-                let rule = gateway_path(path.match_type(), path.value())?;
-                Ok((Some(rule), conditions))
-            }
-        });
-        let (rule_path, conditions) = match parsed {
+        let (rule_path, conditions) = match matches::servable(m) {
             Ok(parsed) => parsed,
             Err(message) => {
                 self.problem(
@@ -605,85 +586,6 @@ fn for_match(action: Action, path: &str, prefix: Option<&str>) -> Action {
     }
 }
 
-/// The method, header and query conditions of `m` (S-MM.1 to S-MM.3); a repeated header or
-/// parameter name counts once, the first entry.
-///
-/// # Errors
-///
-/// What cannot be served: a method that is not upper-case letters, a header name outside
-/// `[A-Za-z0-9-]`, an empty parameter name, a value longer than [`MAX_VALUE`] (a parameter
-/// name longer than [`MAX_NAME`]) or with control characters, a RegularExpression value (not
-/// yet), an unknown type.
-fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
-    let long = |what: &str, text: &str, max: usize| {
-        if text.len() > max {
-            Some(format!("{what} longer than {max} bytes is not served"))
-        } else if text.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-            // No request can carry them in a header; refused in parameters alike.
-            Some(format!("{what} with control characters is not served"))
-        } else {
-            None
-        }
-    };
-    let mut out = Conditions::default();
-    if let Some(method) = &m.method {
-        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
-            return Err(format!("method {method:?} is not served"));
-        }
-        out.method = Some(method.clone());
-    }
-    for header in m.headers() {
-        let name = &header.name;
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(format!("header name {name:?} is not served"));
-        }
-        if let Some(why) = long("a header value", &header.value, MAX_VALUE) {
-            return Err(why);
-        }
-        if header.match_type() != "Exact" {
-            return Err(format!(
-                "{} header matches are not served yet",
-                header.match_type()
-            ));
-        }
-        let name = name.to_ascii_lowercase();
-        if !out.headers.iter().any(|(n, _)| *n == name) {
-            out.headers.push((name, header.value.clone()));
-        }
-    }
-    for param in m.query_params() {
-        if param.name.is_empty() {
-            return Err("an empty query parameter name is not served".into());
-        }
-        if let Some(why) = long("a query parameter name", &param.name, MAX_NAME)
-            .or_else(|| long("a query parameter value", &param.value, MAX_VALUE))
-        {
-            return Err(why);
-        }
-        if param.match_type() != "Exact" {
-            return Err(format!(
-                "{} query matches are not served yet",
-                param.match_type()
-            ));
-        }
-        if !out.query.iter().any(|(n, _)| *n == param.name) {
-            out.query.push((param.name.clone(), param.value.clone()));
-        }
-    }
-    Ok(out)
-}
-
-/// A checked RegularExpression path as the PCRE the whole path must match (S-PM.4): anchored
-/// at both ends (`\z`, not `$`, which also matches before a final newline), under
-/// [`crate::regex_path::MATCH_LIMIT`].
-fn whole_match(path: &str) -> String {
-    format!(
-        "(*LIMIT_MATCH={}){}\\z",
-        crate::regex_path::MATCH_LIMIT,
-        crate::regex_path::anchored(path)
-    )
-}
-
 /// Whether `name` can be an nginx `server_name`: a lower-case DNS name, or one after `*.`.
 fn servable_name(name: &Hostname) -> bool {
     match name {
@@ -720,61 +622,6 @@ fn covering(name: Option<&Hostname>) -> Vec<Option<Hostname>> {
         }
     }
     out
-}
-
-/// An Exact or PathPrefix path value as a path rule (semantics S-PM.1 to S-PM.3): `%XX`
-/// escapes decoded (nginx matches the decoded path), and refused when the decoding yields a
-/// control byte, a space, `%`, `/` or invalid UTF-8; no empty, `.` or `..` element. A prefix is
-/// normalised without its trailing `/`.
-///
-/// # Errors
-///
-/// Why the value cannot be served.
-pub fn gateway_path(match_type: &str, value: &str) -> Result<PathRule, String> {
-    let kind = match match_type {
-        "Exact" => Kind::Exact,
-        "PathPrefix" => Kind::Prefix,
-        other => return Err(format!("path type {other:?} is not served")),
-    };
-    if value.len() > 1024 {
-        return Err("path is longer than 1024 bytes".into());
-    }
-    if !value.starts_with('/') {
-        return Err(format!("path {value:?} does not start with /"));
-    }
-    let bytes = value.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
-            match hex {
-                Some(d) if d > 0x20 && d != 0x7f && d != b'%' && d != b'/' => decoded.push(d),
-                _ => return Err(format!("path {value:?} has an escape that is not served")),
-            }
-            i += 3;
-        } else if b.is_ascii_alphanumeric() || b"-/._~!$&'()*+,;=:@".contains(&b) {
-            decoded.push(b);
-            i += 1;
-        } else {
-            return Err(format!("path {value:?} contains {:?}", char::from(b)));
-        }
-    }
-    let path = String::from_utf8(decoded)
-        .map_err(|_| format!("path {value:?} does not decode to UTF-8"))?;
-    let trimmed = path.trim_end_matches('/');
-    if path.contains("//") || trimmed.split('/').any(|e| e == "." || e == "..") {
-        return Err(format!("path {value:?} has an empty, . or .. element"));
-    }
-    let path = match kind {
-        Kind::Prefix if trimmed.is_empty() => "/".to_owned(),
-        Kind::Prefix => trimmed.to_owned(),
-        _ => path,
-    };
-    Ok(PathRule { kind, path })
 }
 
 /// The locations of a server whose servable candidates are `candidates`, in precedence
@@ -864,6 +711,7 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::matches::{gateway_path, whole_match};
     use super::*;
 
     fn servable(kind: &str, path: &str, split: &str) -> Servable {
