@@ -137,10 +137,27 @@ pub fn usable_header_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
+/// The longest value a filter may write into the configuration, counted as it is spelled
+/// there ([`spelled_len`]): with a header name and the `$http_NAME,` of an appended value it
+/// still fits one nginx word (4 KB). A longer one would make the whole configuration
+/// unwritable, not just its rule.
+const MAX_SPELLED: usize = 3584;
+
+/// The length of `value` as the renderer spells it: each `$` as `${literal_dollar}` (16 bytes),
+/// each `"` and `\\` escaped, in quotes.
+fn spelled_len(value: &str) -> usize {
+    let extra = |b: &u8| match b {
+        b'$' => 15,
+        b'"' | b'\\' => 1,
+        _ => 0,
+    };
+    value.len() + 2 + value.as_bytes().iter().map(extra).sum::<usize>()
+}
+
 /// Whether `value` can be a header value nginx sends: no control character (the CRD allows
-/// any string; a CR or LF would end the header line).
+/// any string; a CR or LF would end the header line), and not too long ([`MAX_SPELLED`]).
 fn usable_header_value(value: &str) -> bool {
-    !value.bytes().any(|b| b < 0x20 && b != b'\t' || b == 0x7f)
+    !value.bytes().any(|b| b < 0x20 && b != b'\t' || b == 0x7f) && spelled_len(value) <= MAX_SPELLED
 }
 
 /// The edits of `modifier`, or why they are refused.
@@ -174,7 +191,8 @@ fn header_edits(modifier: &HeaderModifier, what: &str) -> Result<HeaderEdits, Fa
     }
     let values = edits.set.iter().chain(&edits.add);
     if let Some((name, _)) = values.clone().find(|(_, v)| !usable_header_value(v)) {
-        let message = format!("{what}: the value of header {name} holds a control character");
+        let message =
+            format!("{what}: the value of header {name} holds a control character or is too long");
         return Err(Fault::new(UNSUPPORTED, message));
     }
     Ok(edits)
@@ -185,7 +203,9 @@ fn header_edits(modifier: &HeaderModifier, what: &str) -> Result<HeaderEdits, Fa
 /// a rewrite, where nginx reads it decoded); `may_be_empty` for a ReplacePrefixMatch.
 fn usable_path(value: &str, may_be_empty: bool) -> bool {
     (may_be_empty && value.is_empty())
-        || (!value.contains('%') && super::matches::gateway_path("Exact", value).is_ok())
+        || (!value.contains('%')
+            && spelled_len(value) <= MAX_SPELLED
+            && super::matches::gateway_path("Exact", value).is_ok())
 }
 
 /// The path change of `modifier`, or why it is refused.
@@ -445,6 +465,7 @@ mod tests {
             modifier(&[], &["transfer-encoding"]),
             modifier(&[("X-A", "1")], &["x-a"]),
             modifier(&[("X-A", "1\r\nSet-Cookie: x")], &[]),
+            modifier(&[("X-A", &"$".repeat(250))], &[]),
         ] {
             let fault = filter(&refused).unwrap_err();
             assert_eq!(fault.reason, UNSUPPORTED, "{refused:?}");
@@ -484,6 +505,33 @@ mod tests {
             r.status_code = Some(418);
         }
         assert!(filter(&bad_code).is_err());
+        // Hostnames and paths written into the configuration: a DNS name, an S-PM.3 path
+        // without escapes, short enough to be written.
+        let with = |hostname: &str, path: &str| {
+            let mut changed = redirect.clone();
+            if let Some(r) = changed.request_redirect.as_mut() {
+                r.hostname = Some(hostname.into());
+                r.path = Some(HttpPathModifier {
+                    type_: "ReplaceFullPath".into(),
+                    replace_full_path: Some(path.into()),
+                    replace_prefix_match: None,
+                });
+            }
+            filter(&changed)
+        };
+        assert!(with("example.org", "/a$b").is_ok());
+        let long = format!("/{}", "$".repeat(300));
+        for (hostname, path) in [
+            ("Example.org", "/a"),
+            ("example.org;", "/a"),
+            ("example.org", "/a b"),
+            ("example.org", "/a%0d%0a"),
+            ("example.org", "/a%2D"),
+            ("example.org", "a"),
+            ("example.org", long.as_str()),
+        ] {
+            assert!(with(hostname, path).is_err(), "{hostname} {path}");
+        }
 
         let rewrite = HttpRouteFilter {
             type_: "URLRewrite".into(),
