@@ -704,6 +704,112 @@ mod tests {
         assert_eq!(named, [&forward, &Action::Fail]);
     }
 
+    /// The configuration of the conformance manifest `file`, each Gateway on an address of
+    /// its own (the base Gateways would share the catch-all otherwise).
+    fn rendered(file: &str) -> String {
+        let snapshot = super::super::conformance::load(file);
+        let objects = crate::objects::Objects::from_snapshot(&snapshot);
+        let model = crate::model::build(&objects, &crate::class::Selection::default());
+        let options = crate::render::Options {
+            gateway_addresses: Some("127.0.1.0/24".parse().unwrap()),
+            ..options()
+        };
+        crate::render::render(&model, &options).unwrap()
+    }
+
+    fn options() -> crate::render::Options {
+        crate::render::Options {
+            prefix: "/prefix".into(),
+            listen_address: "127.0.0.1".into(),
+            http_port: 8080,
+            https_port: 8443,
+            workers: "1".into(),
+            modules_dir: None,
+            fallback_certificate: None,
+            gateway_addresses: None,
+        }
+    }
+
+    /// Rendering notes §6.3: no redirect or rewrite ever writes the decoded `$uri` (a
+    /// `%0d%0a` in it would become a header break); the redirects read `$request_uri`.
+    #[test]
+    fn redirects_and_rewrites_never_write_the_decoded_uri() {
+        for file in [
+            "httproute-redirect-path.yaml",
+            "httproute-redirect-port-and-scheme.yaml",
+            "httproute-rewrite-path.yaml",
+            "httproute-rewrite-host.yaml",
+        ] {
+            let text = rendered(file);
+            assert!(!text.contains("$uri"), "{file}: {text}");
+            assert!(!text.contains("$document_uri"), "{file}: {text}");
+        }
+        let text = rendered("httproute-redirect-path.yaml");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for line in [
+            "return 302 http://$host/full-path-replacement$is_args$args;",
+            "return 302 http://$host/replacement-prefix$gw_rest$gw_query;",
+            "return 302 http://$host/replacement-prefix;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+    }
+
+    /// What nginx does with the `rewrite`s and `return`s `rewrite` writes, for a request
+    /// with decoded path `path`: the first `rewrite` whose regex matches gives the new path
+    /// (its `$1` replaced, `${literal_dollar}` read as `$`), `return 500` gives `"500"`.
+    fn nginx_rewrites(body: &[Directive], path: &str) -> String {
+        for d in body {
+            let word = |i: usize| String::from_utf8(d.args[i].word().value().into_owned());
+            match d.name.value().as_ref() {
+                b"rewrite" => {
+                    let pattern = word(0).unwrap();
+                    let target = word(1).unwrap();
+                    let regex = regex::Regex::new(&pattern).unwrap();
+                    if let Some(captures) = regex.captures(path) {
+                        let one = captures.get(1).map_or("", |m| m.as_str());
+                        return target.replace("$1", one).replace("${literal_dollar}", "$");
+                    }
+                }
+                b"return" => return word(0).unwrap(),
+                other => panic!("{}", String::from_utf8_lossy(other)),
+            }
+        }
+        panic!("no rewrite applied to {path:?}");
+    }
+
+    proptest::proptest! {
+        /// S-F.5 as nginx runs it: for every path a PathPrefix location sends to a rule with a
+        /// ReplacePrefixMatch rewrite (decoded newlines included), the rewrites give
+        /// `filters::replace_prefix`'s path, never the original one.
+        #[test]
+        fn prefix_rewrites_agree_with_replace_prefix(
+            prefix in proptest::collection::vec("[ab]{1,2}", 0..3),
+            replacement in "(/[a-c$]{0,2}){0,2}/?",
+            rest in proptest::collection::vec("[ab\\n.]{1,3}", 0..3),
+            slash in proptest::bool::ANY,
+        ) {
+            let prefix = format!("/{}", prefix.join("/"));
+            let mut path = prefix.clone();
+            if !rest.is_empty() || slash {
+                if !path.ends_with('/') {
+                    path.push('/');
+                }
+                path.push_str(&rest.join("/"));
+            }
+            let mut body = Vec::new();
+            rewrite(&PathChange::Prefix(replacement.clone()), Some(&prefix), &mut body).unwrap();
+            proptest::prop_assert_eq!(
+                nginx_rewrites(&body, &path),
+                crate::gateway::filters::replace_prefix(&path, &prefix, &replacement),
+                "{:?} under {:?} to {:?}",
+                path,
+                prefix,
+                replacement
+            );
+        }
+    }
+
     /// Without a pool the base Gateways share the HTTP port: the older one's listener without
     /// host name takes the catch-all (S-GW.4), the generated Ingress catch-all leaves the port.
     #[test]
@@ -724,17 +830,7 @@ mod tests {
         }
         let objects = crate::objects::Objects::from_snapshot(&snapshot);
         let model = crate::model::build(&objects, &crate::class::Selection::default());
-        let options = crate::render::Options {
-            prefix: "/prefix".into(),
-            listen_address: "127.0.0.1".into(),
-            http_port: 8080,
-            https_port: 8443,
-            workers: "1".into(),
-            modules_dir: None,
-            fallback_certificate: None,
-            gateway_addresses: None,
-        };
-        let text = crate::render::render(&model, &options).unwrap();
+        let text = crate::render::render(&model, &options()).unwrap();
         let defaults: Vec<&str> = text
             .lines()
             .map(str::trim)
