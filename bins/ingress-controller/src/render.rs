@@ -331,7 +331,7 @@ fn tls(global: &Global) -> Result<Vec<Directive>> {
 /// `add_header Strict-Transport-Security $hsts_header always;` (an empty value adds nothing).
 /// At `http` level, and again in every location with `add_header`s of its own, which would
 /// otherwise hide it (nginx inherits `add_header` only into levels that have none).
-fn hsts_header() -> Result<Directive> {
+pub(crate) fn hsts_header() -> Result<Directive> {
     directive(
         "add_header",
         ["Strict-Transport-Security", "$hsts_header", "always"],
@@ -487,17 +487,14 @@ fn proxy_headers(options: &Options, global: &Global) -> Result<Vec<Directive>> {
             map("$this_host", "$best_http_host", "$this_host", "$this_host")?,
         ]);
     }
-    let forwarded_for = if global.use_forwarded_headers && global.compute_full_forwarded_for {
+    if global.use_forwarded_headers && global.compute_full_forwarded_for {
         out.push(map(
             "$http_x_forwarded_for",
             "$full_x_forwarded_for",
             "$http_x_forwarded_for, $realip_remote_addr",
             "$realip_remote_addr",
         )?);
-        "$full_x_forwarded_for"
-    } else {
-        "$remote_addr"
-    };
+    }
     out.extend([
         directive("map", ["$pass_server_port", "$pass_port"])?.block(vec![
             directive(&options.https_port.to_string(), ["443"])?,
@@ -505,7 +502,28 @@ fn proxy_headers(options: &Options, global: &Global) -> Result<Vec<Directive>> {
         ]),
         directive("proxy_http_version", ["1.1"])?,
     ]);
-    for (name, value) in [
+    for (name, value) in standard_headers(global) {
+        out.push(directive("proxy_set_header", [name, value])?);
+        // grpc_pass reads only its own header directives (ingress-nginx writes each line with
+        // `grpc_set_header` in gRPC locations). HTTP/2 has no upgrade: nginx's gRPC module
+        // drops `Upgrade` and `Connection` itself.
+        if !matches!(name, "Upgrade" | "Connection") {
+            out.push(directive("grpc_set_header", [name, value])?);
+        }
+    }
+    Ok(out)
+}
+
+/// The request headers every proxied request carries, name and value, as [`proxy_headers`]
+/// writes them at `http` level. A location with a `proxy_set_header` of its own inherits none
+/// of them, so it writes this list again with its changes (the Gateway header filters).
+pub(crate) fn standard_headers(global: &Global) -> [(&'static str, &'static str); 11] {
+    let forwarded_for = if global.use_forwarded_headers && global.compute_full_forwarded_for {
+        "$full_x_forwarded_for"
+    } else {
+        "$remote_addr"
+    };
+    [
         ("Host", "$best_http_host"),
         ("Upgrade", "$http_upgrade"),
         ("Connection", "$connection_upgrade"),
@@ -517,16 +535,7 @@ fn proxy_headers(options: &Options, global: &Global) -> Result<Vec<Directive>> {
         ("X-Forwarded-Proto", "$pass_access_scheme"),
         ("X-Forwarded-Scheme", "$pass_access_scheme"),
         ("X-Scheme", "$pass_access_scheme"),
-    ] {
-        out.push(directive("proxy_set_header", [name, value])?);
-        // grpc_pass reads only its own header directives (ingress-nginx writes each line with
-        // `grpc_set_header` in gRPC locations). HTTP/2 has no upgrade: nginx's gRPC module
-        // drops `Upgrade` and `Connection` itself.
-        if !matches!(name, "Upgrade" | "Connection") {
-            out.push(directive("grpc_set_header", [name, value])?);
-        }
-    }
-    Ok(out)
+    ]
 }
 
 /// The `limit_req_zone` / `limit_conn_zone` of every Ingress that sets limits.
@@ -652,9 +661,6 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
     Ok(directive("server", [""; 0])?.block(body))
 }
 
-/// The end of a proxied location: the Lua access phase that picks the peer, when a failed
-/// request is passed to another endpoint (ingress-nginx's `proxy_next_upstream*` lines; the
-/// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
 /// The file of the default certificate: the `--default-ssl-certificate` Secret's when it
 /// loaded, else the generated one ([`Options::fallback_certificate`]).
 pub(crate) fn default_certificate(context: &Context<'_>) -> Option<String> {
@@ -669,7 +675,19 @@ pub(crate) fn default_certificate(context: &Context<'_>) -> Option<String> {
     }
 }
 
+/// The end of a proxied location: the Lua access phase that picks the peer, when a failed
+/// request is passed to another endpoint (ingress-nginx's `proxy_next_upstream*` lines; the
+/// `grpc_` ones for gRPC, where the `proxy_` ones do nothing), and the pass to the balancer.
 pub(crate) fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Vec<Directive>> {
+    proxy_within(protocol, next, &next.timeout.to_string())
+}
+
+/// [`proxy`], with `next_timeout` (an nginx time) bounding the time spent passing it on.
+pub(crate) fn proxy_within(
+    protocol: BackendProtocol,
+    next: &NextUpstream,
+    next_timeout: &str,
+) -> Result<Vec<Directive>> {
     let module = match protocol {
         BackendProtocol::Http | BackendProtocol::Https => "proxy",
         BackendProtocol::Grpc => "grpc",
@@ -681,10 +699,7 @@ pub(crate) fn proxy(protocol: BackendProtocol, next: &NextUpstream) -> Result<Ve
             &format!("{module}_next_upstream_tries"),
             [next.tries.to_string()],
         )?,
-        directive(
-            &format!("{module}_next_upstream_timeout"),
-            [next.timeout.to_string()],
-        )?,
+        directive(&format!("{module}_next_upstream_timeout"), [next_timeout])?,
         match protocol {
             BackendProtocol::Http => directive("proxy_pass", ["http://ingress_balancer"])?,
             BackendProtocol::Https => directive("proxy_pass", ["https://ingress_balancer"])?,
@@ -765,8 +780,10 @@ fn location_block(context: &Context<'_>, location: &Location) -> Result<Directiv
     if let Some(target) = &a.rewrite_target {
         let pattern = match &location.key {
             LocationKey::Regex(r) => r.clone(),
+            // `(?s)`: the path nginx rewrites is decoded, and `.` would stop at a `%0A` in it,
+            // leaving the rest of the path out of `$1` (rendering notes §6.4).
             LocationKey::Exact(_) | LocationKey::Prefix(_) => {
-                format!("^{}(.*)", regex_escape(&location.rule.path))
+                format!("(?s)^{}(.*)", regex_escape(&location.rule.path))
             }
         };
         body.push(directive("rewrite", [pattern.as_str(), target, "break"])?);
@@ -838,7 +855,7 @@ fn metric_labels(location: &Location) -> Result<Vec<Directive>> {
 }
 
 /// A literal path as a PCRE (the path's characters are allow-listed; only these are special).
-fn regex_escape(path: &str) -> String {
+pub(crate) fn regex_escape(path: &str) -> String {
     let mut out = String::with_capacity(path.len() + 8);
     for c in path.chars() {
         if ".+*?()|[]^$\\".contains(c) {
@@ -1035,6 +1052,21 @@ mod tests {
         assert_eq!(server_names_bucket(&with(&[wildcard])), 256);
         let text = render(&with(&[exact(253)]), &options()).unwrap();
         assert!(lines(&text).contains(&"server_names_hash_bucket_size 512;"));
+    }
+
+    /// Rendering notes §6.4: the `rewrite-target` pattern of a Prefix path reads the decoded
+    /// path dot-all, so that a `%0A` in it does not cut the rest of the path from `$1`.
+    #[test]
+    fn rewrite_target_reads_a_decoded_newline() {
+        let text = proxied(Annotations {
+            rewrite_target: Some("/new/$1".into()),
+            ..Annotations::default()
+        });
+        let rewrite: Vec<&str> = lines(&text)
+            .into_iter()
+            .filter(|l| l.starts_with("rewrite "))
+            .collect();
+        assert_eq!(rewrite, ["rewrite (?s)^/(.*) /new/$1 break;"], "{text}");
     }
 
     #[test]

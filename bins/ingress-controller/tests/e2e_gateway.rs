@@ -8,7 +8,9 @@
 //! address in its status yet, and the addresses are those [`Plan::addresses`] assigns from the
 //! objects alone, which the test computes with the same function.
 //!
-//! Not here yet: the tests of filters, timeouts and the other extended features.
+//! The filter and timeout tests (`support::gateway_filter_tables`) compare what the backend
+//! saw (path, Host, headers, from its echo) and what the client got (status, headers,
+//! `Location`), and add requests whose decoded path holds a CR LF.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -30,6 +32,7 @@ use ingress_controller::gateway::addresses::Pool;
 use ingress_controller::gateway::plan::{Plan, Served};
 use ingress_controller::model;
 use ingress_controller::objects::{KINDS, Objects};
+use support::gateway_filter_tables::{CRLF, FILTERS, FilterCase};
 use support::gateway_tables::{Case, LISTENERS, PRECEDENCE};
 use support::{Backends, Controller, Response, eventually, request_to};
 
@@ -536,4 +539,142 @@ async fn gateways_share_the_listen_address_with_ingresses() {
         controller.get("ingress.example.com", "/x").await.backend(),
         "ingress-web"
     );
+}
+
+/// `case` sent to `address` on `port`, asking the backend to echo the request's headers.
+async fn send_filter(address: IpAddr, port: u16, case: &FilterCase) -> Option<Response> {
+    let authority = format!("{address}:{port}");
+    let host = if case.host.is_empty() {
+        &authority
+    } else {
+        case.host
+    };
+    let mut headers = case.headers.to_vec();
+    headers.push(("X-Echo-Request-Headers", "1"));
+    request_to(
+        SocketAddr::new(address, port),
+        case.method,
+        host,
+        case.path,
+        &headers,
+        "",
+    )
+    .await
+}
+
+/// The values of every `name` header of `headers`, joined with `,` (`None`: none).
+fn joined<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>, name: &str) -> Option<String> {
+    let values: Vec<&str> = headers
+        .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+        .collect();
+    (!values.is_empty()).then(|| values.join(","))
+}
+
+/// What is wrong with `response` to `case` sent to `address` (`None`: nothing).
+fn filter_mismatch(case: &FilterCase, address: IpAddr, response: &Response) -> Option<String> {
+    let mut wrong = Vec::new();
+    if response.status != case.status {
+        wrong.push(format!("status {}", response.status));
+    }
+    let backend = response.backend();
+    if backend != case.backend.unwrap_or("-") {
+        wrong.push(format!("backend {backend}"));
+    }
+    // The echo: `NAME URI`, then the request's headers, `name: value` a line.
+    let mut lines = response.body.lines();
+    let uri = lines
+        .next()
+        .and_then(|l| l.split_once(' '))
+        .map(|(_, uri)| uri);
+    let seen: Vec<(&str, &str)> = lines.filter_map(|l| l.split_once(": ")).collect();
+    if let Some(path) = case.upstream_path
+        && uri != Some(path)
+    {
+        wrong.push(format!("upstream path {uri:?}"));
+    }
+    if let Some(host) = case.upstream_host {
+        let got = joined(seen.iter().copied(), "host");
+        if got.as_deref() != Some(host) {
+            wrong.push(format!("upstream host {got:?}"));
+        }
+    }
+    for (name, want) in case.seen {
+        let got = joined(seen.iter().copied(), name);
+        if got.as_deref() != *want {
+            wrong.push(format!("upstream {name}: {got:?}"));
+        }
+    }
+    let returned = || {
+        response
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+    };
+    for (name, want) in case.returned {
+        let got = joined(returned(), name);
+        if got.as_deref() != *want {
+            wrong.push(format!("response {name}: {got:?}"));
+        }
+    }
+    if let Some(location) = case.location {
+        let want = location.replace("{host}", &address.to_string());
+        let got = joined(returned(), "location");
+        if got.as_deref() != Some(want.as_str()) {
+            wrong.push(format!("location {got:?}, not {want}"));
+        }
+    }
+    (!wrong.is_empty()).then(|| wrong.join("; "))
+}
+
+/// Sends every case of `cases` to Gateway `gateway`'s listener on `listener` (80: nginx's HTTP
+/// port, others their own) and checks the answers; the first case waits until the
+/// configuration is served.
+async fn replay_filters(
+    controller: &Controller,
+    addresses: &BTreeMap<String, IpAddr>,
+    (gateway, listener): (&str, u16),
+    cases: &[FilterCase],
+) {
+    let address = addresses[gateway];
+    let port = if listener == 80 {
+        controller.http
+    } else {
+        listener
+    };
+    if let Some(first) = cases.first() {
+        eventually(&format!("{gateway}: {first:?}"), || async {
+            send_filter(address, port, first)
+                .await
+                .is_some_and(|r| filter_mismatch(first, address, &r).is_none())
+        })
+        .await;
+    }
+    for case in cases {
+        let response = send_filter(address, port, case).await.unwrap();
+        if let Some(wrong) = filter_mismatch(case, address, &response) {
+            panic!("{gateway}: {case:?}: {wrong}\n{response:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_filters_and_timeouts_through_nginx() {
+    if support::ran_elsewhere() || !source_reads_gateways() {
+        return;
+    }
+    let suite = Suite::start().await;
+    for (test, file, gateway, listener, cases) in FILTERS {
+        println!("{test}");
+        let (controller, addresses) = suite.serve(file).await;
+        let at = (gateway, listener);
+        replay_filters(&controller, &addresses, at, cases).await;
+        // A CR LF in the decoded path never becomes a header (rendering notes §6.3, §6.4).
+        let crlf: Vec<FilterCase> = CRLF
+            .iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, case)| *case)
+            .collect();
+        replay_filters(&controller, &addresses, at, &crlf).await;
+    }
 }

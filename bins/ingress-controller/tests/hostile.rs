@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use cluster_state::gateway::{HttpRoute, HttpRouteMatch};
+use cluster_state::gateway::{
+    Header, HeaderModifier, HttpPathModifier, HttpRequestRedirectFilter, HttpRoute,
+    HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter,
+};
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
 use ingress_controller::{backends, model, render};
@@ -527,6 +530,225 @@ const GATEWAY_SLOTS: &[(&str, Slot, &str, &str)] = &[
     ),
 ];
 
+/// The first rule of BASE's route with `filter` as its only filter.
+fn set_filter(objects: &mut Objects, filter: HttpRouteFilter) {
+    let rules = route(objects).spec.rules.as_mut().unwrap();
+    rules[0].filters = Some(vec![filter]);
+}
+
+/// A header modifier with `set`, `add` and `remove`.
+fn modifier(set: &[(&str, &str)], add: &[(&str, &str)], remove: &[&str]) -> HeaderModifier {
+    let headers = |list: &[(&str, &str)]| {
+        let list = list.iter().map(|(name, value)| Header {
+            name: (*name).into(),
+            value: (*value).into(),
+        });
+        Some(list.collect())
+    };
+    HeaderModifier {
+        set: headers(set),
+        add: headers(add),
+        remove: Some(remove.iter().map(|n| (*n).to_owned()).collect()),
+    }
+}
+
+fn request_headers(objects: &mut Objects, modifier: HeaderModifier) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "RequestHeaderModifier".into(),
+            request_header_modifier: Some(modifier),
+            ..Default::default()
+        },
+    );
+}
+
+fn response_headers(objects: &mut Objects, modifier: HeaderModifier) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "ResponseHeaderModifier".into(),
+            response_header_modifier: Some(modifier),
+            ..Default::default()
+        },
+    );
+}
+
+/// A path modifier of `type_` with `value`.
+fn path_modifier(type_: &str, value: &str) -> HttpPathModifier {
+    let full = type_ == "ReplaceFullPath";
+    HttpPathModifier {
+        type_: type_.into(),
+        replace_full_path: full.then(|| value.into()),
+        replace_prefix_match: (!full).then(|| value.into()),
+    }
+}
+
+fn redirect(objects: &mut Objects, redirect: HttpRequestRedirectFilter) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "RequestRedirect".into(),
+            request_redirect: Some(redirect),
+            ..Default::default()
+        },
+    );
+}
+
+fn rewrite(objects: &mut Objects, rewrite: HttpUrlRewriteFilter) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "URLRewrite".into(),
+            url_rewrite: Some(rewrite),
+            ..Default::default()
+        },
+    );
+}
+
+/// Every field of an HTTPRoute filter a value reaches (rendering notes §8), on the first rule
+/// of BASE's route, with a valid and a refused benign value.
+const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
+    (
+        "request header set name",
+        |o, v| request_headers(o, modifier(&[(v, "x")], &[], &[])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "request header set value",
+        |o, v| request_headers(o, modifier(&[("X-F", v)], &[], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "request header add name",
+        |o, v| request_headers(o, modifier(&[], &[(v, "x")], &[])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "request header add value",
+        |o, v| request_headers(o, modifier(&[], &[("X-F", v)], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "request header remove",
+        |o, v| request_headers(o, modifier(&[], &[], &[v])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "response header set name",
+        |o, v| response_headers(o, modifier(&[(v, "x")], &[], &[])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "response header set value",
+        |o, v| response_headers(o, modifier(&[("X-F", v)], &[], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "response header add value",
+        |o, v| response_headers(o, modifier(&[], &[("X-F", v)], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "response header remove",
+        |o, v| response_headers(o, modifier(&[], &[], &[v])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "redirect hostname",
+        |o, v| {
+            redirect(
+                o,
+                HttpRequestRedirectFilter {
+                    hostname: Some(v.into()),
+                    ..Default::default()
+                },
+            );
+        },
+        "example.org",
+        "Example.org",
+    ),
+    (
+        "redirect full path",
+        |o, v| {
+            redirect(
+                o,
+                HttpRequestRedirectFilter {
+                    path: Some(path_modifier("ReplaceFullPath", v)),
+                    ..Default::default()
+                },
+            );
+        },
+        "/new",
+        "/a b",
+    ),
+    (
+        "redirect prefix path",
+        |o, v| {
+            redirect(
+                o,
+                HttpRequestRedirectFilter {
+                    path: Some(path_modifier("ReplacePrefixMatch", v)),
+                    ..Default::default()
+                },
+            );
+        },
+        "/new",
+        "/a b",
+    ),
+    (
+        "rewrite hostname",
+        |o, v| {
+            rewrite(
+                o,
+                HttpUrlRewriteFilter {
+                    hostname: Some(v.into()),
+                    path: None,
+                },
+            );
+        },
+        "example.org",
+        "Example.org",
+    ),
+    (
+        "rewrite full path",
+        |o, v| {
+            rewrite(
+                o,
+                HttpUrlRewriteFilter {
+                    hostname: None,
+                    path: Some(path_modifier("ReplaceFullPath", v)),
+                },
+            );
+        },
+        "/new",
+        "/a b",
+    ),
+    (
+        "rewrite prefix path",
+        |o, v| {
+            rewrite(
+                o,
+                HttpUrlRewriteFilter {
+                    hostname: None,
+                    path: Some(path_modifier("ReplacePrefixMatch", v)),
+                },
+            );
+        },
+        "/new",
+        "/a b",
+    ),
+];
+
 /// Regex paths: the Ingress opts in, and the path becomes a pattern.
 fn regex_slot(objects: &mut Objects, value: &str) {
     annotate(objects, "use-regex", "true");
@@ -538,6 +760,7 @@ fn slots() -> Vec<(&'static str, Slot, &'static str, &'static str)> {
     let mut slots = SLOTS.to_vec();
     slots.push(("regex path", regex_slot, "/c(.*)", "/c("));
     slots.extend_from_slice(GATEWAY_SLOTS);
+    slots.extend_from_slice(FILTER_SLOTS);
     slots
 }
 
@@ -550,7 +773,8 @@ fn shape_with(set: Slot, value: &str) -> Vec<Shape> {
 /// Other valid values of a slot with a structure of their own: a Gateway Exact path ending
 /// in `/` gets the `= /p` location beside it (S-PM.3 allows bytes the Ingress refuses, so
 /// hostile values can be valid paths).
-const MORE_VALID: &[(&str, &str)] = &[("route exact path", "/z/")];
+/// A ReplacePrefixMatch rewrite to `/` (or nothing) is written as two `rewrite`s.
+const MORE_VALID: &[(&str, &str)] = &[("route exact path", "/z/"), ("rewrite prefix path", "")];
 
 /// The shapes for each slot's benign values (valid, refused, [`MORE_VALID`]), computed once.
 fn baselines() -> &'static [Vec<Vec<Shape>>] {

@@ -137,10 +137,27 @@ pub fn usable_header_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
+/// The longest value a filter may write into the configuration, counted as it is spelled
+/// there ([`spelled_len`]): with a header name and the `$http_NAME,` of an appended value it
+/// still fits one nginx word (4 KB). A longer one would make the whole configuration
+/// unwritable, not just its rule.
+const MAX_SPELLED: usize = 3584;
+
+/// The length of `value` as the renderer spells it: each `$` as `${literal_dollar}` (16 bytes),
+/// each `"` and `\\` escaped, in quotes.
+fn spelled_len(value: &str) -> usize {
+    let extra = |b: &u8| match b {
+        b'$' => 15,
+        b'"' | b'\\' => 1,
+        _ => 0,
+    };
+    value.len() + 2 + value.as_bytes().iter().map(extra).sum::<usize>()
+}
+
 /// Whether `value` can be a header value nginx sends: no control character (the CRD allows
-/// any string; a CR or LF would end the header line).
+/// any string; a CR or LF would end the header line), and not too long ([`MAX_SPELLED`]).
 fn usable_header_value(value: &str) -> bool {
-    !value.bytes().any(|b| b < 0x20 && b != b'\t' || b == 0x7f)
+    !value.bytes().any(|b| b < 0x20 && b != b'\t' || b == 0x7f) && spelled_len(value) <= MAX_SPELLED
 }
 
 /// The edits of `modifier`, or why they are refused.
@@ -174,25 +191,59 @@ fn header_edits(modifier: &HeaderModifier, what: &str) -> Result<HeaderEdits, Fa
     }
     let values = edits.set.iter().chain(&edits.add);
     if let Some((name, _)) = values.clone().find(|(_, v)| !usable_header_value(v)) {
-        let message = format!("{what}: the value of header {name} holds a control character");
+        let message =
+            format!("{what}: the value of header {name} holds a control character or is too long");
         return Err(Fault::new(UNSUPPORTED, message));
     }
     Ok(edits)
 }
 
+/// Whether `value` can be a replacement path: an Exact path S-PM.3 serves, without `%XX`
+/// escapes (so that the value is the same in a `Location`, where it is sent as written, and in
+/// a rewrite, where nginx reads it decoded); `may_be_empty` for a ReplacePrefixMatch.
+fn usable_path(value: &str, may_be_empty: bool) -> bool {
+    (may_be_empty && value.is_empty())
+        || (!value.contains('%')
+            && spelled_len(value) <= MAX_SPELLED
+            && super::matches::gateway_path("Exact", value).is_ok())
+}
+
 /// The path change of `modifier`, or why it is refused.
 fn path_change(modifier: &HttpPathModifier, what: &str) -> Result<PathChange, Fault> {
-    match (
+    let change = match (
         modifier.type_.as_str(),
         &modifier.replace_full_path,
         &modifier.replace_prefix_match,
     ) {
-        ("ReplaceFullPath", Some(path), _) => Ok(PathChange::Full(path.clone())),
-        ("ReplacePrefixMatch", _, Some(prefix)) => Ok(PathChange::Prefix(prefix.clone())),
-        (other, _, _) => Err(Fault::new(
+        ("ReplaceFullPath", Some(path), _) => PathChange::Full(path.clone()),
+        ("ReplacePrefixMatch", _, Some(prefix)) => PathChange::Prefix(prefix.clone()),
+        (other, _, _) => {
+            return Err(Fault::new(
+                UNSUPPORTED,
+                format!("{what}: path modifier {other:?} is not supported"),
+            ));
+        }
+    };
+    let (value, may_be_empty) = match &change {
+        PathChange::Full(value) => (value, false),
+        PathChange::Prefix(value) => (value, true),
+    };
+    if !usable_path(value, may_be_empty) {
+        let message = format!("{what}: path {value:?} is not a path without escapes S-PM.3 serves");
+        return Err(Fault::new(UNSUPPORTED, message));
+    }
+    Ok(change)
+}
+
+/// `hostname` when it is a lower-case DNS name (the CRD's PreciseHostname, checked again
+/// because manifests skip the API server), or why it is refused.
+fn precise_hostname(hostname: Option<&String>, what: &str) -> Result<Option<String>, Fault> {
+    match hostname {
+        Some(name) if !crate::hosts::is_dns_name(name) => Err(Fault::new(
             UNSUPPORTED,
-            format!("{what}: path modifier {other:?} is not supported"),
+            format!("{what}: hostname {name:?} is not a lower-case DNS name"),
         )),
+        other => Ok(other.cloned()),
     }
 }
 
@@ -249,7 +300,7 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
             Ok(Filter::Redirect(Redirect {
                 code,
                 scheme,
-                hostname: redirect.hostname.clone(),
+                hostname: precise_hostname(redirect.hostname.as_ref(), "RequestRedirect")?,
                 port,
                 path: path.transpose()?,
             }))
@@ -261,7 +312,7 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
                 .ok_or_else(|| missing("urlRewrite"))?;
             let path = rewrite.path.as_ref().map(|p| path_change(p, "URLRewrite"));
             Ok(Filter::Rewrite(Rewrite {
-                hostname: rewrite.hostname.clone(),
+                hostname: precise_hostname(rewrite.hostname.as_ref(), "URLRewrite")?,
                 path: path.transpose()?,
             }))
         }
@@ -414,6 +465,7 @@ mod tests {
             modifier(&[], &["transfer-encoding"]),
             modifier(&[("X-A", "1")], &["x-a"]),
             modifier(&[("X-A", "1\r\nSet-Cookie: x")], &[]),
+            modifier(&[("X-A", &"$".repeat(250))], &[]),
         ] {
             let fault = filter(&refused).unwrap_err();
             assert_eq!(fault.reason, UNSUPPORTED, "{refused:?}");
@@ -453,6 +505,33 @@ mod tests {
             r.status_code = Some(418);
         }
         assert!(filter(&bad_code).is_err());
+        // Hostnames and paths written into the configuration: a DNS name, an S-PM.3 path
+        // without escapes, short enough to be written.
+        let with = |hostname: &str, path: &str| {
+            let mut changed = redirect.clone();
+            if let Some(r) = changed.request_redirect.as_mut() {
+                r.hostname = Some(hostname.into());
+                r.path = Some(HttpPathModifier {
+                    type_: "ReplaceFullPath".into(),
+                    replace_full_path: Some(path.into()),
+                    replace_prefix_match: None,
+                });
+            }
+            filter(&changed)
+        };
+        assert!(with("example.org", "/a$b").is_ok());
+        let long = format!("/{}", "$".repeat(300));
+        for (hostname, path) in [
+            ("Example.org", "/a"),
+            ("example.org;", "/a"),
+            ("example.org", "/a b"),
+            ("example.org", "/a%0d%0a"),
+            ("example.org", "/a%2D"),
+            ("example.org", "a"),
+            ("example.org", long.as_str()),
+        ] {
+            assert!(with(hostname, path).is_err(), "{hostname} {path}");
+        }
 
         let rewrite = HttpRouteFilter {
             type_: "URLRewrite".into(),

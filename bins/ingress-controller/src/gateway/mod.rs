@@ -44,6 +44,7 @@ pub mod filters;
 pub mod grants;
 pub mod hostname;
 pub mod listeners;
+pub mod matches;
 pub mod namespaces;
 pub mod plan;
 pub mod precedence;

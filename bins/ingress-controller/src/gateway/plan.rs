@@ -11,21 +11,26 @@
 //! first one has no conditions the location serves it inline; otherwise the Lua dispatcher
 //! tries the list (§4).
 //!
-//! Not served yet (the match is left out, and reported): RegularExpression header and query
-//! values. Fail closed (S-IR.2, S-F.8): a rule with filters answers 500, since serving it
-//! without them would bypass them.
+//! A match nginx cannot serve ([`matches::servable`]: RegularExpression header and query
+//! values, values over the caps, paths S-PM.3 refuses) is left out and reported, and its
+//! rule is invalid (its other matches answer 500, the status drops it). Fail closed (S-IR.2, S-F.8): a rule whose filters or timeouts [`rules::rule_actions`]
+//! refuses answers 500, since serving it without them would bypass them; so does a
+//! ReplacePrefixMatch on a match without a literal prefix (a RegularExpression path).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
 
 use cluster_state::ObjectRef;
-use cluster_state::gateway::{HttpRoute, HttpRouteMatch};
+use cluster_state::gateway::HttpRoute;
 use cluster_state::k8s::Resource;
 
 use super::addresses::{self, Pool};
 use super::backend_refs::{self, Context};
+use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
+use super::matches;
 use super::precedence::Candidate;
+use super::rules::{self, RuleActions};
 use super::{Evaluation, ServedListener};
 use crate::hosts::is_dns_name;
 use crate::objects::Objects;
@@ -33,14 +38,6 @@ use crate::paths::{Kind, LocationKey, PathRule};
 
 /// The largest weight of a backendRef (the CRD's maximum).
 const MAX_WEIGHT: i32 = 1_000_000;
-
-/// The longest header or query-parameter value a match may compare (the CRD's maximum for
-/// query values; header values are held to it too, so that one candidate's data, encoded,
-/// fits one nginx word).
-const MAX_VALUE: usize = 1024;
-
-/// The longest query-parameter name served (header names are at most 256 by the CRD).
-const MAX_NAME: usize = 256;
 
 /// What the Gateways serve, independent of addresses (see [`Plan::addresses`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -146,6 +143,20 @@ pub enum Action {
         route: ObjectRef,
         /// The path value of the match (for the request metrics' `path` label).
         path: String,
+        /// The rule's filters and timeouts (no redirect among the filters).
+        actions: RuleActions,
+        /// The match's Exact or PathPrefix path, decoded and without its trailing `/` (what a
+        /// ReplacePrefixMatch replaces); `None` for a RegularExpression path.
+        prefix: Option<String>,
+    },
+    /// Answered with a redirect (S-F.3), whatever the rule's backends.
+    Redirect {
+        /// The redirect.
+        redirect: Redirect,
+        /// The rule's ResponseHeaderModifier edits, applied to the redirect too.
+        response: Vec<HeaderEdits>,
+        /// As [`Action::Forward`]'s `prefix`.
+        prefix: Option<String>,
     },
     /// Answered 500: the rule has no usable backend, or uses what is not implemented
     /// (S-BR.3, S-IR.2).
@@ -409,20 +420,7 @@ impl Builder<'_> {
         let matches = rule.matches();
         let m = matches.get(c.match_index)?;
         let path = m.path();
-        let parsed = conditions(m).and_then(|mut conditions| {
-            if path.match_type() == "RegularExpression" {
-                if path.value().len() > 1024 {
-                    return Err("path is longer than 1024 bytes".into());
-                }
-                crate::regex_path::check(path.value())?;
-                conditions.path = Some(whole_match(path.value()));
-                Ok((None, conditions))
-            } else {
-                let rule = gateway_path(path.match_type(), path.value())?;
-                Ok((Some(rule), conditions))
-            }
-        });
-        let (rule_path, conditions) = match parsed {
+        let (rule_path, conditions) = match matches::servable(m) {
             Ok(parsed) => parsed,
             Err(message) => {
                 self.problem(
@@ -436,25 +434,43 @@ impl Builder<'_> {
                 return None;
             }
         };
-        let action = self.rule_action(&c.route, route, c.rule, path.value());
+        let prefix = rule_path.as_ref().map(|r| r.path.as_str());
+        let action = self.rule_action(&c.route, route, c.rule, path.value(), prefix);
         Some((rule_path, conditions, action))
     }
 
-    /// The action of rule `index` of `route`: its split, or 500.
+    /// The action of rule `index` of `route` for a match with path value `path` (`prefix`:
+    /// its literal path, see [`Action::Forward`]): its split, its redirect, or 500.
     fn rule_action(
         &mut self,
         key: &ObjectRef,
         route: &HttpRoute,
         index: usize,
         path: &str,
+        prefix: Option<&str>,
     ) -> Action {
         let cache = (key.clone(), index);
-        if let Some(action) = self.rules.get(&cache) {
-            return with_path(action.clone(), path);
+        let action = match self.rules.get(&cache) {
+            Some(action) => action.clone(),
+            None => {
+                let action = self.make_rule_action(key, route, index);
+                self.rules.insert(cache, action.clone());
+                action
+            }
+        };
+        let was_served = action != Action::Fail;
+        let action = for_match(action, path, prefix);
+        if was_served && action == Action::Fail {
+            self.problem(
+                HttpRoute::KIND,
+                key,
+                format!(
+                    "rule {index}: ReplacePrefixMatch needs an Exact or PathPrefix match; \
+                     requests its RegularExpression matches win are answered 500"
+                ),
+            );
         }
-        let action = self.make_rule_action(key, route, index);
-        self.rules.insert(cache, action.clone());
-        with_path(action, path)
+        action
     }
 
     fn make_rule_action(&mut self, key: &ObjectRef, route: &HttpRoute, index: usize) -> Action {
@@ -462,25 +478,40 @@ impl Builder<'_> {
         let Some(rule) = rules.get(index) else {
             return Action::Fail;
         };
+        let actions = match rules::rule_actions(rule) {
+            Ok(actions) => actions,
+            Err(fault) => {
+                self.problem(
+                    HttpRoute::KIND,
+                    key,
+                    format!(
+                        "rule {index}: {}; requests it wins are answered 500",
+                        fault.message
+                    ),
+                );
+                return Action::Fail;
+            }
+        };
+        let redirect = actions.filters.iter().find_map(|f| match f {
+            Filter::Redirect(redirect) => Some(redirect.clone()),
+            _ => None,
+        });
+        if let Some(redirect) = redirect {
+            let response = actions
+                .filters
+                .into_iter()
+                .filter_map(|f| match f {
+                    Filter::ResponseHeaders(edits) => Some(edits),
+                    _ => None,
+                })
+                .collect();
+            return Action::Redirect {
+                redirect,
+                response,
+                prefix: None,
+            };
+        }
         let refs = rule.backend_refs();
-        if !rule.filters().is_empty() || refs.iter().any(|r| !r.filters().is_empty()) {
-            self.problem(
-                HttpRoute::KIND,
-                key,
-                format!(
-                    "rule {index}: filters are not implemented yet; requests it wins are \
-                     answered 500"
-                ),
-            );
-            return Action::Fail;
-        }
-        if rule.timeouts.is_some() {
-            self.problem(
-                HttpRoute::KIND,
-                key,
-                format!("rule {index}: timeouts are not implemented yet; the global ones apply"),
-            );
-        }
         let mut shares = Vec::new();
         for backend in refs {
             let weight = u32::try_from(backend.weight().clamp(0, MAX_WEIGHT)).unwrap_or(0);
@@ -505,99 +536,54 @@ impl Builder<'_> {
             split,
             route: key.clone(),
             path: String::new(),
+            actions,
+            prefix: None,
         }
     }
 }
 
-/// `action` with the path label `path`.
-fn with_path(action: Action, path: &str) -> Action {
+/// `action` for a match with path value `path` and literal path `prefix`: 500 when a
+/// ReplacePrefixMatch has no prefix to replace.
+fn for_match(action: Action, path: &str, prefix: Option<&str>) -> Action {
+    let prefix = prefix.map(str::to_owned);
+    let replaces_prefix =
+        |change: Option<&PathChange>| matches!(change, Some(PathChange::Prefix(_)));
     match action {
-        Action::Forward { split, route, .. } => Action::Forward {
+        Action::Forward { actions, .. }
+            if prefix.is_none()
+                && actions.filters.iter().any(|f| match f {
+                    Filter::Rewrite(rewrite) => replaces_prefix(rewrite.path.as_ref()),
+                    _ => false,
+                }) =>
+        {
+            Action::Fail
+        }
+        Action::Redirect { redirect, .. }
+            if prefix.is_none() && replaces_prefix(redirect.path.as_ref()) =>
+        {
+            Action::Fail
+        }
+        Action::Forward {
+            split,
+            route,
+            actions,
+            ..
+        } => Action::Forward {
             split,
             route,
             path: path.to_owned(),
+            actions,
+            prefix,
         },
-        other => other,
+        Action::Redirect {
+            redirect, response, ..
+        } => Action::Redirect {
+            redirect,
+            response,
+            prefix,
+        },
+        Action::Fail => Action::Fail,
     }
-}
-
-/// The method, header and query conditions of `m` (S-MM.1 to S-MM.3); a repeated header or
-/// parameter name counts once, the first entry.
-///
-/// # Errors
-///
-/// What cannot be served: a method that is not upper-case letters, a header name outside
-/// `[A-Za-z0-9-]`, an empty parameter name, a value longer than [`MAX_VALUE`] (a parameter
-/// name longer than [`MAX_NAME`]) or with control characters, a RegularExpression value (not
-/// yet), an unknown type.
-fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
-    let long = |what: &str, text: &str, max: usize| {
-        if text.len() > max {
-            Some(format!("{what} longer than {max} bytes is not served"))
-        } else if text.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-            // No request can carry them in a header; refused in parameters alike.
-            Some(format!("{what} with control characters is not served"))
-        } else {
-            None
-        }
-    };
-    let mut out = Conditions::default();
-    if let Some(method) = &m.method {
-        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
-            return Err(format!("method {method:?} is not served"));
-        }
-        out.method = Some(method.clone());
-    }
-    for header in m.headers() {
-        let name = &header.name;
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(format!("header name {name:?} is not served"));
-        }
-        if let Some(why) = long("a header value", &header.value, MAX_VALUE) {
-            return Err(why);
-        }
-        if header.match_type() != "Exact" {
-            return Err(format!(
-                "{} header matches are not served yet",
-                header.match_type()
-            ));
-        }
-        let name = name.to_ascii_lowercase();
-        if !out.headers.iter().any(|(n, _)| *n == name) {
-            out.headers.push((name, header.value.clone()));
-        }
-    }
-    for param in m.query_params() {
-        if param.name.is_empty() {
-            return Err("an empty query parameter name is not served".into());
-        }
-        if let Some(why) = long("a query parameter name", &param.name, MAX_NAME)
-            .or_else(|| long("a query parameter value", &param.value, MAX_VALUE))
-        {
-            return Err(why);
-        }
-        if param.match_type() != "Exact" {
-            return Err(format!(
-                "{} query matches are not served yet",
-                param.match_type()
-            ));
-        }
-        if !out.query.iter().any(|(n, _)| *n == param.name) {
-            out.query.push((param.name.clone(), param.value.clone()));
-        }
-    }
-    Ok(out)
-}
-
-/// A checked RegularExpression path as the PCRE the whole path must match (S-PM.4): anchored
-/// at both ends (`\z`, not `$`, which also matches before a final newline), under
-/// [`crate::regex_path::MATCH_LIMIT`].
-fn whole_match(path: &str) -> String {
-    format!(
-        "(*LIMIT_MATCH={}){}\\z",
-        crate::regex_path::MATCH_LIMIT,
-        crate::regex_path::anchored(path)
-    )
 }
 
 /// Whether `name` can be an nginx `server_name`: a lower-case DNS name, or one after `*.`.
@@ -636,61 +622,6 @@ fn covering(name: Option<&Hostname>) -> Vec<Option<Hostname>> {
         }
     }
     out
-}
-
-/// An Exact or PathPrefix path value as a path rule (semantics S-PM.1 to S-PM.3): `%XX`
-/// escapes decoded (nginx matches the decoded path), and refused when the decoding yields a
-/// control byte, a space, `%`, `/` or invalid UTF-8; no empty, `.` or `..` element. A prefix is
-/// normalised without its trailing `/`.
-///
-/// # Errors
-///
-/// Why the value cannot be served.
-pub fn gateway_path(match_type: &str, value: &str) -> Result<PathRule, String> {
-    let kind = match match_type {
-        "Exact" => Kind::Exact,
-        "PathPrefix" => Kind::Prefix,
-        other => return Err(format!("path type {other:?} is not served")),
-    };
-    if value.len() > 1024 {
-        return Err("path is longer than 1024 bytes".into());
-    }
-    if !value.starts_with('/') {
-        return Err(format!("path {value:?} does not start with /"));
-    }
-    let bytes = value.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
-            match hex {
-                Some(d) if d > 0x20 && d != 0x7f && d != b'%' && d != b'/' => decoded.push(d),
-                _ => return Err(format!("path {value:?} has an escape that is not served")),
-            }
-            i += 3;
-        } else if b.is_ascii_alphanumeric() || b"-/._~!$&'()*+,;=:@".contains(&b) {
-            decoded.push(b);
-            i += 1;
-        } else {
-            return Err(format!("path {value:?} contains {:?}", char::from(b)));
-        }
-    }
-    let path = String::from_utf8(decoded)
-        .map_err(|_| format!("path {value:?} does not decode to UTF-8"))?;
-    let trimmed = path.trim_end_matches('/');
-    if path.contains("//") || trimmed.split('/').any(|e| e == "." || e == "..") {
-        return Err(format!("path {value:?} has an empty, . or .. element"));
-    }
-    let path = match kind {
-        Kind::Prefix if trimmed.is_empty() => "/".to_owned(),
-        Kind::Prefix => trimmed.to_owned(),
-        _ => path,
-    };
-    Ok(PathRule { kind, path })
 }
 
 /// The locations of a server whose servable candidates are `candidates`, in precedence
@@ -780,6 +711,7 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::matches::{gateway_path, whole_match};
     use super::*;
 
     fn servable(kind: &str, path: &str, split: &str) -> Servable {
@@ -790,6 +722,8 @@ mod tests {
                 split: split.into(),
                 route: ObjectRef::new("ns", "r"),
                 path: path.into(),
+                actions: RuleActions::default(),
+                prefix: None,
             },
         )
     }
@@ -799,7 +733,7 @@ mod tests {
         let found = locations.iter().find(|l| l.key == *key).unwrap();
         found.candidates.first().map(|c| match &c.action {
             Action::Forward { split, .. } => split.clone(),
-            Action::Fail => "500".into(),
+            Action::Redirect { .. } | Action::Fail => "500".into(),
         })
     }
 
@@ -811,7 +745,7 @@ mod tests {
             .iter()
             .map(|c| match &c.action {
                 Action::Forward { split, .. } => split.clone(),
-                Action::Fail => "500".into(),
+                Action::Redirect { .. } | Action::Fail => "500".into(),
             })
             .collect()
     }
@@ -1065,7 +999,7 @@ mod tests {
             let header_ok = conditions.headers.is_empty() || header;
             (path_ok && header_ok).then(|| match action {
                 Action::Forward { split, .. } => split.clone(),
-                Action::Fail => "500".into(),
+                Action::Redirect { .. } | Action::Fail => "500".into(),
             })
         })
     }
@@ -1097,7 +1031,7 @@ mod tests {
             let header_ok = choice.conditions.headers.is_empty() || header;
             (regex_ok && header_ok).then(|| match &choice.action {
                 Action::Forward { split, .. } => split.clone(),
-                Action::Fail => "500".into(),
+                Action::Redirect { .. } | Action::Fail => "500".into(),
             })
         })
     }
@@ -1137,6 +1071,8 @@ mod tests {
                         split,
                         route: ObjectRef::new("ns", "r"),
                         path: path.clone(),
+                        actions: RuleActions::default(),
+                        prefix: None,
                     };
                     (rule, conditions, action)
                 })

@@ -17,13 +17,16 @@ use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
+use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
+use super::timeouts::{Limit, Timeouts};
 use crate::annotations::{BackendProtocol, NextUpstream};
 use crate::hosts::Host;
 use crate::lua;
 use crate::paths::LocationKey;
 use crate::render::{
-    Context, RenderError, Result, default_certificate, directive, location_header, lua_block, proxy,
+    Context, RenderError, Result, default_certificate, directive, hsts_header, location_header,
+    lua_block, proxy_within, regex_escape, standard_headers,
 };
 
 /// The servers of one nginx listening socket.
@@ -34,6 +37,8 @@ pub(crate) struct Placed<'a> {
     tls: bool,
     /// Whether the Ingress servers listen on it too.
     ingress: bool,
+    /// The port of the Gateway listeners it serves (the first Gateway's: redirects keep it).
+    port: i32,
     /// The host names taken (`None`: the catch-all).
     names: BTreeSet<Option<super::hostname::Hostname>>,
     /// The servers, in the Gateways' order.
@@ -116,6 +121,7 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
                         listen,
                         tls: socket.tls,
                         ingress,
+                        port: socket.port,
                         names: BTreeSet::new(),
                         servers: Vec::new(),
                     });
@@ -145,8 +151,10 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
     placed
 }
 
-/// The `server` blocks of the Gateway servers `placed`.
+/// The `server` blocks of the Gateway servers `placed`, and the `http`-level `map`s their
+/// header filters use.
 pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Vec<Directive>> {
+    let mut appends = Appends::default();
     let mut out = Vec::new();
     for socket in placed {
         let has_default = socket.ingress || socket.names.contains(&None);
@@ -160,17 +168,70 @@ pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Ve
                     candidates: Vec::new(),
                 }],
             };
-            out.push(server(context, socket, &fallback)?);
+            out.push(server(context, socket, &fallback, &mut appends)?);
         }
         for s in &socket.servers {
-            out.push(server(context, socket, s)?);
+            out.push(server(context, socket, s, &mut appends)?);
         }
     }
+    out.extend(appends.maps()?);
     Ok(out)
 }
 
+/// The request headers a RequestHeaderModifier appends to (`add`), each `(name in lower case,
+/// value)` once; the `map` of entry N sets `$gw_add_N` (rendering notes §6.1).
+#[derive(Default)]
+struct Appends {
+    list: Vec<(String, String)>,
+}
+
+impl Appends {
+    /// The variable holding the client's `name` header with `value` appended.
+    fn variable(&mut self, name: &str, value: &str) -> String {
+        let key = (name.to_ascii_lowercase(), value.to_owned());
+        let index = match self.list.iter().position(|k| *k == key) {
+            Some(index) => index,
+            None => {
+                self.list.push(key);
+                self.list.len() - 1
+            }
+        };
+        format!("$gw_add_{index}")
+    }
+
+    /// `map $http_NAME $gw_add_N { "" "VALUE"; default "$http_NAME,VALUE"; }` for each.
+    fn maps(&self) -> Result<Vec<Directive>> {
+        self.list
+            .iter()
+            .enumerate()
+            .map(|(index, (name, value))| {
+                // `[A-Za-z0-9-]` names (S-F.1): nginx's variable is `$http_` and the name in
+                // lower case with `_` for `-`.
+                let client = format!("$http_{}", name.replace('-', "_"));
+                let value = literal(value);
+                Ok(
+                    directive("map", [client.as_str(), &format!("$gw_add_{index}")])?.block(vec![
+                        directive("", [value.as_str()])?,
+                        directive("default", [format!("{client},{value}")])?,
+                    ]),
+                )
+            })
+            .collect()
+    }
+}
+
+/// `value` where nginx expands variables: each `$` written `${literal_dollar}`.
+fn literal(value: &str) -> String {
+    value.replace('$', "${literal_dollar}")
+}
+
 /// One `server` on `socket`.
-fn server(context: &Context<'_>, socket: &Placed<'_>, s: &Server) -> Result<Directive> {
+fn server(
+    context: &Context<'_>,
+    socket: &Placed<'_>,
+    s: &Server,
+    appends: &mut Appends,
+) -> Result<Directive> {
     let mut listen = vec![socket.listen.as_str()];
     if socket.tls {
         listen.push("ssl");
@@ -218,12 +279,17 @@ fn server(context: &Context<'_>, socket: &Placed<'_>, s: &Server) -> Result<Dire
     }
     // The actions the dispatcher jumps to, each a named location `@gwN` (N its index).
     let mut named: Vec<&Action> = Vec::new();
+    let mut emit = Emit {
+        context,
+        socket,
+        appends,
+    };
     for location in &s.locations {
-        body.push(self::location(location, &mut named)?);
+        body.push(self::location(location, &mut named, &mut emit)?);
     }
     for (index, action) in named.iter().enumerate() {
         let mut block = Vec::new();
-        self::action(action, &mut block)?;
+        emit.action(action, &mut block)?;
         body.push(directive("location", [format!("@gw{index}")])?.block(block));
     }
     Ok(directive("server", [""; 0])?.block(body))
@@ -232,11 +298,15 @@ fn server(context: &Context<'_>, socket: &Placed<'_>, s: &Server) -> Result<Dire
 /// One `location`: its first candidate's action inline when that one has no conditions (it
 /// matches every request nginx sends there); otherwise the candidate list for the Lua
 /// dispatcher, whose actions are added to `named`; 404 without candidates (S-PR.8).
-fn location<'a>(location: &'a Location, named: &mut Vec<&'a Action>) -> Result<Directive> {
+fn location<'a>(
+    location: &'a Location,
+    named: &mut Vec<&'a Action>,
+    emit: &mut Emit<'_, '_>,
+) -> Result<Directive> {
     let mut body = Vec::new();
     match location.candidates.first() {
         None => body.push(directive("return", ["404"])?),
-        Some(first) if first.conditions.is_empty() => action(&first.action, &mut body)?,
+        Some(first) if first.conditions.is_empty() => emit.action(&first.action, &mut body)?,
         Some(_) => {
             let list = candidate_list(&location.candidates, named);
             // nginx reads a word of at most 4 KB: a longer list is appended in chunks.
@@ -311,27 +381,286 @@ fn encode(text: &str) -> String {
     out
 }
 
-/// The directives of `action`, appended to `body`: proxied to its split, or answered 500.
-fn action(action: &Action, body: &mut Vec<Directive>) -> Result<()> {
-    match action {
-        Action::Forward { split, route, path } => {
-            body.push(directive("set", ["$proxy_upstream_name", split])?);
-            // The request metrics' labels: the route in the Ingress's place.
-            body.push(directive("set", ["$namespace", &route.namespace])?);
-            body.push(directive("set", ["$ingress_name", &route.name])?);
-            // `set` reads `$` as a variable: a path's `$` is written as `${literal_dollar}`.
-            let label = path.replace('$', "${literal_dollar}");
-            let label = if label.len() <= MAX_LABEL {
-                &label
-            } else {
-                "-"
-            };
-            body.push(directive("set", ["$location_path", label])?);
-            body.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
+/// What the actions of one server are written with.
+struct Emit<'c, 'a> {
+    context: &'c Context<'a>,
+    socket: &'c Placed<'a>,
+    appends: &'c mut Appends,
+}
+
+impl Emit<'_, '_> {
+    /// The directives of `action`, appended to `body`: proxied to its split with the rule's
+    /// filters and timeouts, redirected, or answered 500.
+    fn action(&mut self, action: &Action, body: &mut Vec<Directive>) -> Result<()> {
+        match action {
+            Action::Forward {
+                split,
+                route,
+                path,
+                actions,
+                prefix,
+            } => {
+                body.push(directive("set", ["$proxy_upstream_name", split])?);
+                // The request metrics' labels: the route in the Ingress's place.
+                body.push(directive("set", ["$namespace", &route.namespace])?);
+                body.push(directive("set", ["$ingress_name", &route.name])?);
+                // `set` reads `$` as a variable: a path's `$` is written as `${literal_dollar}`.
+                let label = literal(path);
+                let label = if label.len() <= MAX_LABEL {
+                    &label
+                } else {
+                    "-"
+                };
+                body.push(directive("set", ["$location_path", label])?);
+                let mut request = Vec::new();
+                let mut response = Vec::new();
+                let mut host = None;
+                for filter in &actions.filters {
+                    match filter {
+                        Filter::RequestHeaders(edits) => request.push(edits),
+                        Filter::ResponseHeaders(edits) => response.push(edits),
+                        Filter::Rewrite(Rewrite { hostname, path }) => {
+                            host = hostname.as_deref().or(host);
+                            if let Some(change) = path {
+                                // After the `set` lines: `rewrite … break` ends them.
+                                rewrite(change, prefix.as_deref(), body)?;
+                            }
+                        }
+                        // A rule with a redirect is planned as [`Action::Redirect`].
+                        Filter::Redirect(_) => {}
+                    }
+                }
+                self.request_headers(&request, host, body)?;
+                response_headers(&response, body)?;
+                let next = timeouts(&actions.timeouts, body)?;
+                body.extend(proxy_within(
+                    BackendProtocol::Http,
+                    &NextUpstream::default(),
+                    &next,
+                )?);
+            }
+            Action::Redirect {
+                redirect,
+                response,
+                prefix,
+            } => {
+                let response: Vec<&HeaderEdits> = response.iter().collect();
+                response_headers(&response, body)?;
+                self.redirect(redirect, prefix.as_deref(), body)?;
+            }
+            Action::Fail => body.push(directive("return", ["500"])?),
         }
-        Action::Fail => body.push(directive("return", ["500"])?),
+        Ok(())
     }
+
+    /// The request headers of a proxied request when a filter changes them (rendering notes
+    /// §6.1): a location with a `proxy_set_header` inherits none from `http`, so the standard
+    /// list is written again, without the names the filters set, add or remove, and with
+    /// URLRewrite's `host` as `Host`.
+    fn request_headers(
+        &mut self,
+        edits: &[&HeaderEdits],
+        host: Option<&str>,
+        body: &mut Vec<Directive>,
+    ) -> Result<()> {
+        if edits.is_empty() && host.is_none() {
+            return Ok(());
+        }
+        let changed = |name: &str| {
+            edits.iter().any(|e| {
+                let named = e.set.iter().chain(&e.add).map(|(n, _)| n);
+                named.chain(&e.remove).any(|n| n.eq_ignore_ascii_case(name))
+            })
+        };
+        for (name, value) in standard_headers(&self.context.model.global) {
+            if changed(name) {
+                continue;
+            }
+            let value = match (name, host) {
+                // A lower-case DNS name (checked by the filter): no `$`.
+                ("Host", Some(host)) => host,
+                _ => value,
+            };
+            body.push(directive("proxy_set_header", [name, value])?);
+        }
+        for e in edits {
+            for (name, value) in &e.set {
+                let value = literal(value);
+                body.push(directive("proxy_set_header", [name, &value])?);
+            }
+            for (name, value) in &e.add {
+                let variable = self.appends.variable(name, value);
+                body.push(directive("proxy_set_header", [name, &variable])?);
+            }
+            for name in &e.remove {
+                // nginx sends no header whose value is empty.
+                body.push(directive("proxy_set_header", [name.as_str(), ""])?);
+            }
+        }
+        Ok(())
+    }
+
+    /// `return CODE LOCATION` (rendering notes §6.3): the scheme and port from the filter and
+    /// the listener (S-F.3), the filter's host or the request's, and the path from the raw
+    /// request line (`$request_uri`), never from the decoded `$uri`, which may hold a CR LF.
+    fn redirect(
+        &self,
+        redirect: &Redirect,
+        prefix: Option<&str>,
+        body: &mut Vec<Directive>,
+    ) -> Result<()> {
+        let listener_scheme = if self.socket.tls { "https" } else { "http" };
+        let listener_port = u16::try_from(self.socket.port).unwrap_or_default();
+        let (scheme, port) = redirect.scheme_and_port(listener_scheme, listener_port);
+        // A lower-case DNS name (checked by the filter), or the request's, which nginx has
+        // checked and lower-cased, without its port.
+        let host = redirect.hostname.as_deref().unwrap_or("$host");
+        let origin = match port {
+            Some(port) => format!("{scheme}://{host}:{port}"),
+            None => format!("{scheme}://{host}"),
+        };
+        let code = redirect.code.to_string();
+        let answer = |location: String| directive("return", [code.clone(), location]);
+        match &redirect.path {
+            None => body.push(answer(format!("{origin}$request_uri"))?),
+            Some(PathChange::Full(value)) => {
+                body.push(answer(format!("{origin}{}$is_args$args", literal(value)))?);
+            }
+            Some(PathChange::Prefix(value)) => {
+                let Some(prefix) = prefix else {
+                    body.push(directive("return", ["500"])?);
+                    return Ok(());
+                };
+                let matched = regex_escape(prefix.trim_end_matches('/'));
+                let replacement = literal(value.trim_end_matches('/'));
+                let whole = if replacement.is_empty() {
+                    "/"
+                } else {
+                    &replacement
+                };
+                // The path is the prefix alone (S-F.5: then never empty), or the prefix and
+                // more; a request that spells the prefix with escapes matches neither and gets
+                // the replacement alone.
+                let cases = [
+                    (
+                        format!("^{matched}(?<gw_query>\\?.*)?$"),
+                        format!("{origin}{whole}$gw_query"),
+                    ),
+                    (
+                        format!("^{matched}(?<gw_rest>/[^?]*)(?<gw_query>\\?.*)?$"),
+                        format!("{origin}{replacement}$gw_rest$gw_query"),
+                    ),
+                ];
+                for (pattern, location) in cases {
+                    body.push(
+                        directive("if", ["(", "$request_uri", "~", &pattern, ")"])?
+                            .block(vec![answer(location)?]),
+                    );
+                }
+                body.push(answer(format!("{origin}{whole}"))?);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `rewrite` of URLRewrite's path `change` (rendering notes §6.4) for a match whose
+/// literal path is `prefix`. `(?s)`: the path nginx rewrites is decoded, and without it `.`
+/// stops at a `%0A`, the rewrite does not apply and the original path goes to the backend.
+/// A path the rewrite does not match answers 500 rather than pass unchanged.
+fn rewrite(change: &PathChange, prefix: Option<&str>, body: &mut Vec<Directive>) -> Result<()> {
+    let prefix = match (change, prefix) {
+        (PathChange::Full(value), _) => {
+            let value = literal(value);
+            body.push(directive("rewrite", ["^", value.as_str(), "break"])?);
+            return Ok(());
+        }
+        (PathChange::Prefix(_), None) => {
+            body.push(directive("return", ["500"])?);
+            return Ok(());
+        }
+        (PathChange::Prefix(value), Some(prefix)) => (value, prefix),
+    };
+    let (value, prefix) = prefix;
+    let matched = regex_escape(prefix.trim_end_matches('/'));
+    let replacement = literal(value.trim_end_matches('/'));
+    if replacement.is_empty() {
+        let alone = format!("(?s)^{matched}\\z");
+        let more = format!("(?s)^{matched}(/.*)\\z");
+        body.push(directive("rewrite", [alone.as_str(), "/", "break"])?);
+        body.push(directive("rewrite", [more.as_str(), "$1", "break"])?);
+    } else {
+        let pattern = format!("(?s)^{matched}(/.*)?\\z");
+        let target = format!("{replacement}$1");
+        body.push(directive("rewrite", [pattern.as_str(), &target, "break"])?);
+    }
+    body.push(directive("return", ["500"])?);
     Ok(())
+}
+
+/// The response header changes (rendering notes §6.2): `set` hides the backend's header and
+/// adds the value, `add` adds it after the backend's, `remove` hides it. A location with an
+/// `add_header` inherits none from `http`: the HSTS header is added again.
+fn response_headers(edits: &[&HeaderEdits], body: &mut Vec<Directive>) -> Result<()> {
+    if edits.is_empty() {
+        return Ok(());
+    }
+    for e in edits {
+        for (name, value) in &e.set {
+            body.push(directive("proxy_hide_header", [name])?);
+            let value = literal(value);
+            body.push(directive("add_header", [name, &value, "always"])?);
+        }
+        for (name, value) in &e.add {
+            let value = literal(value);
+            body.push(directive("add_header", [name, &value, "always"])?);
+        }
+        for name in &e.remove {
+            body.push(directive("proxy_hide_header", [name])?);
+        }
+    }
+    body.push(hsts_header()?);
+    Ok(())
+}
+
+/// `limit` as an nginx time: milliseconds, or 24 days for no limit (S-TO.1: just under 2³¹
+/// ms, which nginx's timers hold on every platform).
+fn nginx_time(limit: Limit) -> String {
+    match limit {
+        Limit::Disabled => "24d".into(),
+        Limit::Millis(ms) => format!("{ms}ms"),
+    }
+}
+
+/// The proxy timeouts of `timeouts` (rendering notes §6.5), appended to `body`: each attempt
+/// bounded by the shorter of `backendRequest` and `request`; returns the bound of the time
+/// spent passing the request on (`request`; `0`, none, when unset or disabled).
+///
+/// nginx has no deadline for a whole exchange: `proxy_read_timeout` bounds the wait between
+/// two reads, so a backend that keeps sending can exceed `request` (docs/gateway-api.md §9).
+fn timeouts(timeouts: &Timeouts, body: &mut Vec<Directive>) -> Result<String> {
+    let longest = |limit: Limit| match limit {
+        Limit::Disabled => u64::MAX,
+        Limit::Millis(ms) => ms,
+    };
+    let attempt = match (timeouts.request, timeouts.backend_request) {
+        (Some(a), Some(b)) => Some(if longest(a) <= longest(b) { a } else { b }),
+        (a, b) => a.or(b),
+    };
+    if let Some(limit) = attempt {
+        let time = nginx_time(limit);
+        for name in [
+            "proxy_connect_timeout",
+            "proxy_send_timeout",
+            "proxy_read_timeout",
+        ] {
+            body.push(directive(name, [&time])?);
+        }
+    }
+    Ok(match timeouts.request {
+        Some(Limit::Millis(ms)) => format!("{ms}ms"),
+        Some(Limit::Disabled) | None => NextUpstream::default().timeout.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -347,6 +676,8 @@ mod tests {
             split: "gw:ns/r#0".into(),
             route: cluster_state::ObjectRef::new("ns", "r"),
             path: "/".into(),
+            actions: crate::gateway::rules::RuleActions::default(),
+            prefix: None,
         };
         let choice = |conditions: Conditions, action: &Action| Choice {
             conditions,
@@ -373,6 +704,112 @@ mod tests {
         assert_eq!(named, [&forward, &Action::Fail]);
     }
 
+    /// The configuration of the conformance manifest `file`, each Gateway on an address of
+    /// its own (the base Gateways would share the catch-all otherwise).
+    fn rendered(file: &str) -> String {
+        let snapshot = super::super::conformance::load(file);
+        let objects = crate::objects::Objects::from_snapshot(&snapshot);
+        let model = crate::model::build(&objects, &crate::class::Selection::default());
+        let options = crate::render::Options {
+            gateway_addresses: Some("127.0.1.0/24".parse().unwrap()),
+            ..options()
+        };
+        crate::render::render(&model, &options).unwrap()
+    }
+
+    fn options() -> crate::render::Options {
+        crate::render::Options {
+            prefix: "/prefix".into(),
+            listen_address: "127.0.0.1".into(),
+            http_port: 8080,
+            https_port: 8443,
+            workers: "1".into(),
+            modules_dir: None,
+            fallback_certificate: None,
+            gateway_addresses: None,
+        }
+    }
+
+    /// Rendering notes §6.3: no redirect or rewrite ever writes the decoded `$uri` (a
+    /// `%0d%0a` in it would become a header break); the redirects read `$request_uri`.
+    #[test]
+    fn redirects_and_rewrites_never_write_the_decoded_uri() {
+        for file in [
+            "httproute-redirect-path.yaml",
+            "httproute-redirect-port-and-scheme.yaml",
+            "httproute-rewrite-path.yaml",
+            "httproute-rewrite-host.yaml",
+        ] {
+            let text = rendered(file);
+            assert!(!text.contains("$uri"), "{file}: {text}");
+            assert!(!text.contains("$document_uri"), "{file}: {text}");
+        }
+        let text = rendered("httproute-redirect-path.yaml");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for line in [
+            "return 302 http://$host/full-path-replacement$is_args$args;",
+            "return 302 http://$host/replacement-prefix$gw_rest$gw_query;",
+            "return 302 http://$host/replacement-prefix;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+    }
+
+    /// What nginx does with the `rewrite`s and `return`s `rewrite` writes, for a request
+    /// with decoded path `path`: the first `rewrite` whose regex matches gives the new path
+    /// (its `$1` replaced, `${literal_dollar}` read as `$`), `return 500` gives `"500"`.
+    fn nginx_rewrites(body: &[Directive], path: &str) -> String {
+        for d in body {
+            let word = |i: usize| String::from_utf8(d.args[i].word().value().into_owned());
+            match d.name.value().as_ref() {
+                b"rewrite" => {
+                    let pattern = word(0).unwrap();
+                    let target = word(1).unwrap();
+                    let regex = regex::Regex::new(&pattern).unwrap();
+                    if let Some(captures) = regex.captures(path) {
+                        let one = captures.get(1).map_or("", |m| m.as_str());
+                        return target.replace("$1", one).replace("${literal_dollar}", "$");
+                    }
+                }
+                b"return" => return word(0).unwrap(),
+                other => panic!("{}", String::from_utf8_lossy(other)),
+            }
+        }
+        panic!("no rewrite applied to {path:?}");
+    }
+
+    proptest::proptest! {
+        /// S-F.5 as nginx runs it: for every path a PathPrefix location sends to a rule with a
+        /// ReplacePrefixMatch rewrite (decoded newlines included), the rewrites give
+        /// `filters::replace_prefix`'s path, never the original one.
+        #[test]
+        fn prefix_rewrites_agree_with_replace_prefix(
+            prefix in proptest::collection::vec("[ab]{1,2}", 0..3),
+            replacement in "(/[a-c$]{0,2}){0,2}/?",
+            rest in proptest::collection::vec("[ab\\n.]{1,3}", 0..3),
+            slash in proptest::bool::ANY,
+        ) {
+            let prefix = format!("/{}", prefix.join("/"));
+            let mut path = prefix.clone();
+            if !rest.is_empty() || slash {
+                if !path.ends_with('/') {
+                    path.push('/');
+                }
+                path.push_str(&rest.join("/"));
+            }
+            let mut body = Vec::new();
+            rewrite(&PathChange::Prefix(replacement.clone()), Some(&prefix), &mut body).unwrap();
+            proptest::prop_assert_eq!(
+                nginx_rewrites(&body, &path),
+                crate::gateway::filters::replace_prefix(&path, &prefix, &replacement),
+                "{:?} under {:?} to {:?}",
+                path,
+                prefix,
+                replacement
+            );
+        }
+    }
+
     /// Without a pool the base Gateways share the HTTP port: the older one's listener without
     /// host name takes the catch-all (S-GW.4), the generated Ingress catch-all leaves the port.
     #[test]
@@ -393,17 +830,7 @@ mod tests {
         }
         let objects = crate::objects::Objects::from_snapshot(&snapshot);
         let model = crate::model::build(&objects, &crate::class::Selection::default());
-        let options = crate::render::Options {
-            prefix: "/prefix".into(),
-            listen_address: "127.0.0.1".into(),
-            http_port: 8080,
-            https_port: 8443,
-            workers: "1".into(),
-            modules_dir: None,
-            fallback_certificate: None,
-            gateway_addresses: None,
-        };
-        let text = crate::render::render(&model, &options).unwrap();
+        let text = crate::render::render(&model, &options()).unwrap();
         let defaults: Vec<&str> = text
             .lines()
             .map(str::trim)

@@ -1,5 +1,6 @@
 //! Which rules of an HTTPRoute can be served (S-IR): a rule is invalid when one of its
-//! filters or timeouts is refused or not implemented. An invalid rule keeps its place in the
+//! filters or timeouts is refused or not implemented, or when nginx cannot serve one of its
+//! matches ([`super::matches::rule_matches`], the planner's own check). An invalid rule keeps its place in the
 //! precedence and answers 500 (S-IR.2); the route's status says which rules were dropped
 //! (S-IR.3), and a route whose every rule is invalid is not accepted (S-AT.6).
 
@@ -20,6 +21,7 @@ pub struct RuleActions {
 
 /// The actions of `rule`, or why it is invalid.
 pub fn rule_actions(rule: &HttpRouteRule) -> Result<RuleActions, Fault> {
+    super::matches::rule_matches(rule)?;
     Ok(RuleActions {
         filters: rule_filters(rule)?,
         timeouts: timeouts(rule.timeouts.as_ref())?,
@@ -115,6 +117,17 @@ mod tests {
         };
         assert!(message.starts_with("Dropped Rule"), "{message}");
         assert!(message.contains("1 (filter ExtensionRef"), "{message}");
+
+        // A match the planner leaves out drops its rule too (one check for both).
+        let mut unservable = rule(None);
+        unservable.matches = Some(vec![cluster_state::gateway::HttpRouteMatch {
+            method: Some("get".into()),
+            ..Default::default()
+        }]);
+        let Verdict::Partial(message) = verdict(&route(vec![rule(None), unservable])) else {
+            panic!("not partial");
+        };
+        assert!(message.contains("1 (match 0: method"), "{message}");
 
         let all = route(vec![rule(Some("CORS"))]);
         let Verdict::Invalid(fault) = verdict(&all) else {

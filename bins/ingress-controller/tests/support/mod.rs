@@ -3,6 +3,7 @@
 //! HTTP/1.1 client; all of it in a private network namespace per test ([`netns`]).
 #![allow(dead_code, unreachable_pub)]
 
+pub mod gateway_filter_tables;
 pub mod gateway_tables;
 pub mod netns;
 
@@ -61,6 +62,10 @@ pub fn backend_ip() -> IpAddr {
 }
 
 /// HTTP backends, one listener per name, each answering `NAME URI` with `x-backend: NAME`.
+/// As the conformance suite's echo backend: `?delay=DURATION` (GEP-2257) waits that long
+/// first, and `X-Echo-Set-Header: NAME:VALUE,…` adds those response headers; with
+/// `X-Echo-Request-Headers` the body lists the request's headers after the first line, one
+/// `name: value` a line.
 pub struct Backends {
     pub ports: Vec<(String, u16)>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -90,7 +95,41 @@ impl Backends {
                     if request.uri().path().starts_with("/slow") {
                         tokio::time::sleep(Duration::from_secs(3)).await;
                     }
-                    ([("x-backend", name.clone())], format!("{name} {uri}"))
+                    let delay = request.uri().query().into_iter().flat_map(|q| q.split('&'));
+                    let delay = delay
+                        .filter_map(|pair| pair.strip_prefix("delay="))
+                        .find_map(ingress_controller::gateway::timeouts::duration_ms);
+                    if let Some(ms) = delay {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                    }
+                    let mut body = format!("{name} {uri}");
+                    let headers = request.headers();
+                    if headers.contains_key("x-echo-request-headers") {
+                        for (header, value) in headers {
+                            let value = String::from_utf8_lossy(value.as_bytes());
+                            let _ = write!(body, "\n{header}: {value}");
+                        }
+                    }
+                    let mut response = axum::response::Response::new(axum::body::Body::from(body));
+                    let out = response.headers_mut();
+                    out.insert("x-backend", name.parse().unwrap());
+                    out.insert(
+                        "content-type",
+                        axum::http::HeaderValue::from_static("text/plain; charset=utf-8"),
+                    );
+                    let set = headers.get_all("x-echo-set-header").iter();
+                    let set = set
+                        .filter_map(|v| v.to_str().ok())
+                        .flat_map(|v| v.split(','));
+                    for (header, value) in set.filter_map(|pair| pair.split_once(':')) {
+                        if let (Ok(header), Ok(value)) = (
+                            axum::http::HeaderName::try_from(header.trim()),
+                            axum::http::HeaderValue::try_from(value.trim()),
+                        ) {
+                            out.append(header, value);
+                        }
+                    }
+                    response
                 }
             });
             tasks.push(tokio::spawn(async move {
