@@ -29,7 +29,7 @@ const MAX_REGEX: usize = 1024;
 ///
 /// # Errors
 ///
-/// Why `m` cannot be served (see [`conditions`], [`gateway_path`], [`crate::regex_path::check`]).
+/// Why `m` cannot be served (see `conditions`, [`gateway_path`], [`crate::regex_path::check`]).
 pub fn servable(m: &HttpRouteMatch) -> Result<(Option<PathRule>, Conditions), String> {
     let path = m.path();
     let mut conditions = conditions(m)?;
