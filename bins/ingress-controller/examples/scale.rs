@@ -12,7 +12,8 @@
 //! its default route, as EndpointSlices refuse loopback). `own` serves the Gateway
 //! on an address of its own from `127.0.1.0/24`, as `--gateway-addresses` does; without it the
 //! Gateway shares the Ingresses' listen address. Both modes print the peak RSS of this process
-//! (the controller's side: objects, model, rendering) and the RSS of nginx's processes.
+//! (the controller's side: objects, model, rendering) and the memory of nginx's master and
+//! workers, after the start and after the last reload once the old workers are gone.
 //!
 //! ```text
 //! cargo run --release -p ingress-controller --example scale [-- INGRESSES]
@@ -34,6 +35,9 @@ use ingress_controller::gateway::plan::Served;
 use ingress_controller::nginx::Nginx;
 use ingress_controller::objects::Objects;
 use ingress_controller::{backends, control, model, render};
+
+/// nginx's `worker_processes`.
+const WORKERS: usize = 2;
 
 /// The address pool of the `own` mode.
 const POOL: &str = "127.0.1.0/24";
@@ -274,16 +278,14 @@ fn mib(kb: u64) -> String {
     format!("{:.1} MiB", kb as f64 / 1024.0)
 }
 
-/// nginx's processes (the master of `prefix`'s pid file and its children): the sum of their
-/// PSS (each shared page divided among the processes that map it: the memory they take
-/// together), the sum of their RSS (shared pages counted once per process), and how many
-/// there are.
-fn nginx_memory(prefix: &Path) -> String {
+/// nginx's processes: the master of `prefix`'s pid file and its children (none without the
+/// file).
+fn nginx_processes(prefix: &Path) -> Vec<String> {
     let Some(master) = std::fs::read_to_string(ingress_controller::nginx::pid_file(prefix))
         .ok()
         .map(|s| s.trim().to_owned())
     else {
-        return "unknown (no pid file)".to_owned();
+        return Vec::new();
     };
     let mut pids = vec![master.clone()];
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -296,6 +298,20 @@ fn nginx_memory(prefix: &Path) -> String {
         if parent == Some(master.as_str()) {
             pids.push(pid);
         }
+    }
+    pids
+}
+
+/// nginx's memory once its master runs `workers` workers and no others (all started, or a
+/// reload's old ones gone; waits up to 60 s): the sum of the processes' PSS (each shared page
+/// divided among the processes that map it: the memory they take together), the sum of their
+/// RSS (shared pages counted once per process), and how many there are.
+async fn nginx_memory(prefix: &Path, workers: usize) -> String {
+    let since = Instant::now();
+    let mut pids = nginx_processes(prefix);
+    while pids.len() != workers + 1 && since.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        pids = nginx_processes(prefix);
     }
     let sum = |file, field| {
         pids.iter()
@@ -328,7 +344,7 @@ fn options(dir: &Path, own: bool) -> anyhow::Result<render::Options> {
         listen_address: "127.0.0.1".into(),
         http_port: free_port()?,
         https_port: free_port()?,
-        workers: "2".into(),
+        workers: WORKERS.to_string(),
         modules_dir: Some("/usr/lib/nginx/modules".into()),
         fallback_certificate: None,
         gateway_addresses: if own {
@@ -375,7 +391,10 @@ async fn ingresses(count: usize) -> anyhow::Result<()> {
     let t = Instant::now();
     nginx.start(&options.control_socket()).await?;
     println!("nginx start        {:?}", t.elapsed());
-    println!("nginx RSS          {}", nginx_memory(dir.path()));
+    println!(
+        "nginx memory       {}",
+        nginx_memory(dir.path(), WORKERS).await
+    );
 
     // One new Ingress: render, validate, install, reload, then poll until it answers.
     let extra = "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: new\n  \
@@ -394,7 +413,10 @@ async fn ingresses(count: usize) -> anyhow::Result<()> {
         status(options.http_port, "new.example.com") == Some(301)
     })
     .await;
-    println!("nginx RSS reloaded {}", nginx_memory(dir.path()));
+    println!(
+        "nginx mem reloaded {}",
+        nginx_memory(dir.path(), WORKERS).await
+    );
     nginx.stop().await;
 
     match served {
@@ -576,7 +598,10 @@ async fn gateway(count: usize, own: bool) -> anyhow::Result<()> {
     {
         anyhow::bail!("route local not served");
     }
-    println!("nginx RSS          {}", nginx_memory(dir.path()));
+    println!(
+        "nginx memory       {}",
+        nginx_memory(dir.path(), WORKERS).await
+    );
     drop(objects);
     let mut running = Running {
         nginx,
@@ -618,7 +643,10 @@ async fn gateway(count: usize, own: bool) -> anyhow::Result<()> {
             None => println!("{name:<18} not served within 60 s ({steps})"),
         }
     }
-    println!("nginx RSS reloaded {}", nginx_memory(dir.path()));
+    println!(
+        "nginx mem reloaded {}",
+        nginx_memory(dir.path(), WORKERS).await
+    );
     running.nginx.stop().await;
     println!("own peak RSS       {}", own_peak());
     Ok(())
