@@ -271,7 +271,7 @@ fn proc_kb(pid: &str, file: &str, field: &str) -> Option<u64> {
 
 /// This process's peak RSS: the objects, models and renderings it built.
 fn own_peak() -> String {
-    proc_kb("self", "status", "VmHWM").map_or_else(|| "unknown".to_owned(), |kb| mib(kb))
+    proc_kb("self", "status", "VmHWM").map_or_else(|| "unknown".to_owned(), mib)
 }
 
 fn mib(kb: u64) -> String {
