@@ -3,16 +3,17 @@
 //! an Ingress change to nginx serving it (render, validate, reload, first answer).
 //!
 //! The `gateway` mode adds as many HTTPRoutes (issue #32) on one Gateway's HTTP listener, each
-//! with a host of its own and four rules: Prefix `/`, Prefix `/api`, where every fourth route
-//! also sends the requests with header `x-canary: yes` elsewhere (the Lua dispatcher's case),
-//! Exact `/api/v1/status`, and Prefix `/static`, a weighted two-backend split on every third
-//! route. It then times three route changes to the first correct answer: a new route, a
-//! changed path (both reload nginx) and a weight-only change (a backend table POST, no
-//! reload), against two local backends that answer with their name (on this host's address towards
-//! its default route, as EndpointSlices refuse loopback). `own` serves the Gateway
-//! on an address of its own from `127.0.1.0/24`, as `--gateway-addresses` does; without it the
-//! Gateway shares the Ingresses' listen address. Both modes print the peak RSS of this process
-//! (the controller's side: objects, model, rendering) and the memory of nginx's master and
+//! with a host of its own and the rules Prefix `/`, Prefix `/api`, Exact `/api/v1/status` and
+//! Prefix `/static`; every fourth route also sends `/api` with header `x-canary: yes`
+//! elsewhere (the Lua dispatcher's case), every third splits `/static` over two Services by
+//! weight. Route `local` beside them serves two local backends that answer with their name,
+//! on this host's address towards its default route (EndpointSlices refuse loopback;
+//! `SCALE_BACKEND_IP` picks another). The mode then times three changes to the first correct
+//! answer: a new route, a changed path (both reload nginx) and a weight-only change (a
+//! backend table POST, no reload). `own` serves the Gateway on an address of its own from
+//! `127.0.1.0/24`, as `--gateway-addresses` does; without it the Gateway shares the
+//! Ingresses' listen address. Both modes print the peak RSS of this process (the
+//! controller's side: objects, model, rendering) and the memory of nginx's master and
 //! workers, after the start and after the last reload once the old workers are gone.
 //!
 //! ```text
