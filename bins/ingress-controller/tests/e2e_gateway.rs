@@ -26,12 +26,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::process::Command;
 
-use cluster_state::Kind;
 use ingress_controller::class::Selection;
 use ingress_controller::gateway::addresses::Pool;
 use ingress_controller::gateway::plan::{Plan, Served};
 use ingress_controller::model;
-use ingress_controller::objects::{KINDS, Objects};
+use ingress_controller::objects::Objects;
 use support::gateway_filter_tables::{CRLF, FILTERS, FilterCase};
 use support::gateway_tables::{Case, LISTENERS, PRECEDENCE};
 use support::{Backends, Controller, Response, eventually, request_to};
@@ -75,16 +74,6 @@ impl Want {
             Self::Status(status) => response.status == status && response.backend() == "-",
         }
     }
-}
-
-/// Whether the controller's source reads the Gateway API kinds (the branch that wires them
-/// may not be merged yet); the test is skipped when it does not.
-fn source_reads_gateways() -> bool {
-    if KINDS.contains(&Kind::Gateway) && KINDS.contains(&Kind::Namespace) {
-        return true;
-    }
-    println!("skipped: the object source does not read the Gateway API kinds");
-    false
 }
 
 /// The running test's objects: the GatewayClass the suite creates, the base manifests and
@@ -233,7 +222,7 @@ fn cases(list: &[(&'static str, Want)]) -> Vec<(Case, Want)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_routing_tables_through_nginx() {
-    if support::ran_elsewhere() || !source_reads_gateways() {
+    if support::ran_elsewhere() {
         return;
     }
     let suite = Suite::start().await;
@@ -377,7 +366,7 @@ async fn conformance_routing_tables_through_nginx() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_weights_within_five_percent() {
-    if support::ran_elsewhere() || !source_reads_gateways() {
+    if support::ran_elsewhere() {
         return;
     }
     // HTTPRouteWeight: 70/30/0 over 500 requests, each share within ±5 % (weight.go).
@@ -438,7 +427,7 @@ fn https_get(address: IpAddr, port: u16, host: &str) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_https_listener() {
-    if support::ran_elsewhere() || !source_reads_gateways() {
+    if support::ran_elsewhere() {
         return;
     }
     if Command::new("curl").arg("--version").output().is_err() {
@@ -493,7 +482,7 @@ async fn conformance_https_listener() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateways_share_the_listen_address_with_ingresses() {
-    if support::ran_elsewhere() || !source_reads_gateways() {
+    if support::ran_elsewhere() {
         return;
     }
     // Without --gateway-addresses: an Ingress host keeps its name, and a Gateway listener
@@ -660,7 +649,7 @@ async fn replay_filters(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_filters_and_timeouts_through_nginx() {
-    if support::ran_elsewhere() || !source_reads_gateways() {
+    if support::ran_elsewhere() {
         return;
     }
     let suite = Suite::start().await;
