@@ -15,20 +15,26 @@ use crate::objects::Objects;
 pub fn changed(evaluation: Evaluation, objects: &Objects) -> Vec<(ObjectRef, Status)> {
     let mut out = Vec::new();
     for (key, status) in evaluation.gateway_classes {
-        let held = objects.gateway_classes.get(&key).map(|o| &o.status);
-        if held != Some(&Some(status.clone())) {
+        let held = objects
+            .gateway_classes
+            .get(&key)
+            .and_then(|o| o.status.as_ref());
+        if held != Some(&status) {
             out.push((key, Status::GatewayClass(status)));
         }
     }
     for (key, status) in evaluation.gateways {
-        let held = objects.gateways.get(&key).map(|o| &o.status);
-        if held != Some(&Some(status.clone())) {
+        let held = objects.gateways.get(&key).and_then(|o| o.status.as_ref());
+        if held != Some(&status) {
             out.push((key, Status::Gateway(status)));
         }
     }
     for (key, status) in evaluation.http_routes {
-        let held = objects.http_routes.get(&key).map(|o| &o.status);
-        if held != Some(&Some(status.clone())) {
+        let held = objects
+            .http_routes
+            .get(&key)
+            .and_then(|o| o.status.as_ref());
+        if held != Some(&status) {
             out.push((key, Status::HttpRoute(status)));
         }
     }

@@ -61,13 +61,13 @@ impl From<&crate::gateway::plan::Problem> for Finding {
     /// A Gateway or route the configuration does not (fully) serve: `InvalidGateway`,
     /// `InvalidHTTPRoute`.
     fn from(problem: &crate::gateway::plan::Problem) -> Self {
-        let (kind, reason) = match problem.kind {
-            "Gateway" => (Kind::Gateway, "InvalidGateway"),
-            _ => (Kind::HttpRoute, "InvalidHTTPRoute"),
+        let reason = match problem.kind {
+            Kind::Gateway => "InvalidGateway",
+            _ => "InvalidHTTPRoute",
         };
         Self {
             subject: Subject {
-                kind,
+                kind: problem.kind,
                 key: problem.object.clone(),
             },
             reason,
@@ -346,7 +346,7 @@ mod tests {
     #[test]
     fn gateway_problems_are_events_regarding_the_route() {
         let problem = crate::gateway::plan::Problem {
-            kind: "HTTPRoute",
+            kind: Kind::HttpRoute,
             object: ObjectRef::new("shop", "web"),
             message: "timeouts are not applied".into(),
         };

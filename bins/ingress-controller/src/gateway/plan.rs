@@ -183,8 +183,8 @@ pub enum Share {
 /// Something of a Gateway API object that is not served, for the operator.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
-    /// The object's kind (`Gateway`, `HTTPRoute`).
-    pub kind: &'static str,
+    /// The object's kind (Gateway, HTTPRoute).
+    pub kind: cluster_state::Kind,
     /// The object.
     pub object: ObjectRef,
     /// What is not served and why.
@@ -292,7 +292,7 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn problem(&mut self, kind: &'static str, object: &ObjectRef, message: String) {
+    fn problem(&mut self, kind: cluster_state::Kind, object: &ObjectRef, message: String) {
         self.problems.insert(Problem {
             kind,
             object: object.clone(),
@@ -349,7 +349,7 @@ impl Builder<'_> {
         for name in names {
             if let Some(bad) = name.as_ref().filter(|n| !servable_name(n)) {
                 self.problem(
-                    "Gateway",
+                    cluster_state::Kind::Gateway,
                     gateway,
                     format!("host name {bad:?} is not a lower-case DNS name; not served"),
                 );
@@ -409,7 +409,7 @@ impl Builder<'_> {
         let route = objects.http_routes.get(&c.route)?;
         if !is_dns_name(&c.route.namespace) || !is_dns_name(&c.route.name) {
             self.problem(
-                HttpRoute::KIND,
+                cluster_state::Kind::HttpRoute,
                 &c.route,
                 "namespace and name must be DNS names; not served".into(),
             );
@@ -424,7 +424,7 @@ impl Builder<'_> {
             Ok(parsed) => parsed,
             Err(message) => {
                 self.problem(
-                    HttpRoute::KIND,
+                    cluster_state::Kind::HttpRoute,
                     &c.route,
                     format!(
                         "rule {} match {}: {message}; the match is left out",
@@ -462,7 +462,7 @@ impl Builder<'_> {
         let action = for_match(action, path, prefix);
         if was_served && action == Action::Fail {
             self.problem(
-                HttpRoute::KIND,
+                cluster_state::Kind::HttpRoute,
                 key,
                 format!(
                     "rule {index}: ReplacePrefixMatch needs an Exact or PathPrefix match; \
@@ -482,7 +482,7 @@ impl Builder<'_> {
             Ok(actions) => actions,
             Err(fault) => {
                 self.problem(
-                    HttpRoute::KIND,
+                    cluster_state::Kind::HttpRoute,
                     key,
                     format!(
                         "rule {index}: {}; requests it wins are answered 500",
