@@ -146,6 +146,21 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     Ok(Block::new(main))
 }
 
+/// The Gateway servers the configuration of `model` leaves out, and who keeps their host
+/// names or sockets (docs/gateway-api.md §8 item 9).
+pub fn gateway_collisions(
+    model: &Model,
+    options: &Options,
+) -> Vec<crate::gateway::collisions::Collision> {
+    let context = Context {
+        model,
+        options,
+        numbers: std::collections::HashMap::new(),
+        gateway_catch_alls: (false, false),
+    };
+    crate::gateway::render::place(&context).1
+}
+
 /// What rendering one model needs: the model, the options, and each Ingress's number (its
 /// position in [`Model::ingresses`], which names its limit zones).
 pub(crate) struct Context<'a> {
@@ -180,7 +195,7 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             .collect(),
         gateway_catch_alls: (false, false),
     };
-    let gateways = crate::gateway::render::place(&context);
+    let (gateways, _) = crate::gateway::render::place(&context);
     context.gateway_catch_alls = crate::gateway::render::catch_alls(&gateways);
     let prefix = &options.prefix;
     let mut http = vec![

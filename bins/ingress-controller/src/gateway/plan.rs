@@ -86,6 +86,9 @@ pub struct Server {
     pub certificates: Vec<String>,
     /// Its locations, by key; `location /` always among them.
     pub locations: Vec<Location>,
+    /// The routes with a match on it (those that lose it when it is not served, see
+    /// [`super::collisions`]).
+    pub routes: BTreeSet<ObjectRef>,
 }
 
 /// One nginx `location` and what it does.
@@ -374,6 +377,11 @@ impl Builder<'_> {
                 .copied()
                 .collect();
             picked.sort_unstable();
+            let routes = picked
+                .iter()
+                .filter_map(|i| listener.candidates.get(*i))
+                .map(|c| c.route.clone())
+                .collect();
             let servable: Vec<Servable> = picked
                 .iter()
                 .filter_map(|i| listener.candidates.get(*i))
@@ -388,6 +396,7 @@ impl Builder<'_> {
                     .map(ToString::to_string)
                     .collect(),
                 locations: locations(&servable),
+                routes,
             });
         }
         Socket { port, tls, servers }

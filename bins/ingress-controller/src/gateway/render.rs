@@ -6,22 +6,20 @@
 //! Placement: with `--gateway-addresses`, each Gateway listens on its own address, and each
 //! socket gets exactly one `default_server` (its listener without host name, else a generated
 //! one answering 404 and presenting the default certificate). Without, the Gateways share the
-//! listen address with the Ingresses: on the Ingress HTTP and HTTPS ports an Ingress host
-//! keeps its name, and an Ingress catch-all (a rule without host, a default backend) keeps
-//! the default server; when there is none, a Gateway listener without host name takes it from
-//! the generated one. Between Gateways the older (creation time, then key) to claim a host
-//! name on a socket keeps it (S-GW.4).
+//! listen address with the Ingresses. Who keeps a host name several claim on a socket is
+//! [`super::collisions`]'s decision; when no Ingress claims the catch-all, a Gateway listener
+//! without host name takes the default server from the generated one.
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
+use super::collisions::{Ask, Collision, IngressHosts, decide};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use super::timeouts::{Limit, Timeouts};
 use crate::annotations::{BackendProtocol, NextUpstream};
-use crate::hosts::Host;
 use crate::lua;
 use crate::paths::LocationKey;
 use crate::render::{
@@ -80,22 +78,14 @@ pub(crate) fn catch_alls(placed: &[Placed<'_>]) -> (bool, bool) {
     (holds(false), holds(true))
 }
 
-/// Every Gateway server the model serves, on its socket.
-pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
+/// Every Gateway server the model serves, on its socket, and every one left out
+/// ([`super::collisions`]).
+pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Vec<Collision>) {
     let options = context.options;
     let model: &'a crate::model::Model = context.model;
     let plan = &model.gateway;
-    let ingress_catch_all = model.servers.iter().any(|s| s.host == Host::Any);
     let addresses = plan.addresses(options.gateway_addresses.as_ref());
-    let ingress_hosts: BTreeSet<&str> = model
-        .servers
-        .iter()
-        .filter_map(|s| match &s.host {
-            Host::Exact(name) => Some(name.as_str()),
-            Host::Any | Host::Wildcard(_) => None,
-        })
-        .collect();
-    let mut placed: Vec<Placed<'_>> = Vec::new();
+    let mut asks = Vec::new();
     for gateway in &plan.gateways {
         let Some(served) = addresses.get(&gateway.gateway) else {
             continue;
@@ -108,47 +98,29 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
             let Some(port) = nginx_port(socket.port, context) else {
                 continue;
             };
-            let ingress = shared && (port == options.http_port || port == options.https_port);
-            if ingress && socket.tls != (port == options.https_port) {
-                // The Ingress servers hold this socket with the other protocol.
-                continue;
-            }
-            let listen = format!("{host}:{port}");
-            let index = match placed.iter().position(|p| p.listen == listen) {
-                Some(index) => index,
-                None => {
-                    placed.push(Placed {
-                        listen,
-                        tls: socket.tls,
-                        ingress,
-                        port: socket.port,
-                        names: BTreeSet::new(),
-                        servers: Vec::new(),
-                    });
-                    placed.len() - 1
-                }
-            };
-            let Some(target) = placed.get_mut(index) else {
-                continue;
-            };
-            if target.tls != socket.tls {
-                continue;
-            }
-            for server in &socket.servers {
-                let taken_by_ingress = match &server.name {
-                    None => ingress && ingress_catch_all,
-                    Some(super::hostname::Hostname::Exact(name)) => {
-                        ingress && ingress_hosts.contains(name.as_str())
-                    }
-                    Some(super::hostname::Hostname::Wildcard(_)) => false,
-                };
-                if !taken_by_ingress && target.names.insert(server.name.clone()) {
-                    target.servers.push(server);
-                }
-            }
+            let ingress = (shared && (port == options.http_port || port == options.https_port))
+                .then_some(port == options.https_port);
+            asks.push(Ask {
+                gateway: &gateway.gateway,
+                socket,
+                listen: format!("{host}:{port}"),
+                ingress,
+            });
         }
     }
-    placed
+    let (seats, collisions) = decide(&asks, &IngressHosts::of(&model.servers));
+    let placed = seats
+        .into_iter()
+        .map(|seat| Placed {
+            listen: seat.listen,
+            tls: seat.tls,
+            ingress: seat.ingress,
+            port: seat.port,
+            names: seat.names.into_keys().collect(),
+            servers: seat.servers,
+        })
+        .collect();
+    (placed, collisions)
 }
 
 /// The `server` blocks of the Gateway servers `placed`, and the `http`-level `map`s their
@@ -167,6 +139,7 @@ pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Ve
                     key: LocationKey::Prefix("/".into()),
                     candidates: Vec::new(),
                 }],
+                routes: BTreeSet::new(),
             };
             out.push(server(context, socket, &fallback, &mut appends)?);
         }
