@@ -577,12 +577,12 @@ impl Loop {
             self.gateway_problems.clone_from(&model.gateway.problems);
         }
         let collisions = render::gateway_collisions(&model, &self.settings.options);
+        self.conflicts =
+            crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions);
         if collisions != self.collisions {
             for collision in &collisions {
                 warn!("{collision}");
             }
-            self.conflicts =
-                crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions);
             self.collisions = collisions;
         }
         self.uids = uids(objects);
