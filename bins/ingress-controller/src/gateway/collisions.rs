@@ -14,8 +14,8 @@
 //! - A socket speaks one protocol: a Gateway socket whose TLS differs from the Ingress port's
 //!   (HTTPS on the HTTP port, say) or from an older Gateway's on the same socket is left out.
 //!
-//! Pure: [`decide`] takes where each Gateway socket asks to listen and what the Ingresses
-//! hold; [`crate::gateway::render`] writes the seats it returns.
+//! Pure: `decide` takes where each Gateway socket asks to listen and what the Ingresses
+//! hold; `gateway/render.rs` writes the seats it returns.
 
 use std::collections::{BTreeMap, BTreeSet};
 
