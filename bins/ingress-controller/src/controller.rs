@@ -123,9 +123,9 @@ struct Loop {
     loaded_gateways: BTreeMap<ObjectRef, crate::gateway::plan::Served>,
     /// What the Gateway API objects of the last model could not have served, as last logged.
     gateway_problems: Vec<crate::gateway::plan::Problem>,
-    /// The Gateway servers the last model's configuration leaves out (a host name or a socket
-    /// held by an Ingress or an older Gateway), as last logged.
-    collisions: Vec<crate::gateway::collisions::Collision>,
+    /// What the last model's configuration leaves out on shared sockets (Gateway servers, and
+    /// locations an Ingress and HTTPRoutes both claim), as last logged.
+    collisions: crate::gateway::collisions::Collisions,
     /// The listeners the last model's configuration serves nothing of, and why (their
     /// `Conflicted` condition).
     conflicts: BTreeMap<(ObjectRef, String), crate::gateway::collisions::Conflict>,
@@ -208,7 +208,7 @@ pub async fn run(
         objects: Objects::default(),
         loaded_gateways: BTreeMap::new(),
         gateway_problems: Vec::new(),
-        collisions: Vec::new(),
+        collisions: crate::gateway::collisions::Collisions::default(),
         conflicts: BTreeMap::new(),
         unstarted: None,
         source,
@@ -504,7 +504,7 @@ impl Loop {
         let uids = &self.uids;
         let ingress = self.problems.iter().map(reports::Finding::from);
         let gateway = self.gateway_problems.iter().map(reports::Finding::from);
-        let collisions = self.collisions.iter().flat_map(|c| c.findings());
+        let collisions = self.collisions.findings();
         let findings: Vec<reports::Finding> = ingress.chain(gateway).chain(collisions).collect();
         let reports = self
             .reporter
@@ -578,10 +578,10 @@ impl Loop {
         }
         let collisions = render::gateway_collisions(&model, &self.settings.options);
         self.conflicts =
-            crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions);
+            crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions.servers);
         if collisions != self.collisions {
-            for collision in &collisions {
-                warn!("{collision}");
+            for line in collisions.lines() {
+                warn!("{line}");
             }
             self.collisions = collisions;
         }

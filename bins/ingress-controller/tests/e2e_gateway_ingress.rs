@@ -1,8 +1,10 @@
-//! An Ingress and Gateways on the shared listen address (docs/gateway-api.md §8 item 9):
-//! an Ingress keeps its host name whole, an older Gateway keeps a name a newer one claims on
-//! the same socket, and each loser is told: a Warning event on the Gateway and on each route
-//! (`IngressConflict`, `HostnameConflict`, beside the manifests), and a listener left with
-//! nothing to serve is `Conflicted=True` in its Gateway's status.
+//! An Ingress and Gateways on the shared listen address (docs/gateway-api.md §8 item 9): an
+//! Ingress host and an HTTPRoute of the same host name share one server, each path served by
+//! its owner and a path both claim by the older; an older Gateway keeps a name a newer one
+//! claims on the same socket. Each loser is told, beside the manifests: `IngressConflict` on a
+//! route that loses a path to the Ingress, `HTTPRouteConflict` on an Ingress that loses one to
+//! a route, `HostnameConflict` on the newer Gateway and its route, and `Conflicted=True` on
+//! that Gateway's listener, left with nothing to serve.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -18,22 +20,32 @@ use support::{Backends, Controller, events, eventually};
 
 const CLASS: &str = "shared-class";
 
-/// The Ingress `e2e/web` (`shared.example.com`, `/ingress`), the Gateways `first` (a listener
-/// without host name) and `second` (a listener for `route.example.com`, created later), the
-/// route `route` on `first` for both host names (`/gateway`) and the route `late` on `second`.
-fn manifests(backends: &Backends) -> String {
+/// The Ingress `e2e/web` (`shared.example.com`: `/ingress` and `/both`; created at `created`,
+/// none when empty), the Gateways `first` (a listener without host name) and `second` (a
+/// listener for `route.example.com`, created later), the route `route` on `first` for both
+/// host names (`/gateway` and `/both`, created 2026-01-01) and the route `late` on `second`.
+fn manifests(backends: &Backends, created: &str) -> String {
     let mut m = String::from(support::CLASS);
     for name in ["ingress-web", "gateway-web"] {
         m.push_str(&support::service("e2e", name, &[backends.port(name)]));
     }
-    m.push_str(&support::ingress(
+    let ingress = support::ingress(
         "e2e",
         "web",
         "shared.example.com",
         "",
         None,
-        &[("Prefix", "/ingress", "ingress-web")],
-    ));
+        &[
+            ("Prefix", "/ingress", "ingress-web"),
+            ("Prefix", "/both", "ingress-web"),
+        ],
+    );
+    let stamp = if created.is_empty() {
+        String::new()
+    } else {
+        format!("  creationTimestamp: '{created}'\n")
+    };
+    m.push_str(&ingress.replace("  namespace: e2e\n", &format!("  namespace: e2e\n{stamp}")));
     let _ = write!(
         m,
         "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
@@ -46,10 +58,11 @@ fn manifests(backends: &Backends) -> String {
          spec: {{gatewayClassName: {CLASS}, listeners: [{{name: named, port: 80, \
          protocol: HTTP, hostname: route.example.com}}]}}\n\
          ---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
-         metadata: {{name: route, namespace: e2e}}\n\
+         metadata: {{name: route, namespace: e2e, creationTimestamp: '2026-01-01T00:00:00Z'}}\n\
          spec: {{parentRefs: [{{name: first}}], \
          hostnames: [shared.example.com, route.example.com], \
-         rules: [{{matches: [{{path: {{type: PathPrefix, value: /gateway}}}}], \
+         rules: [{{matches: [{{path: {{type: PathPrefix, value: /gateway}}}}, \
+         {{path: {{type: PathPrefix, value: /both}}}}], \
          backendRefs: [{{name: gateway-web, port: 80}}]}}]}}\n\
          ---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
          metadata: {{name: late, namespace: e2e}}\n\
@@ -70,12 +83,13 @@ fn has_event(events: &[String], kind: &str, name: &str, reason: &str) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_ingress_keeps_its_host_and_the_losers_are_told() {
+async fn an_ingress_and_a_route_share_a_host_path_by_path() {
     if support::ran_elsewhere() {
         return;
     }
     let backends = Backends::start(&["ingress-web", "gateway-web"]).await;
-    let controller = Controller::start(&manifests(&backends)).await;
+    // The Ingress without a creation time: the oldest.
+    let controller = Controller::start(&manifests(&backends, "")).await;
     eventually("the route served on its own host name", || async {
         controller
             .get("route.example.com", "/gateway")
@@ -84,17 +98,24 @@ async fn an_ingress_keeps_its_host_and_the_losers_are_told() {
             == "gateway-web"
     })
     .await;
-    // The Ingress keeps `shared.example.com` whole: its path is served, the route's is not
-    // (no fall-through from the Ingress's server to the Gateway's).
-    assert_eq!(
-        controller
-            .get("shared.example.com", "/ingress")
-            .await
-            .backend(),
-        "ingress-web"
-    );
-    let lost = controller.get("shared.example.com", "/gateway").await;
-    assert_eq!((lost.status, lost.backend()), (404, "-"));
+    let backend = |path: &'static str| {
+        let controller = &controller;
+        async move {
+            controller
+                .get("shared.example.com", path)
+                .await
+                .backend()
+                .to_owned()
+        }
+    };
+    // One server for the shared host: each path served by its owner, `/both` by the older
+    // claimant (the Ingress), and what neither claims answered 404 (no fall-through).
+    assert_eq!(backend("/ingress").await, "ingress-web");
+    assert_eq!(backend("/gateway/x").await, "gateway-web");
+    assert_eq!(backend("/both").await, "ingress-web");
+    assert_eq!(backend("/both/x").await, "ingress-web");
+    let other = controller.get("shared.example.com", "/other").await;
+    assert_eq!((other.status, other.backend()), (404, "-"));
     // `first`, older, keeps `route.example.com`: `late`'s backend never answers there.
     assert_eq!(
         controller.get("route.example.com", "/").await.backend(),
@@ -105,20 +126,25 @@ async fn an_ingress_keeps_its_host_and_the_losers_are_told() {
     eventually("the events of the losers", || async {
         let events = events(&dir, "e2e");
         has_event(&events, "HTTPRoute", "route", "IngressConflict")
-            && has_event(&events, "Gateway", "first", "IngressConflict")
             && has_event(&events, "Gateway", "second", "HostnameConflict")
             && has_event(&events, "HTTPRoute", "late", "HostnameConflict")
     })
     .await;
-    let events = events(&dir, "e2e");
-    let route = events
+    let events_now = events(&dir, "e2e");
+    let lost = events_now
         .iter()
         .find(|e| e.contains("reason: IngressConflict") && e.contains("name: route\n"))
         .unwrap();
     assert!(
-        route.contains("shared.example.com") && route.contains("Ingress e2e/web"),
-        "{route}"
+        lost.contains("shared.example.com") && lost.contains("Ingress e2e/web"),
+        "{lost}"
     );
+    assert!(!has_event(
+        &events_now,
+        "Ingress",
+        "web",
+        "HTTPRouteConflict"
+    ));
     // `second`'s only listener serves nothing: Conflicted in its status; `first` keeps
     // serving and is not conflicted.
     let status = |name: &str| {
@@ -132,4 +158,19 @@ async fn an_ingress_keeps_its_host_and_the_losers_are_told() {
     let first = status("first");
     assert!(!first.contains("reason: HostnameConflict"), "{first}");
     assert!(first.contains("reason: NoConflicts"), "{first}");
+
+    // The Ingress now younger than the route: the route takes `/both`, the Ingress is told.
+    controller
+        .update(&manifests(&backends, "2026-06-01T00:00:00Z"))
+        .await;
+    eventually("the route's `/both`", || async {
+        backend("/both/x").await == "gateway-web"
+    })
+    .await;
+    assert_eq!(backend("/both").await, "gateway-web");
+    assert_eq!(backend("/ingress").await, "ingress-web");
+    eventually("the event on the Ingress", || async {
+        has_event(&events(&dir, "e2e"), "Ingress", "web", "HTTPRouteConflict")
+    })
+    .await;
 }

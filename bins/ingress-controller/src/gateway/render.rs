@@ -7,19 +7,22 @@
 //! socket gets exactly one `default_server` (its listener without host name, else a generated
 //! one answering 404 and presenting the default certificate). Without, the Gateways share the
 //! listen address with the Ingresses. Who keeps a host name several claim on a socket is
-//! [`super::collisions`]'s decision; when no Ingress claims the catch-all, a Gateway listener
-//! without host name takes the default server from the generated one.
+//! [`super::collisions`]'s decision: a Gateway server of an Ingress host's exact name is
+//! written as one `server` with it, the locations each keeps side by side. When no Ingress
+//! claims the catch-all, a Gateway listener without host name takes the default server from
+//! the generated one.
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
-use super::collisions::{Ask, Collision, IngressHosts, decide};
+use super::collisions::{Ask, Collisions, IngressHosts, Merged, decide};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use super::timeouts::{Limit, Timeouts};
 use crate::annotations::{BackendProtocol, NextUpstream};
+use crate::hosts::Host;
 use crate::lua;
 use crate::paths::LocationKey;
 use crate::render::{
@@ -41,6 +44,9 @@ pub(crate) struct Placed<'a> {
     names: BTreeSet<Option<super::hostname::Hostname>>,
     /// The servers, in the Gateways' order.
     servers: Vec<&'a Server>,
+    /// The servers that share their name with an Ingress host, each as one `server` with the
+    /// Ingress's locations.
+    merged: Vec<Merged<'a>>,
 }
 
 /// The longest piece of a candidate list one `set` writes (nginx's words end at 4 KB).
@@ -78,9 +84,22 @@ pub(crate) fn catch_alls(placed: &[Placed<'_>]) -> (bool, bool) {
     (holds(false), holds(true))
 }
 
-/// Every Gateway server the model serves, on its socket, and every one left out
+/// Each Ingress host name a Gateway server joins, and whether on the HTTPS port: the Ingress
+/// server does not listen there itself.
+pub(crate) fn merged_hosts(placed: &[Placed<'_>]) -> BTreeSet<(String, bool)> {
+    placed
+        .iter()
+        .flat_map(|p| p.merged.iter().map(move |m| (m, p.tls)))
+        .filter_map(|(m, tls)| match &m.ingress.host {
+            Host::Exact(name) => Some((name.clone(), tls)),
+            Host::Any | Host::Wildcard(_) => None,
+        })
+        .collect()
+}
+
+/// Every Gateway server the model serves, on its socket, and every loss
 /// ([`super::collisions`]).
-pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Vec<Collision>) {
+pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Collisions) {
     let options = context.options;
     let model: &'a crate::model::Model = context.model;
     let plan = &model.gateway;
@@ -108,7 +127,8 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Vec<Collisio
             });
         }
     }
-    let (seats, collisions) = decide(&asks, &IngressHosts::of(&model.servers));
+    let hosts = IngressHosts::of(&model.servers, &model.ingress_created);
+    let (seats, collisions) = decide(&asks, &hosts);
     let placed = seats
         .into_iter()
         .map(|seat| Placed {
@@ -118,6 +138,7 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Vec<Collisio
             port: seat.port,
             names: seat.names.into_keys().collect(),
             servers: seat.servers,
+            merged: seat.merged,
         })
         .collect();
     (placed, collisions)
@@ -140,11 +161,15 @@ pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Ve
                     candidates: Vec::new(),
                 }],
                 routes: BTreeSet::new(),
+                claims: std::collections::BTreeMap::new(),
             };
-            out.push(server(context, socket, &fallback, &mut appends)?);
+            out.push(server(context, socket, &fallback, None, &mut appends)?);
         }
         for s in &socket.servers {
-            out.push(server(context, socket, s, &mut appends)?);
+            out.push(server(context, socket, s, None, &mut appends)?);
+        }
+        for m in &socket.merged {
+            out.push(server(context, socket, m.gateway, Some(m), &mut appends)?);
         }
     }
     out.extend(appends.maps()?);
@@ -198,11 +223,14 @@ fn literal(value: &str) -> String {
     value.replace('$', "${literal_dollar}")
 }
 
-/// One `server` on `socket`.
+/// One `server` on `socket`: the Gateway server `s`, joined by the Ingress server of the
+/// same name when `merged` says so (then with the locations each keeps, and the Ingress's
+/// certificate).
 fn server(
     context: &Context<'_>,
     socket: &Placed<'_>,
     s: &Server,
+    merged: Option<&Merged<'_>>,
     appends: &mut Appends,
 ) -> Result<Directive> {
     let mut listen = vec![socket.listen.as_str()];
@@ -237,10 +265,13 @@ fn server(
                 Some(file.to_string_lossy().into_owned())
             })
             .collect();
-        let files = if own.is_empty() {
-            default_certificate(context).into_iter().collect()
-        } else {
-            own
+        let files = match merged {
+            // The Ingress holds the name on this port only under `tls`: its certificate.
+            Some(m) => crate::render::server_certificate(context, m.ingress)
+                .into_iter()
+                .collect(),
+            None if own.is_empty() => default_certificate(context).into_iter().collect(),
+            None => own,
         };
         if files.is_empty() {
             body.push(directive("ssl_reject_handshake", ["on"])?);
@@ -258,7 +289,20 @@ fn server(
         appends,
     };
     for location in &s.locations {
+        if merged.is_some_and(|m| !m.split.gateway.contains(&location.key)) {
+            continue;
+        }
         body.push(self::location(location, &mut named, &mut emit)?);
+    }
+    if let Some(m) = merged {
+        for location in &m.ingress.locations {
+            if m.split.ingress.contains(&location.key) {
+                body.push(crate::render::location_block(context, location)?);
+            }
+        }
+        if m.split.fallback {
+            body.push(crate::render::fallback_location(m.ingress)?);
+        }
     }
     for (index, action) in named.iter().enumerate() {
         let mut block = Vec::new();
