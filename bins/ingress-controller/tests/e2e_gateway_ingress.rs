@@ -174,3 +174,92 @@ async fn an_ingress_and_a_route_share_a_host_path_by_path() {
     })
     .await;
 }
+
+/// `curl -k` to `https://HOST:PORT/PATH` on 127.0.0.1: the backend that answered (`-` when
+/// nginx did) and the status.
+fn https_backend(port: u16, host: &str, path: &str) -> (String, u16) {
+    let out = std::process::Command::new("curl")
+        .args(["-sk", "--max-time", "10", "-o", "/dev/null", "-D", "-"])
+        .args(["-w", "%{http_code}", "--resolve"])
+        .arg(format!("{host}:{port}:127.0.0.1"))
+        .arg(format!("https://{host}:{port}{path}"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let status = text.lines().last().and_then(|l| l.trim().parse().ok());
+    let backend = text.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("x-backend")
+            .then(|| value.trim().to_owned())
+    });
+    (
+        backend.unwrap_or_else(|| "-".to_owned()),
+        status.unwrap_or(0),
+    )
+}
+
+/// On the HTTPS port too: an Ingress host under `tls` and a Gateway HTTPS listener of the
+/// same name are one server, each path served by its owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ingress_and_a_route_share_a_tls_host() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["ingress-web", "gateway-web"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let host = "secure.example.com";
+    let (crt, key) = support::self_signed(dir.path(), "e2e", host, &format!("DNS:{host}"));
+    let (crt, key) = (
+        std::fs::read_to_string(crt).unwrap(),
+        std::fs::read_to_string(key).unwrap(),
+    );
+    let mut m = String::from(support::CLASS);
+    for name in ["ingress-web", "gateway-web"] {
+        m.push_str(&support::service("e2e", name, &[backends.port(name)]));
+    }
+    m.push_str(&support::tls_secret("e2e", "secure", &crt, &key));
+    let ingress = support::ingress(
+        "e2e",
+        "secure",
+        host,
+        "",
+        None,
+        &[("Prefix", "/ingress", "ingress-web")],
+    );
+    m.push_str(&support::with_tls(&ingress, host, "secure"));
+    let _ = write!(
+        m,
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
+         metadata: {{name: {CLASS}}}\nspec: {{controllerName: {}}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
+         metadata: {{name: tls, namespace: e2e}}\n\
+         spec: {{gatewayClassName: {CLASS}, listeners: [{{name: https, port: 443, \
+         protocol: HTTPS, hostname: {host}, \
+         tls: {{mode: Terminate, certificateRefs: [{{name: secure}}]}}}}]}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+         metadata: {{name: secure, namespace: e2e}}\n\
+         spec: {{parentRefs: [{{name: tls}}], \
+         rules: [{{matches: [{{path: {{type: PathPrefix, value: /gateway}}}}], \
+         backendRefs: [{{name: gateway-web, port: 80}}]}}]}}\n",
+        ingress_controller::gateway::DEFAULT_CONTROLLER_NAME
+    );
+    let controller = Controller::start(&m).await;
+    let port = controller.https;
+    eventually("the route's path on the shared TLS host", || async move {
+        https_backend(port, host, "/gateway/x").0 == "gateway-web"
+    })
+    .await;
+    assert_eq!(
+        https_backend(port, host, "/ingress").0,
+        "ingress-web".to_owned()
+    );
+    assert_eq!(https_backend(port, host, "/other"), ("-".to_owned(), 404));
+    // One `server` for the name on the HTTPS port: nginx would warn of a conflicting name.
+    let conf = std::fs::read_to_string(controller.prefix().join("nginx.conf")).unwrap();
+    let names = conf
+        .lines()
+        .filter(|l| l.trim() == format!("server_name {host};"))
+        .count();
+    // The Ingress's own server on the HTTP port, the shared one on the HTTPS port.
+    assert_eq!(names, 2, "{conf}");
+}
