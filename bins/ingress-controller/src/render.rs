@@ -146,8 +146,9 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     Ok(Block::new(main))
 }
 
-/// The Gateway servers the configuration of `model` leaves out, and who keeps their host
-/// names or sockets (docs/gateway-api.md §8 item 9).
+/// What the configuration of `model` leaves out where Ingresses and Gateways share a socket:
+/// the Gateway servers left out and who keeps their names or sockets, and the locations an
+/// Ingress and HTTPRoutes both claim on one host (docs/gateway-api.md §8 item 9).
 pub fn gateway_collisions(
     model: &Model,
     options: &Options,

@@ -265,11 +265,11 @@ fn server(
                 Some(file.to_string_lossy().into_owned())
             })
             .collect();
-        let files = match merged {
-            // The Ingress holds the name on this port only under `tls`: its certificate.
-            Some(m) => crate::render::server_certificate(context, m.ingress)
-                .into_iter()
-                .collect(),
+        // Joined with an Ingress host, which holds the name on this port only under `tls`:
+        // the Ingress's certificate.
+        let ingress = merged.and_then(|m| crate::render::server_certificate(context, m.ingress));
+        let files = match ingress {
+            Some(file) => vec![file],
             None if own.is_empty() => default_certificate(context).into_iter().collect(),
             None => own,
         };
