@@ -123,6 +123,12 @@ struct Loop {
     loaded_gateways: BTreeMap<ObjectRef, crate::gateway::plan::Served>,
     /// What the Gateway API objects of the last model could not have served, as last logged.
     gateway_problems: Vec<crate::gateway::plan::Problem>,
+    /// What the last model's configuration leaves out on shared sockets (Gateway servers, and
+    /// locations an Ingress and HTTPRoutes both claim), as last logged.
+    collisions: crate::gateway::collisions::Collisions,
+    /// The listeners the last model's configuration serves nothing of, and why (their
+    /// `Conflicted` condition).
+    conflicts: BTreeMap<(ObjectRef, String), crate::gateway::collisions::Conflict>,
     /// A validated and installed configuration whose start failed: the restart on nginx's exit
     /// starts it again.
     unstarted: Option<String>,
@@ -202,6 +208,8 @@ pub async fn run(
         objects: Objects::default(),
         loaded_gateways: BTreeMap::new(),
         gateway_problems: Vec::new(),
+        collisions: crate::gateway::collisions::Collisions::default(),
+        conflicts: BTreeMap::new(),
         unstarted: None,
         source,
     };
@@ -375,7 +383,7 @@ impl Loop {
             return;
         }
         use crate::gateway::plan::Served;
-        use crate::gateway_status::{address, published_addresses, set_addresses};
+        use crate::gateway_status::{address, published_addresses, set_addresses, set_conflicts};
         let loaded = self.loaded_gateways.keys().cloned().collect();
         let inputs = crate::gateway::GatewayInputs::new(&self.objects, &loaded);
         let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::now());
@@ -390,6 +398,7 @@ impl Loop {
                 Served::Shared => published.clone(),
             }
         });
+        set_conflicts(&mut evaluation, &self.conflicts, &self.objects, &now);
         for (key, status) in crate::gateway_status::changed(evaluation, &self.objects) {
             let kind = status.kind();
             match self.source.write_status(&key, status).await {
@@ -495,7 +504,8 @@ impl Loop {
         let uids = &self.uids;
         let ingress = self.problems.iter().map(reports::Finding::from);
         let gateway = self.gateway_problems.iter().map(reports::Finding::from);
-        let findings: Vec<reports::Finding> = ingress.chain(gateway).collect();
+        let collisions = self.collisions.findings();
+        let findings: Vec<reports::Finding> = ingress.chain(gateway).chain(collisions).collect();
         let reports = self
             .reporter
             .update(&findings, |subject| uids.contains_key(subject), now);
@@ -565,6 +575,15 @@ impl Loop {
                 warn!("{problem}");
             }
             self.gateway_problems.clone_from(&model.gateway.problems);
+        }
+        let collisions = render::gateway_collisions(&model, &self.settings.options);
+        self.conflicts =
+            crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions.servers);
+        if collisions != self.collisions {
+            for line in collisions.lines() {
+                warn!("{line}");
+            }
+            self.collisions = collisions;
         }
         self.uids = uids(objects);
         self.report_problems().await;

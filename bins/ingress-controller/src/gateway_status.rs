@@ -3,11 +3,15 @@
 //! already hold. Writing only differences keeps a status write from feeding itself: the write
 //! comes back in the next snapshot, which then holds what is wanted.
 
+use std::collections::BTreeMap;
+
 use cluster_state::gateway::GatewayStatusAddress;
+use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 use cluster_state::{ObjectRef, Status};
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 
 use crate::gateway::Evaluation;
+use crate::gateway::collisions::Conflict;
 use crate::objects::Objects;
 
 /// The statuses of `evaluation` that `objects` do not hold: GatewayClasses first, then
@@ -51,6 +55,49 @@ pub fn set_addresses(
     for (key, status) in &mut evaluation.gateways {
         if let Some(list) = addresses(key) {
             status.addresses = Some(list);
+        }
+    }
+}
+
+/// Sets `Conflicted=True` on each listener of `evaluation` that `conflicts` names (a
+/// listener the configuration serves nothing of: every host name it has is held by an Ingress
+/// or an older Gateway on its socket, or the socket speaks the other protocol). The transition
+/// time the object already holds for that condition is kept; a conflict the evaluation found
+/// itself stays.
+pub fn set_conflicts(
+    evaluation: &mut Evaluation,
+    conflicts: &BTreeMap<(ObjectRef, String), Conflict>,
+    objects: &Objects,
+    now: &Time,
+) {
+    for (key, status) in &mut evaluation.gateways {
+        let held = objects
+            .gateways
+            .get(key)
+            .and_then(|g| g.status.as_ref())
+            .and_then(|s| s.listeners.as_ref());
+        for listener in status.listeners.iter_mut().flatten() {
+            let Some(conflict) = conflicts.get(&(key.clone(), listener.name.clone())) else {
+                continue;
+            };
+            let Some(condition) = listener
+                .conditions
+                .iter_mut()
+                .find(|c| c.type_ == "Conflicted" && c.status != "True")
+            else {
+                continue;
+            };
+            let since = held
+                .into_iter()
+                .flatten()
+                .filter(|l| l.name == listener.name)
+                .flat_map(|l| &l.conditions)
+                .find(|c| c.type_ == "Conflicted" && c.status == "True")
+                .map_or_else(|| now.clone(), |c| c.last_transition_time.clone());
+            condition.status = "True".into();
+            condition.reason = conflict.reason.into();
+            condition.message.clone_from(&conflict.message);
+            condition.last_transition_time = since;
         }
     }
 }
@@ -211,5 +258,52 @@ spec: {ports: [{port: 80}]}
                 ("Hostname".to_owned(), "lb.example.com".to_owned())
             ]
         );
+    }
+
+    /// A listener the configuration serves nothing of is `Conflicted=True`, and the
+    /// condition keeps its transition time while the object holds it.
+    #[test]
+    fn conflicted_listeners_say_so_in_their_status() {
+        use crate::gateway::collisions::Conflict;
+        let mut objects = objects();
+        let key = ObjectRef::new("infra", "gw");
+        let conflicts = BTreeMap::from([(
+            (key.clone(), "http".to_owned()),
+            Conflict {
+                reason: "HostnameConflict",
+                message: "taken".into(),
+            },
+        )]);
+        let conflicted = |evaluation: &Evaluation| {
+            let status = &evaluation.gateways[&key];
+            let listener = &status.listeners.as_ref().unwrap()[0];
+            let c = listener
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Conflicted")
+                .unwrap()
+                .clone();
+            (c.status, c.reason, c.message, c.last_transition_time)
+        };
+        let mut first = evaluation(&objects);
+        assert_eq!(conflicted(&first).0, "False");
+        let then = Time(Timestamp::from_second(1_800_000_100).unwrap());
+        set_conflicts(&mut first, &conflicts, &objects, &then);
+        let (status, reason, message, time) = conflicted(&first);
+        assert_eq!(
+            (status.as_str(), reason.as_str(), message.as_str()),
+            ("True", "HostnameConflict", "taken")
+        );
+        assert_eq!(time, then);
+
+        // Written, then evaluated again later: nothing more to write.
+        let written = first.gateways[&key].clone();
+        std::sync::Arc::make_mut(objects.gateways.get_mut(&key).unwrap()).status = Some(written);
+        let mut again = evaluation(&objects);
+        let later = Time(Timestamp::from_second(1_800_000_200).unwrap());
+        set_conflicts(&mut again, &conflicts, &objects, &later);
+        assert_eq!(conflicted(&again).3, then);
+        let changed = changed(again, &objects);
+        assert!(!changed.iter().any(|(k, _)| *k == key), "{changed:?}");
     }
 }

@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::networking::v1::{
     Ingress, IngressBackend, IngressServiceBackend, ServiceBackendPort,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::annotations::{self, Affinity, Annotations, Canary};
 use crate::class::Selection;
@@ -34,6 +35,9 @@ pub struct Model {
     /// The Ingresses served, `namespace/name`: primaries oldest first, then canaries (their
     /// status is ours to write).
     pub ingresses: Vec<String>,
+    /// The creation time of each primary Ingress served (`namespace/name`): its age when it
+    /// claims a location an HTTPRoute claims too (S-IG.1).
+    pub ingress_created: BTreeMap<String, Option<Time>>,
     /// What was refused and why, per object.
     pub problems: Vec<Problem>,
     /// The global settings (the `--configmap`, else ingress-nginx's defaults).
@@ -381,6 +385,8 @@ impl Builder<'_> {
     fn add_ingress(&mut self, ingress: &Ingress, annotations: &Arc<Annotations>) {
         let id = key(&ingress.metadata);
         self.model.ingresses.push(id.clone());
+        let created = ingress.metadata.creation_timestamp.clone();
+        self.model.ingress_created.insert(id.clone(), created);
         let Some(spec) = &ingress.spec else {
             self.problem(ingress, "no spec".into());
             return;

@@ -146,6 +146,23 @@ pub fn tree(model: &Model, options: &Options) -> Result<Block> {
     Ok(Block::new(main))
 }
 
+/// What the configuration of `model` leaves out where Ingresses and Gateways share a socket:
+/// the Gateway servers left out and who keeps their names or sockets, and the locations an
+/// Ingress and HTTPRoutes both claim on one host (docs/gateway-api.md §8 item 9).
+pub fn gateway_collisions(
+    model: &Model,
+    options: &Options,
+) -> crate::gateway::collisions::Collisions {
+    let context = Context {
+        model,
+        options,
+        numbers: std::collections::HashMap::new(),
+        gateway_catch_alls: (false, false),
+        gateway_merged: std::collections::BTreeSet::new(),
+    };
+    crate::gateway::render::place(&context).1
+}
+
 /// What rendering one model needs: the model, the options, and each Ingress's number (its
 /// position in [`Model::ingresses`], which names its limit zones).
 pub(crate) struct Context<'a> {
@@ -158,6 +175,10 @@ pub(crate) struct Context<'a> {
     /// of the HTTPS port (only when no Ingress claims the catch-all; see
     /// [`crate::gateway::render`]): the generated catch-all then leaves that port to it.
     gateway_catch_alls: (bool, bool),
+    /// The exact Ingress host names a Gateway server joins, and whether on the HTTPS port:
+    /// the joined `server` is written with the Gateway's (see [`crate::gateway::render`]), the
+    /// Ingress server does not listen there.
+    gateway_merged: std::collections::BTreeSet<(String, bool)>,
 }
 
 impl Context<'_> {
@@ -179,9 +200,11 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             .map(|(i, name)| (name.as_str(), i))
             .collect(),
         gateway_catch_alls: (false, false),
+        gateway_merged: std::collections::BTreeSet::new(),
     };
-    let gateways = crate::gateway::render::place(&context);
+    let (gateways, _) = crate::gateway::render::place(&context);
     context.gateway_catch_alls = crate::gateway::render::catch_alls(&gateways);
+    context.gateway_merged = crate::gateway::render::merged_hosts(&gateways);
     let prefix = &options.prefix;
     let mut http = vec![
         directive("default_type", ["application/octet-stream"])?,
@@ -267,10 +290,12 @@ fn http(model: &Model, options: &Options) -> Result<Vec<Directive>> {
             default_target: Target::NotFound,
             locations: Vec::new(),
         };
-        http.push(server(&context, &catch_all)?);
+        http.extend(server(&context, &catch_all)?);
     }
     for s in &model.servers {
-        http.push(server(&context, s)?);
+        if let Some(server) = server(&context, s)? {
+            http.push(server);
+        }
     }
     http.extend(crate::gateway::render::servers(&context, &gateways)?);
     Ok(http)
@@ -570,7 +595,8 @@ fn limit_zones(context: &Context<'_>) -> Result<Vec<Directive>> {
     Ok(zones)
 }
 
-fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
+/// The `server` of `s`; `None` when a Gateway server joins it on every port it listens on.
+fn server(context: &Context<'_>, s: &Server) -> Result<Option<Directive>> {
     let options = context.options;
     let address = &options.listen_address;
     let http_listen = format!("{address}:{}", options.http_port);
@@ -606,7 +632,9 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             }
         }
         Host::Exact(name) => {
-            body.push(directive("listen", [&http_listen])?);
+            if !context.gateway_merged.contains(&(name.clone(), false)) {
+                body.push(directive("listen", [&http_listen])?);
+            }
             body.push(directive("server_name", [name])?);
             // The `host` label of the request metrics: a host of the configuration only.
             body.push(directive("set", ["$ingress_host", name])?);
@@ -621,16 +649,11 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
             )?);
         }
     }
-    let own = s
-        .certificate
-        .as_ref()
-        .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)))
-        .map(|(secret, certificate)| path(&options.certificate_path(secret, certificate)));
-    let file = match own {
-        Some(file) => Some(file),
-        None if s.default_tls && s.host != Host::Any => default_certificate(context),
-        None => None,
+    let https_merged = match &s.host {
+        Host::Exact(name) => context.gateway_merged.contains(&(name.clone(), true)),
+        Host::Any | Host::Wildcard(_) => false,
     };
+    let file = server_certificate(context, s).filter(|_| !https_merged);
     if let Some(file) = file {
         let mut listen = vec![https_listen.as_str(), "ssl"];
         if context.model.global.http2 {
@@ -640,6 +663,9 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         body.push(directive("ssl_certificate", [&file])?);
         body.push(directive("ssl_certificate_key", [&file])?);
     }
+    if !body.iter().any(|d| d.name.value().as_ref() == b"listen") {
+        return Ok(None);
+    }
     for location in &s.locations {
         body.push(location_block(context, location)?);
     }
@@ -648,17 +674,37 @@ fn server(context: &Context<'_>, s: &Server) -> Result<Directive> {
         .iter()
         .any(|l| l.key == LocationKey::Prefix("/".into()));
     if !has_root {
-        let fallback = match &s.default_target {
-            Target::Backend(name) => {
-                let mut block = vec![directive("set", ["$proxy_upstream_name", name])?];
-                block.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
-                block
-            }
-            Target::NotFound => vec![directive("return", ["404"])?],
-        };
-        body.push(directive("location", ["/"])?.block(fallback));
+        body.push(fallback_location(s)?);
     }
-    Ok(directive("server", [""; 0])?.block(body))
+    Ok(Some(directive("server", [""; 0])?.block(body)))
+}
+
+/// The certificate file `s` presents on the HTTPS port, if it listens there: its Secret's,
+/// else the default one when it is under an Ingress's `tls` without a usable Secret.
+pub(crate) fn server_certificate(context: &Context<'_>, s: &Server) -> Option<String> {
+    let own = s
+        .certificate
+        .as_ref()
+        .and_then(|secret| Some((secret, context.model.certificates.get(secret)?)))
+        .map(|(secret, certificate)| path(&context.options.certificate_path(secret, certificate)));
+    match own {
+        Some(file) => Some(file),
+        None if s.default_tls && s.host != Host::Any => default_certificate(context),
+        None => None,
+    }
+}
+
+/// `location /` of a server without a rule for `/`: its default backend, else 404.
+pub(crate) fn fallback_location(s: &Server) -> Result<Directive> {
+    let fallback = match &s.default_target {
+        Target::Backend(name) => {
+            let mut block = vec![directive("set", ["$proxy_upstream_name", name])?];
+            block.extend(proxy(BackendProtocol::Http, &NextUpstream::default())?);
+            block
+        }
+        Target::NotFound => vec![directive("return", ["404"])?],
+    };
+    Ok(directive("location", ["/"])?.block(fallback))
 }
 
 /// The file of the default certificate: the `--default-ssl-certificate` Secret's when it
@@ -717,7 +763,8 @@ pub(crate) fn location_header(key: &LocationKey) -> Result<Directive> {
     }
 }
 
-fn location_block(context: &Context<'_>, location: &Location) -> Result<Directive> {
+/// The `location` of `location`, an Ingress rule's.
+pub(crate) fn location_block(context: &Context<'_>, location: &Location) -> Result<Directive> {
     let options = context.options;
     let header = location_header(&location.key)?;
     let a: &Annotations = &location.annotations;

@@ -10,26 +10,7 @@
 
 mod support;
 
-use std::path::Path;
-
-use support::{Backends, CLASS, Controller, eventually, ingress, service};
-
-/// The event files of namespace `ns`, as text (a file being written is a `.yaml.tmp`, then
-/// renamed: skipped, as is one renamed away while it is read).
-fn events(manifests: &Path, ns: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(manifests.join(".status/events").join(ns)) else {
-        return Vec::new();
-    };
-    let mut files: Vec<_> = entries
-        .filter_map(|e| Some(e.ok()?.path()))
-        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .collect()
-}
+use support::{Backends, CLASS, Controller, events, eventually, ingress, service};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_annotation_is_an_event_on_the_ingress_once_while_it_lasts() {

@@ -40,6 +40,7 @@ pub mod addresses;
 pub mod attach;
 pub mod backend_refs;
 pub mod class;
+pub mod collisions;
 pub mod filters;
 pub mod grants;
 pub mod hostname;

@@ -23,6 +23,7 @@ use std::net::IpAddr;
 use cluster_state::ObjectRef;
 use cluster_state::gateway::HttpRoute;
 use cluster_state::k8s::Resource;
+use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::addresses::{self, Pool};
 use super::backend_refs::{self, Context};
@@ -86,6 +87,22 @@ pub struct Server {
     pub certificates: Vec<String>,
     /// Its locations, by key; `location /` always among them.
     pub locations: Vec<Location>,
+    /// The routes with a match on it (those that lose it when it is not served, see
+    /// [`super::collisions`]).
+    pub routes: BTreeSet<ObjectRef>,
+    /// The routes whose matches each location serves, by key (a location absent here answers
+    /// 404): what the location is claimed by when an Ingress has the same (S-IG.1).
+    pub claims: BTreeMap<LocationKey, Claim>,
+}
+
+/// The routes that claim a location, and the creation time of the oldest (S-0.4: a missing
+/// time counts as the oldest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The routes.
+    pub routes: BTreeSet<ObjectRef>,
+    /// The oldest one's creation time.
+    pub created: Option<Time>,
 }
 
 /// One nginx `location` and what it does.
@@ -374,10 +391,31 @@ impl Builder<'_> {
                 .copied()
                 .collect();
             picked.sort_unstable();
-            let servable: Vec<Servable> = picked
+            let routes = picked
                 .iter()
                 .filter_map(|i| listener.candidates.get(*i))
-                .filter_map(|c| self.candidate(c))
+                .map(|c| c.route.clone())
+                .collect();
+            let (servable, owners): (Vec<Servable>, Vec<&Candidate>) = picked
+                .iter()
+                .filter_map(|i| listener.candidates.get(*i))
+                .filter_map(|c| Some((self.candidate(c)?, c)))
+                .unzip();
+            let located = located(&servable);
+            let claims = located
+                .iter()
+                .filter(|(_, chosen)| !chosen.is_empty())
+                .map(|(location, chosen)| {
+                    let owners = chosen.iter().filter_map(|i| owners.get(*i));
+                    let claim = Claim {
+                        routes: owners.clone().map(|c| c.route.clone()).collect(),
+                        created: owners
+                            .filter_map(|c| self.created(&c.route))
+                            .min()
+                            .flatten(),
+                    };
+                    (location.key.clone(), claim)
+                })
                 .collect();
             servers.push(Server {
                 name,
@@ -387,10 +425,18 @@ impl Builder<'_> {
                     .iter()
                     .map(ToString::to_string)
                     .collect(),
-                locations: locations(&servable),
+                locations: located.into_iter().map(|(l, _)| l).collect(),
+                routes,
+                claims,
             });
         }
         Socket { port, tls, servers }
+    }
+
+    /// The creation time of `route` (`Some(None)`: it has none), `None` when it is unknown.
+    fn created(&self, route: &ObjectRef) -> Option<Option<Time>> {
+        let route = self.objects.http_routes.get(route)?;
+        Some(route.metadata.creation_timestamp.clone())
     }
 
     /// The path and action of candidate `c`, or `None` (reported) when it cannot be served.
@@ -628,7 +674,14 @@ fn covering(name: Option<&Hostname>) -> Vec<Option<Hostname>> {
 /// order: each candidate's locations, `location /`, and `= /p` beside every `/p/` (nginx
 /// would otherwise answer `/p` with a redirect to `/p/`); each with the candidates that can
 /// match a request nginx sends there, up to the first without conditions.
+#[cfg(test)]
 fn locations(candidates: &[Servable]) -> Vec<Location> {
+    located(candidates).into_iter().map(|(l, _)| l).collect()
+}
+
+/// The locations of `candidates` (see `locations`), each with the indices in `candidates` of
+/// the candidates it keeps.
+fn located(candidates: &[Servable]) -> Vec<(Location, Vec<usize>)> {
     let mut exact: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut prefix: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut anywhere: Vec<usize> = Vec::new();
@@ -674,19 +727,25 @@ fn locations(candidates: &[Servable]) -> Vec<Location> {
             indices.sort_unstable();
             indices.dedup();
             let mut chosen = Vec::new();
-            for (_, conditions, action) in indices.iter().filter_map(|i| candidates.get(*i)) {
+            let mut kept = Vec::new();
+            for index in indices {
+                let Some((_, conditions, action)) = candidates.get(index) else {
+                    continue;
+                };
                 chosen.push(Choice {
                     conditions: conditions.clone(),
                     action: action.clone(),
                 });
+                kept.push(index);
                 if conditions.is_empty() {
                     break;
                 }
             }
-            Location {
+            let location = Location {
                 key,
                 candidates: chosen,
-            }
+            };
+            (location, kept)
         })
         .collect()
 }

@@ -6,17 +6,18 @@
 //! Placement: with `--gateway-addresses`, each Gateway listens on its own address, and each
 //! socket gets exactly one `default_server` (its listener without host name, else a generated
 //! one answering 404 and presenting the default certificate). Without, the Gateways share the
-//! listen address with the Ingresses: on the Ingress HTTP and HTTPS ports an Ingress host
-//! keeps its name, and an Ingress catch-all (a rule without host, a default backend) keeps
-//! the default server; when there is none, a Gateway listener without host name takes it from
-//! the generated one. Between Gateways the older (creation time, then key) to claim a host
-//! name on a socket keeps it (S-GW.4).
+//! listen address with the Ingresses. Who keeps a host name several claim on a socket is
+//! [`super::collisions`]'s decision: a Gateway server of an Ingress host's exact name is
+//! written as one `server` with it, the locations each keeps side by side. When no Ingress
+//! claims the catch-all, a Gateway listener without host name takes the default server from
+//! the generated one.
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
+use super::collisions::{Ask, Collisions, IngressHosts, Merged, decide};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use super::timeouts::{Limit, Timeouts};
@@ -43,6 +44,9 @@ pub(crate) struct Placed<'a> {
     names: BTreeSet<Option<super::hostname::Hostname>>,
     /// The servers, in the Gateways' order.
     servers: Vec<&'a Server>,
+    /// The servers that share their name with an Ingress host, each as one `server` with the
+    /// Ingress's locations.
+    merged: Vec<Merged<'a>>,
 }
 
 /// The longest piece of a candidate list one `set` writes (nginx's words end at 4 KB).
@@ -80,22 +84,27 @@ pub(crate) fn catch_alls(placed: &[Placed<'_>]) -> (bool, bool) {
     (holds(false), holds(true))
 }
 
-/// Every Gateway server the model serves, on its socket.
-pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
+/// Each Ingress host name a Gateway server joins, and whether on the HTTPS port: the Ingress
+/// server does not listen there itself.
+pub(crate) fn merged_hosts(placed: &[Placed<'_>]) -> BTreeSet<(String, bool)> {
+    placed
+        .iter()
+        .flat_map(|p| p.merged.iter().map(move |m| (m, p.tls)))
+        .filter_map(|(m, tls)| match &m.ingress.host {
+            Host::Exact(name) => Some((name.clone(), tls)),
+            Host::Any | Host::Wildcard(_) => None,
+        })
+        .collect()
+}
+
+/// Every Gateway server the model serves, on its socket, and every loss
+/// ([`super::collisions`]).
+pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Collisions) {
     let options = context.options;
     let model: &'a crate::model::Model = context.model;
     let plan = &model.gateway;
-    let ingress_catch_all = model.servers.iter().any(|s| s.host == Host::Any);
     let addresses = plan.addresses(options.gateway_addresses.as_ref());
-    let ingress_hosts: BTreeSet<&str> = model
-        .servers
-        .iter()
-        .filter_map(|s| match &s.host {
-            Host::Exact(name) => Some(name.as_str()),
-            Host::Any | Host::Wildcard(_) => None,
-        })
-        .collect();
-    let mut placed: Vec<Placed<'_>> = Vec::new();
+    let mut asks = Vec::new();
     for gateway in &plan.gateways {
         let Some(served) = addresses.get(&gateway.gateway) else {
             continue;
@@ -108,47 +117,31 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> Vec<Placed<'a>> {
             let Some(port) = nginx_port(socket.port, context) else {
                 continue;
             };
-            let ingress = shared && (port == options.http_port || port == options.https_port);
-            if ingress && socket.tls != (port == options.https_port) {
-                // The Ingress servers hold this socket with the other protocol.
-                continue;
-            }
-            let listen = format!("{host}:{port}");
-            let index = match placed.iter().position(|p| p.listen == listen) {
-                Some(index) => index,
-                None => {
-                    placed.push(Placed {
-                        listen,
-                        tls: socket.tls,
-                        ingress,
-                        port: socket.port,
-                        names: BTreeSet::new(),
-                        servers: Vec::new(),
-                    });
-                    placed.len() - 1
-                }
-            };
-            let Some(target) = placed.get_mut(index) else {
-                continue;
-            };
-            if target.tls != socket.tls {
-                continue;
-            }
-            for server in &socket.servers {
-                let taken_by_ingress = match &server.name {
-                    None => ingress && ingress_catch_all,
-                    Some(super::hostname::Hostname::Exact(name)) => {
-                        ingress && ingress_hosts.contains(name.as_str())
-                    }
-                    Some(super::hostname::Hostname::Wildcard(_)) => false,
-                };
-                if !taken_by_ingress && target.names.insert(server.name.clone()) {
-                    target.servers.push(server);
-                }
-            }
+            let ingress = (shared && (port == options.http_port || port == options.https_port))
+                .then_some(port == options.https_port);
+            asks.push(Ask {
+                gateway: &gateway.gateway,
+                socket,
+                listen: format!("{host}:{port}"),
+                ingress,
+            });
         }
     }
-    placed
+    let hosts = IngressHosts::of(&model.servers, &model.ingress_created);
+    let (seats, collisions) = decide(&asks, &hosts);
+    let placed = seats
+        .into_iter()
+        .map(|seat| Placed {
+            listen: seat.listen,
+            tls: seat.tls,
+            ingress: seat.ingress,
+            port: seat.port,
+            names: seat.names.into_keys().collect(),
+            servers: seat.servers,
+            merged: seat.merged,
+        })
+        .collect();
+    (placed, collisions)
 }
 
 /// The `server` blocks of the Gateway servers `placed`, and the `http`-level `map`s their
@@ -167,11 +160,16 @@ pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Ve
                     key: LocationKey::Prefix("/".into()),
                     candidates: Vec::new(),
                 }],
+                routes: BTreeSet::new(),
+                claims: std::collections::BTreeMap::new(),
             };
-            out.push(server(context, socket, &fallback, &mut appends)?);
+            out.push(server(context, socket, &fallback, None, &mut appends)?);
         }
         for s in &socket.servers {
-            out.push(server(context, socket, s, &mut appends)?);
+            out.push(server(context, socket, s, None, &mut appends)?);
+        }
+        for m in &socket.merged {
+            out.push(server(context, socket, m.gateway, Some(m), &mut appends)?);
         }
     }
     out.extend(appends.maps()?);
@@ -225,11 +223,14 @@ fn literal(value: &str) -> String {
     value.replace('$', "${literal_dollar}")
 }
 
-/// One `server` on `socket`.
+/// One `server` on `socket`: the Gateway server `s`, joined by the Ingress server of the
+/// same name when `merged` says so (then with the locations each keeps, and the Ingress's
+/// certificate).
 fn server(
     context: &Context<'_>,
     socket: &Placed<'_>,
     s: &Server,
+    merged: Option<&Merged<'_>>,
     appends: &mut Appends,
 ) -> Result<Directive> {
     let mut listen = vec![socket.listen.as_str()];
@@ -264,10 +265,13 @@ fn server(
                 Some(file.to_string_lossy().into_owned())
             })
             .collect();
-        let files = if own.is_empty() {
-            default_certificate(context).into_iter().collect()
-        } else {
-            own
+        // Joined with an Ingress host, which holds the name on this port only under `tls`:
+        // the Ingress's certificate.
+        let ingress = merged.and_then(|m| crate::render::server_certificate(context, m.ingress));
+        let files = match ingress {
+            Some(file) => vec![file],
+            None if own.is_empty() => default_certificate(context).into_iter().collect(),
+            None => own,
         };
         if files.is_empty() {
             body.push(directive("ssl_reject_handshake", ["on"])?);
@@ -285,7 +289,20 @@ fn server(
         appends,
     };
     for location in &s.locations {
+        if merged.is_some_and(|m| !m.split.gateway.contains(&location.key)) {
+            continue;
+        }
         body.push(self::location(location, &mut named, &mut emit)?);
+    }
+    if let Some(m) = merged {
+        for location in &m.ingress.locations {
+            if m.split.ingress.contains(&location.key) {
+                body.push(crate::render::location_block(context, location)?);
+            }
+        }
+        if m.split.fallback {
+            body.push(crate::render::fallback_location(m.ingress)?);
+        }
     }
     for (index, action) in named.iter().enumerate() {
         let mut block = Vec::new();

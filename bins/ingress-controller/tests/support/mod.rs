@@ -581,6 +581,23 @@ pub fn ingress(
     out
 }
 
+/// The event files of namespace `ns`, as text (a file being written is a `.yaml.tmp`, then
+/// renamed: skipped, as is one renamed away while it is read).
+pub fn events(manifests: &Path, ns: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(manifests.join(".status/events").join(ns)) else {
+        return Vec::new();
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .collect()
+}
+
 /// A `kubernetes.io/tls` Secret `name` in `ns` holding the PEM texts `crt` and `key`.
 pub fn tls_secret(ns: &str, name: &str, crt: &str, key: &str) -> String {
     let indent = |pem: &str| {
