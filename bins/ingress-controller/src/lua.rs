@@ -11,9 +11,9 @@
 //!   location's candidate list from `$gw_candidates` (data written by
 //!   `gateway::render`, percent-encoded; parsed once per worker and list), and jumps
 //!   to the named location `@gwN` of the first candidate whose conditions all hold: method,
-//!   headers (the first value of each), query parameters (the first, decoded) and the path
-//!   regex (anchored whole, under PCRE's match limit). None holds: 404 (S-PR.8); a regex
-//!   that reaches its limit: 500.
+//!   headers (the first value of each), query parameters (the first, decoded), each exact or
+//!   a regex, and the path regex (every regex anchored whole, under PCRE's match limit). None
+//!   holds: 404 (S-PR.8); a regex that reaches its limit: 500.
 //! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer; when nginx
 //!   passes a failed request on (`proxy_next_upstream`: a refused connection, a timeout…), to
 //!   the next peer of the backend this request has not tried. It asks nginx for one more try
@@ -226,11 +226,12 @@ local function unescape(text)
   return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
 end
 
--- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,p=REGEX;...`, every value percent-encoded.
+-- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,H=NAME:REGEX,Q=NAME:REGEX,p=REGEX;...`, every
+-- value percent-encoded.
 local function gw_parse(text)
   local list = {}
   for part in string.gmatch(text, "[^;]+") do
-    local c = { headers = {}, query = {} }
+    local c = { headers = {}, query = {}, header_res = {}, query_res = {} }
     for field in string.gmatch(part, "[^,]+") do
       local k, v = string.match(field, "^(%a)=(.*)$")
       if k == "a" then
@@ -239,13 +240,15 @@ local function gw_parse(text)
         c.method = v
       elseif k == "p" then
         c.path = unescape(v)
-      elseif k == "h" then
+      elseif k == "h" or k == "H" then
         local name, value = string.match(v, "^([^:]*):(.*)$")
         local variable = "http_" .. string.gsub(string.lower(name or ""), "-", "_")
-        c.headers[#c.headers + 1] = { variable, unescape(value or "") }
-      elseif k == "q" then
+        local into = k == "h" and c.headers or c.header_res
+        into[#into + 1] = { variable, unescape(value or "") }
+      elseif k == "q" or k == "Q" then
         local name, value = string.match(v, "^([^:]*):(.*)$")
-        c.query[#c.query + 1] = { unescape(name or ""), unescape(value or "") }
+        local into = k == "q" and c.query or c.query_res
+        into[#into + 1] = { unescape(name or ""), unescape(value or "") }
       end
     end
     list[#list + 1] = c
@@ -253,30 +256,45 @@ local function gw_parse(text)
   return list
 end
 
--- Whether candidate `c` holds for this request; `args` are the query's, read once.
+-- Whether `subject` matches `regex` (anchored whole by the controller; dot-all); a regex
+-- that fails (its match limit reached) ends the request with 500.
+local function gw_re(subject, regex)
+  if not subject then return false end
+  local from, _, err = ngx.re.find(subject, regex, "jos")
+  if err then
+    ngx.log(ngx.ERR, "gateway regex: ", err)
+    return ngx.exit(500)
+  end
+  return from ~= nil
+end
+
+-- The first value of query parameter `name`, decoded ("" for a bare `name`), or nil; the
+-- query is read once per request, into `state`.
+local function gw_arg(state, name)
+  if not state.args then state.args = ngx.req.get_uri_args(100) end
+  local v = state.args[name]
+  if type(v) == "table" then v = v[1] end
+  if v == true then v = "" end
+  return v
+end
+
+-- Whether candidate `c` holds for this request.
 local function gw_holds(c, state)
   if c.method and ngx.req.get_method() ~= c.method then return false end
   local var = ngx.var
   for _, h in ipairs(c.headers) do
     if var[h[1]] ~= h[2] then return false end
   end
-  if #c.query > 0 then
-    if not state.args then state.args = ngx.req.get_uri_args(100) end
-    for _, q in ipairs(c.query) do
-      local v = state.args[q[1]]
-      if type(v) == "table" then v = v[1] end
-      if v == true then v = "" end
-      if v ~= q[2] then return false end
-    end
+  for _, q in ipairs(c.query) do
+    if gw_arg(state, q[1]) ~= q[2] then return false end
   end
-  if c.path then
-    local from, _, err = ngx.re.find(var.uri, c.path, "jos")
-    if err then
-      ngx.log(ngx.ERR, "gateway path regex: ", err)
-      return ngx.exit(500)
-    end
-    if not from then return false end
+  for _, h in ipairs(c.header_res) do
+    if not gw_re(var[h[1]], h[2]) then return false end
   end
+  for _, q in ipairs(c.query_res) do
+    if not gw_re(gw_arg(state, q[1]), q[2]) then return false end
+  end
+  if c.path and not gw_re(var.uri, c.path) then return false end
   return true
 end
 

@@ -502,6 +502,26 @@ const GATEWAY_SLOTS: &[(&str, Slot, &str, &str)] = &[
         "a\nb",
     ),
     (
+        "header regex value",
+        |o, v| {
+            let header = &mut route_match(o, 1).headers.as_mut().unwrap()[0];
+            header.type_ = Some("RegularExpression".into());
+            header.value = v.into();
+        },
+        "t[a-z]+",
+        "t(",
+    ),
+    (
+        "query regex value",
+        |o, v| {
+            let param = &mut route_match(o, 1).query_params.as_mut().unwrap()[0];
+            param.type_ = Some("RegularExpression".into());
+            param.value = v.into();
+        },
+        "w|x",
+        "w(",
+    ),
+    (
         "query name",
         |o, v| route_match(o, 1).query_params.as_mut().unwrap()[0].name = v.into(),
         "r",

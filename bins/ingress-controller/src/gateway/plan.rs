@@ -11,8 +11,8 @@
 //! first one has no conditions the location serves it inline; otherwise the Lua dispatcher
 //! tries the list (§4).
 //!
-//! A match nginx cannot serve ([`matches::servable`]: RegularExpression header and query
-//! values, values over the caps, paths S-PM.3 refuses) is left out and reported, and its
+//! A match nginx cannot serve ([`matches::servable`]: regexes outside the checked subset,
+//! values over the caps, paths S-PM.3 refuses) is left out and reported, and its
 //! rule is invalid (its other matches answer 500, the status drops it). Fail closed (S-IR.2, S-F.8): a rule whose filters or timeouts [`rules::rule_actions`]
 //! refuses answers 500, since serving it without them would bypass them; so does a
 //! ReplacePrefixMatch on a match without a literal prefix (a RegularExpression path).
@@ -118,8 +118,23 @@ pub struct Conditions {
     /// Query parameters, by exact name (the first entry of a name only), with the exact value
     /// the first of the request's must have, decoded.
     pub query: Vec<(String, String)>,
+    /// RegularExpression header and query-parameter conditions (S-MM.1, S-MM.2).
+    pub regexes: Vec<ValueRegex>,
     /// The PCRE the whole decoded path must match: anchored, under the match limit.
     pub path: Option<String>,
+}
+
+/// A RegularExpression header or query-parameter condition: the first value the request has
+/// under `name` (as in [`Conditions::headers`] and [`Conditions::query`]) must match `pattern`
+/// whole, a missing one never does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueRegex {
+    /// A header (`true`: `name` lower-cased) or a query parameter.
+    pub header: bool,
+    /// The header or parameter name.
+    pub name: String,
+    /// The PCRE: anchored at both ends, under the match limit (as a regex path's).
+    pub pattern: String,
 }
 
 impl Conditions {
@@ -128,6 +143,7 @@ impl Conditions {
         self.method.is_none()
             && self.headers.is_empty()
             && self.query.is_empty()
+            && self.regexes.is_empty()
             && self.path.is_none()
     }
 }

@@ -332,7 +332,8 @@ fn location<'a>(
 
 /// The dispatcher's data for `candidates` (rendering notes §4.2): candidates separated by
 /// `;`, fields by `,`: `a=N` (the named location `@gwN`), `m=METHOD`, `h=NAME:VALUE`,
-/// `q=NAME:VALUE`, `p=REGEX`. Every value, parameter name and regex is percent-encoded outside
+/// `q=NAME:VALUE`, `H=NAME:REGEX` and `Q=NAME:REGEX` (RegularExpression header and query
+/// values), `p=REGEX`. Every value, parameter name and regex is percent-encoded outside
 /// `[A-Za-z0-9._~-]`; header names are `[A-Za-z0-9-]` already.
 fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> String {
     let mut out = Vec::new();
@@ -348,6 +349,7 @@ fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> 
             method,
             headers,
             query,
+            regexes,
             path,
         } = &choice.conditions;
         let mut fields = vec![format!("a={id}")];
@@ -362,6 +364,10 @@ fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> 
                 .iter()
                 .map(|(name, value)| format!("q={}:{}", encode(name), encode(value))),
         );
+        fields.extend(regexes.iter().map(|r| {
+            let key = if r.header { 'H' } else { 'Q' };
+            format!("{key}={}:{}", encode(&r.name), encode(&r.pattern))
+        }));
         fields.extend(path.iter().map(|p| format!("p={}", encode(p))));
         out.push(fields.join(","));
     }
@@ -665,6 +671,7 @@ fn timeouts(timeouts: &Timeouts, body: &mut Vec<Directive>) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::plan::ValueRegex;
     use super::*;
 
     /// Every byte a client or an object could use to leave the data is encoded.
@@ -689,6 +696,11 @@ mod tests {
                     method: Some("GET".into()),
                     headers: vec![("version".into(), "t$o,o".into())],
                     query: vec![("a b".into(), "c;d".into())],
+                    regexes: vec![ValueRegex {
+                        header: false,
+                        name: "k".into(),
+                        pattern: "v|w".into(),
+                    }],
                     path: Some("^(?:/a)\\z".into()),
                 },
                 &forward,
@@ -699,7 +711,7 @@ mod tests {
         let mut named = Vec::new();
         assert_eq!(
             candidate_list(&candidates, &mut named),
-            "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
+            "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,Q=k:v%7Cw,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
         );
         assert_eq!(named, [&forward, &Action::Fail]);
     }
