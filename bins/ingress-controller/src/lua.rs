@@ -14,6 +14,9 @@
 //!   headers (the first value of each), query parameters (the first, decoded), each exact or
 //!   a regex, and the path regex (every regex anchored whole, under PCRE's match limit). None
 //!   holds: 404 (S-PR.8); a regex that reaches its limit: 500.
+//! - `mirror()` (the internal location of a Gateway RequestMirror's copies): draws whether
+//!   this request is copied (answering 204 itself when not) and picks a peer of the mirror's
+//!   backend; the copy's answer is dropped by nginx.
 //! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer; when nginx
 //!   passes a failed request on (`proxy_next_upstream`: a refused connection, a timeout…), to
 //!   the next peer of the backend this request has not tried. It asks nginx for one more try
@@ -145,6 +148,9 @@ function M.access()
     b = backends[name]
     ngx.var.proxy_upstream_name = name
   end
+  -- A request with mirror copies keeps its backend's name where the copies restore it from
+  -- (they share its variables, and the server's `set` resets `$proxy_upstream_name`).
+  if ngx.var.gw_mirror_main then ngx.var.gw_mirror_main = name end
   if not b or #b.peers == 0 then
     return ngx.exit(503)
   end
@@ -168,6 +174,27 @@ function M.access()
     peer = pick(name, b, nil)
   end
   ngx.ctx.ingress_peer = peer
+  ngx.ctx.ingress_backend = b
+end
+
+-- A RequestMirror's copy (a `mirror` subrequest: it skips the access phase, so this runs
+-- while rewriting): drawn by the share `$gw_mirror_sample` (`N/D`), answered 204 here when not
+-- drawn; else a peer of backend `$gw_mirror_upstream` for balance(), 503 when it has none.
+function M.mirror()
+  sync()
+  local var = ngx.var
+  if var.gw_mirror_main then var.proxy_upstream_name = var.gw_mirror_main end
+  local n, d = string.match(var.gw_mirror_sample or "", "^(%d+)/(%d+)$")
+  n, d = tonumber(n), tonumber(d)
+  if not n or not d or d < 1 or math.random(d) > n then
+    return ngx.exit(204)
+  end
+  local name = var.gw_mirror_upstream or ""
+  local b = backends[name]
+  if not b or not b.peers or #b.peers == 0 then
+    return ngx.exit(503)
+  end
+  ngx.ctx.ingress_peer = pick(name, b, nil)
   ngx.ctx.ingress_backend = b
 end
 
@@ -454,6 +481,8 @@ package.loaded["ingress"] = M
 pub const ACCESS: &str = " require(\"ingress\").access() ";
 /// The body of `rewrite_by_lua_block` in Gateway locations with conditions.
 pub const GATEWAY_MATCH: &str = " require(\"ingress\").gateway_match() ";
+/// The body of `rewrite_by_lua_block` in the internal locations of RequestMirror copies.
+pub const MIRROR: &str = " require(\"ingress\").mirror() ";
 /// The body of `balancer_by_lua_block` in the `ingress_balancer` upstream.
 pub const BALANCE: &str = " require(\"ingress\").balance() ";
 /// The body of `content_by_lua_block` on the control socket.

@@ -1,6 +1,10 @@
 //! Extended HTTPRoute features end to end through the real nginx (issue #32), with manifests of
 //! our own: RegularExpression header and query-parameter matches (S-MM.1, S-MM.2; the
-//! dispatcher's `H=` and `Q=` conditions), each matching the whole first value.
+//! dispatcher's `H=` and `Q=` conditions), each matching the whole first value; RequestMirror
+//! (S-F.6) as HTTPRouteRequestMirror, HTTPRouteRequestMultipleMirrors and
+//! HTTPRouteRequestPercentageMirror check it (gateway-api v1.6.1, `conformance/tests/`): the
+//! client gets the primary backend's answer, and the mirror's backend gets a copy with the same
+//! path and query, the rule's header edits included.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -9,6 +13,8 @@
 )]
 
 mod support;
+
+use std::time::Duration;
 
 use support::{Backends, Controller, eventually};
 
@@ -99,4 +105,143 @@ async fn regex_header_and_query_matches_through_nginx() {
             response.body
         );
     }
+}
+
+/// The mirror routes: one copy, a copy of an edited request, two copies, half, none, and a
+/// copy to another namespace that no ReferenceGrant permits (dropped, S-F.6).
+const MIRROR_ROUTE: &str = "---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: mirror, namespace: extended}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [mirror.example]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /mirror}}]
+    filters:
+    - {type: RequestMirror, requestMirror: {backendRef: {name: copy, port: 80}}}
+    backendRefs: [{name: primary, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /mirror-and-modify-headers}}]
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{name: X-Header-Set, value: set-overwrites-values}]
+        remove: [X-Header-Remove]
+    - {type: RequestMirror, requestMirror: {backendRef: {name: copy, port: 80}}}
+    backendRefs: [{name: primary, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /two}}]
+    filters:
+    - {type: RequestMirror, requestMirror: {backendRef: {name: copy, port: 80}}}
+    - {type: RequestMirror, requestMirror: {backendRef: {name: copy2, port: 80}}}
+    backendRefs: [{name: primary, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /half}}]
+    filters:
+    - type: RequestMirror
+      requestMirror: {backendRef: {name: copy, port: 80}, fraction: {numerator: 25, denominator: 50}}
+    backendRefs: [{name: primary, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /never}}]
+    filters:
+    - {type: RequestMirror, requestMirror: {backendRef: {name: copy, port: 80}, percent: 0}}
+    backendRefs: [{name: primary, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /denied}}]
+    filters:
+    - type: RequestMirror
+      requestMirror: {backendRef: {name: copy, namespace: other, port: 80}}
+    backendRefs: [{name: primary, port: 80}]
+";
+
+/// The requests backend `backend` got whose target begins with `prefix`.
+fn seen_by(backends: &Backends, backend: &str, prefix: &str) -> Vec<support::Seen> {
+    let seen = backends.seen.lock().unwrap();
+    let matching = seen
+        .iter()
+        .filter(|s| s.backend == backend && s.uri.starts_with(prefix));
+    matching.cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_mirrors_through_nginx() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["primary", "copy", "copy2"]).await;
+    let mut manifests = gateway(MIRROR_ROUTE);
+    manifests.push_str(&backends.manifests(NS));
+    manifests.push_str(&support::service("other", "copy", &[backends.port("copy")]));
+    let controller = Controller::start(&manifests).await;
+    eventually("the mirror route served", || async {
+        support::get(controller.http, "mirror.example", "/mirror?id=0", &[])
+            .await
+            .is_some_and(|r| r.backend() == "primary")
+    })
+    .await;
+    let get = |path: &'static str, headers: &'static [(&'static str, &'static str)]| {
+        let controller = &controller;
+        async move {
+            let response = controller.get_with("mirror.example", path, headers).await;
+            assert_eq!(
+                (response.status, response.backend()),
+                (200, "primary"),
+                "{path}"
+            );
+        }
+    };
+    let copied = |backend: &'static str, uri: &'static str| {
+        let backends = &backends;
+        async move {
+            eventually(&format!("{backend} gets a copy of {uri}"), || async {
+                !seen_by(backends, backend, uri).is_empty()
+            })
+            .await;
+            seen_by(backends, backend, uri).remove(0)
+        }
+    };
+
+    get("/mirror?id=1", &[("X-Test", "one")]).await;
+    let copy = copied("copy", "/mirror?id=1").await;
+    assert!(
+        copy.headers.contains(&("x-test".into(), "one".into())),
+        "{copy:?}"
+    );
+    assert!(
+        copy.headers
+            .contains(&("host".into(), "mirror.example".into())),
+        "{copy:?}"
+    );
+
+    get(
+        "/mirror-and-modify-headers?id=2",
+        &[("X-Header-Remove", "gone"), ("X-Header-Set", "old")],
+    )
+    .await;
+    let copy = copied("copy", "/mirror-and-modify-headers?id=2").await;
+    let primary = &seen_by(&backends, "primary", "/mirror-and-modify-headers?id=2")[0];
+    for seen in [&copy, primary] {
+        let header = |name: &str| seen.headers.iter().find(|(n, _)| n == name);
+        assert_eq!(
+            header("x-header-set").map(|(_, v)| v.as_str()),
+            Some("set-overwrites-values"),
+            "{seen:?}"
+        );
+        assert!(header("x-header-remove").is_none(), "{seen:?}");
+    }
+
+    get("/two?id=3", &[]).await;
+    copied("copy", "/two?id=3").await;
+    copied("copy2", "/two?id=3").await;
+
+    // 25/50 of 400 requests: 200 expected, 10 standard deviations either side is 100 to 300.
+    for _ in 0..400 {
+        get("/half", &[]).await;
+    }
+    get("/never", &[]).await;
+    get("/denied", &[]).await;
+    get("/mirror?id=last", &[]).await;
+    copied("copy", "/mirror?id=last").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let half = seen_by(&backends, "copy", "/half").len();
+    assert!((100..=300).contains(&half), "{half} copies of 400 at 25/50");
+    assert!(seen_by(&backends, "copy", "/never").is_empty());
+    assert!(seen_by(&backends, "copy", "/denied").is_empty());
+    assert_eq!(seen_by(&backends, "primary", "/half").len(), 400);
 }

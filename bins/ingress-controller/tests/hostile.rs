@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cluster_state::gateway::{
-    Header, HeaderModifier, HttpPathModifier, HttpRequestRedirectFilter, HttpRoute,
-    HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter,
+    BackendObjectReference, Header, HeaderModifier, HttpPathModifier, HttpRequestRedirectFilter,
+    HttpRoute, HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter, RequestMirror,
 };
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
@@ -626,6 +626,27 @@ fn rewrite(objects: &mut Objects, rewrite: HttpUrlRewriteFilter) {
     );
 }
 
+/// A RequestMirror to Service `name` port 80 in `namespace` (the route's when `None`).
+fn mirror(objects: &mut Objects, name: &str, namespace: Option<&str>) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "RequestMirror".into(),
+            request_mirror: Some(RequestMirror {
+                backend_ref: BackendObjectReference {
+                    name: name.into(),
+                    namespace: namespace.map(Into::into),
+                    port: Some(80),
+                    ..Default::default()
+                },
+                percent: Some(50),
+                fraction: None,
+            }),
+            ..Default::default()
+        },
+    );
+}
+
 /// Every field of an HTTPRoute filter a value reaches (rendering notes §8), on the first rule
 /// of BASE's route, with a valid and a refused benign value.
 const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
@@ -766,6 +787,18 @@ const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
         },
         "/new",
         "/a b",
+    ),
+    (
+        "mirror backend name",
+        |o, v| mirror(o, v, None),
+        "web",
+        "nope",
+    ),
+    (
+        "mirror backend namespace",
+        |o, v| mirror(o, "web", Some(v)),
+        "demo",
+        "other",
     ),
 ];
 

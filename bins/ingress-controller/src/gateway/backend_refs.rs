@@ -110,8 +110,9 @@ pub fn resolve<F>(
 }
 
 /// The route's `ResolvedRefs` (S-BR.2): `Ok` when every backendRef of every rule resolves (a
-/// rule without backendRefs is no failure); otherwise the reason of the first failure, in rule
-/// then backendRef order, with a message listing every failure.
+/// rule without backendRefs is no failure), and the backend of every RequestMirror (S-F.6);
+/// otherwise the reason of the first failure, in rule order, each rule's backendRefs then its
+/// mirrors, with a message listing every failure.
 ///
 /// # Errors
 ///
@@ -122,8 +123,15 @@ pub fn route_refs(route: &HttpRoute, context: Context<'_>) -> Result<(), Fault> 
         .spec
         .rules()
         .iter()
-        .flat_map(|rule| rule.backend_refs().iter())
-        .filter_map(|backend| resolve(backend, HttpRoute::KIND, namespace, context).err())
+        .flat_map(|rule| {
+            let refs = rule.backend_refs().iter();
+            let refs = refs
+                .filter_map(|backend| resolve(backend, HttpRoute::KIND, namespace, context).err());
+            let mirrors = super::mirror::mirror_refs(rule);
+            refs.chain(mirrors.filter_map(|backend| {
+                super::mirror::resolve(backend, HttpRoute::KIND, namespace, context).err()
+            }))
+        })
         .collect();
     match faults.first() {
         None => Ok(()),

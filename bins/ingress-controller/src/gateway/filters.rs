@@ -1,7 +1,7 @@
 //! HTTPRoute filters as typed values, and the ones refused (S-F): header edits of the request
-//! and of the response, redirects, rewrites. A filter that is refused, not implemented or
-//! unknown makes its rule invalid (S-IR.1, S-F.6 to S-F.9): the rule then answers 500 rather
-//! than be skipped, so that no filter is ever bypassed.
+//! and of the response, redirects, rewrites, mirrors ([`super::mirror`]). A filter that is
+//! refused, not implemented or unknown makes its rule invalid (S-IR.1, S-F.7 to S-F.9): the
+//! rule then answers 500 rather than be skipped, so that no filter is ever bypassed.
 //!
 //! The types branch has already checked what the CRDs' CEL rules check (one header name per
 //! action, no URLRewrite beside a RequestRedirect, path values' characters); what is checked
@@ -10,6 +10,7 @@
 use cluster_state::gateway::{HeaderModifier, HttpPathModifier, HttpRouteFilter, HttpRouteRule};
 
 use super::Fault;
+use super::mirror::{self, Mirror};
 
 /// The reason of a refused value (S-IR.1).
 const UNSUPPORTED: &str = "UnsupportedValue";
@@ -25,6 +26,8 @@ pub enum Filter {
     Redirect(Redirect),
     /// The host and path sent to the backend (S-F.4).
     Rewrite(Rewrite),
+    /// A copy of the request sent to another backend, its answer ignored (S-F.6).
+    Mirror(Mirror),
 }
 
 /// Header changes: each name appears in one list only; names are as written (nginx compares
@@ -316,7 +319,11 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
                 path: path.transpose()?,
             }))
         }
-        // S-F.6, S-F.7, S-F.8: not implemented (yet), and never skipped.
+        "RequestMirror" => {
+            let filter = filter.request_mirror.as_ref();
+            mirror::mirror(filter.ok_or_else(|| missing("requestMirror"))?).map(Filter::Mirror)
+        }
+        // S-F.7, S-F.8: not implemented (yet), and never skipped.
         other => Err(Fault::new(
             UNSUPPORTED,
             format!("filter {other} is not supported"),

@@ -29,6 +29,7 @@ use super::backend_refs::{self, Context};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
 use super::matches;
+use super::mirror;
 use super::precedence::Candidate;
 use super::rules::{self, RuleActions};
 use super::{Evaluation, ServedListener};
@@ -494,7 +495,7 @@ impl Builder<'_> {
         let Some(rule) = rules.get(index) else {
             return Action::Fail;
         };
-        let actions = match rules::rule_actions(rule) {
+        let mut actions = match rules::rule_actions(rule) {
             Ok(actions) => actions,
             Err(fault) => {
                 self.problem(
@@ -527,6 +528,7 @@ impl Builder<'_> {
                 prefix: None,
             };
         }
+        self.resolve_mirrors(key, index, &mut actions.filters);
         let refs = rule.backend_refs();
         let mut shares = Vec::new();
         for backend in refs {
@@ -554,6 +556,31 @@ impl Builder<'_> {
             path: String::new(),
             actions,
             prefix: None,
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// Resolves the backends of the RequestMirror filters among `filters` (of rule `index` of
+    /// `key`) into the backend table's names; one that does not resolve is reported and copies
+    /// nothing (S-F.6), one that copies no request is not resolved.
+    fn resolve_mirrors(&mut self, key: &ObjectRef, index: usize, filters: &mut [Filter]) {
+        for filter in filters {
+            let Filter::Mirror(m) = filter else { continue };
+            if m.sample.never() {
+                continue;
+            }
+            match mirror::resolve(&m.backend, HttpRoute::KIND, &key.namespace, self.context) {
+                Ok(found) => {
+                    m.upstream = Some(format!("{}:{}", found.service, found.port));
+                    self.plan.backends.insert((found.service, found.port));
+                }
+                Err(fault) => self.problem(
+                    cluster_state::Kind::HttpRoute,
+                    key,
+                    format!("rule {index}: {}; no copies are sent", fault.message),
+                ),
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ use std::net::IpAddr;
 use nginx_conf::Directive;
 
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
+use super::mirror::Sample;
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use super::timeouts::{Limit, Timeouts};
 use crate::annotations::{BackendProtocol, NextUpstream};
@@ -283,6 +284,7 @@ fn server(
         context,
         socket,
         appends,
+        copies: Vec::new(),
     };
     for location in &s.locations {
         body.push(self::location(location, &mut named, &mut emit)?);
@@ -291,6 +293,9 @@ fn server(
         let mut block = Vec::new();
         emit.action(action, &mut block)?;
         body.push(directive("location", [format!("@gw{index}")])?.block(block));
+    }
+    for index in 0..emit.copies.len() {
+        body.push(emit.copy_location(index)?);
     }
     Ok(directive("server", [""; 0])?.block(body))
 }
@@ -392,6 +397,27 @@ struct Emit<'c, 'a> {
     context: &'c Context<'a>,
     socket: &'c Placed<'a>,
     appends: &'c mut Appends,
+    /// The server's mirror copies, each served by location [`copy_uri`] of its index.
+    copies: Vec<MirrorCopy>,
+}
+
+/// Where a RequestMirror sends its copies, and what they carry (S-F.6).
+#[derive(Clone, PartialEq)]
+struct MirrorCopy {
+    /// The backend's name in the table.
+    upstream: String,
+    /// The share of requests copied.
+    sample: Sample,
+    /// The rule's request header edits and URLRewrite host, applied to the copy too.
+    request: Vec<HeaderEdits>,
+    /// As above.
+    host: Option<String>,
+}
+
+/// The URI of the internal location of mirror copy `index`: it begins with `//`, which no
+/// Gateway path (S-PM.3) and no client URI (nginx merges slashes) can reach.
+fn copy_uri(index: usize) -> String {
+    format!("//gw-mirror/{index}")
 }
 
 impl Emit<'_, '_> {
@@ -432,9 +458,37 @@ impl Emit<'_, '_> {
                                 rewrite(change, prefix.as_deref(), body)?;
                             }
                         }
-                        // A rule with a redirect is planned as [`Action::Redirect`].
-                        Filter::Redirect(_) => {}
+                        // A rule with a redirect is planned as [`Action::Redirect`]; mirrors
+                        // once the rule's request edits are known, below.
+                        Filter::Redirect(_) | Filter::Mirror(_) => {}
                     }
+                }
+                let mut mirrored = false;
+                for filter in &actions.filters {
+                    if let Filter::Mirror(m) = filter {
+                        let Some(upstream) = &m.upstream else {
+                            continue;
+                        };
+                        let copy = MirrorCopy {
+                            upstream: upstream.clone(),
+                            sample: m.sample,
+                            request: request.iter().map(|e| (*e).clone()).collect(),
+                            host: host.map(str::to_owned),
+                        };
+                        let index = match self.copies.iter().position(|c| *c == copy) {
+                            Some(index) => index,
+                            None => {
+                                self.copies.push(copy);
+                                self.copies.len() - 1
+                            }
+                        };
+                        body.push(directive("mirror", [copy_uri(index)])?);
+                        mirrored = true;
+                    }
+                }
+                if mirrored {
+                    // Where the copies find this request's backend name again (Lua `mirror()`).
+                    body.push(directive("set", ["$gw_mirror_main", "-"])?);
                 }
                 self.request_headers(&request, host, body)?;
                 response_headers(&response, body)?;
@@ -457,6 +511,39 @@ impl Emit<'_, '_> {
             Action::Fail => body.push(directive("return", ["500"])?),
         }
         Ok(())
+    }
+
+    /// The internal location of mirror copy `index` (S-F.6; nginx's `mirror` subrequest,
+    /// whose answer nginx drops): its backend and share as data for the Lua `mirror()`, which
+    /// answers 204 itself when the request is not drawn; the original request URI, the rule's
+    /// request header edits; one try, on one endpoint.
+    fn copy_location(&mut self, index: usize) -> Result<Directive> {
+        let Some(MirrorCopy {
+            upstream,
+            sample,
+            request,
+            host,
+        }) = self.copies.get(index).cloned()
+        else {
+            return directive("return", ["500"]);
+        };
+        // Subrequests share their parent's variables: both are set in every copy location.
+        let share = format!("{}/{}", sample.numerator, sample.denominator);
+        let mut body = vec![
+            directive("internal", [""; 0])?,
+            directive("set", ["$gw_mirror_upstream", &upstream])?,
+            directive("set", ["$gw_mirror_sample", &share])?,
+        ];
+        let edits: Vec<&HeaderEdits> = request.iter().collect();
+        self.request_headers(&edits, host.as_deref(), &mut body)?;
+        body.push(directive("proxy_next_upstream", ["off"])?);
+        // The mirror subrequest skips the access phase: the peer is picked while rewriting.
+        body.push(lua_block("rewrite_by_lua_block", lua::MIRROR)?);
+        body.push(directive(
+            "proxy_pass",
+            ["http://ingress_balancer$request_uri"],
+        )?);
+        Ok(directive("location", ["=", &copy_uri(index)])?.block(body))
     }
 
     /// The request headers of a proxied request when a filter changes them (rendering notes
@@ -762,6 +849,37 @@ mod tests {
             "return 302 http://$host/full-path-replacement$is_args$args;",
             "return 302 http://$host/replacement-prefix$gw_rest$gw_query;",
             "return 302 http://$host/replacement-prefix;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+    }
+
+    /// S-F.6: a rule's mirror is a `mirror` to an internal location that only nginx's
+    /// subrequests reach, with its backend and share as data; copies of a rule that edits the
+    /// request headers carry the edits.
+    #[test]
+    fn mirrors_copy_to_internal_locations() {
+        let text = rendered("httproute-request-mirror.yaml");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for line in [
+            "mirror //gw-mirror/0;",
+            "mirror //gw-mirror/1;",
+            "location = //gw-mirror/0 {",
+            "internal;",
+            "set $gw_mirror_upstream gateway-conformance-infra/infra-backend-v2:8080;",
+            "set $gw_mirror_sample 1/1;",
+            "proxy_set_header X-Header-Set set-overwrites-values;",
+            "proxy_next_upstream off;",
+            "proxy_pass http://ingress_balancer$request_uri;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+        let text = rendered("httproute-request-percentage-mirror.yaml");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for line in [
+            "set $gw_mirror_sample 20/100;",
+            "set $gw_mirror_sample 25/50;",
+            "set $gw_mirror_sample 35/100;",
         ] {
             assert!(lines.contains(&line), "no `{line}` in:\n{text}");
         }
