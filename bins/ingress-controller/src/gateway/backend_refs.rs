@@ -147,8 +147,8 @@ mod tests {
     use std::sync::Arc;
 
     use cluster_state::gateway::{
-        HttpBackendRef, HttpRouteRule, HttpRouteSpec, ReferenceGrant, ReferenceGrantFrom,
-        ReferenceGrantSpec, ReferenceGrantTo,
+        BackendObjectReference, HttpBackendRef, HttpRouteFilter, HttpRouteRule, HttpRouteSpec,
+        ReferenceGrant, ReferenceGrantFrom, ReferenceGrantSpec, ReferenceGrantTo, RequestMirror,
     };
     use cluster_state::k8s::api::core::v1::{ServicePort, ServiceSpec};
     use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -322,5 +322,36 @@ mod tests {
         assert_eq!(fault.reason, "BackendNotFound");
         assert!(fault.message.contains("infra/ghost"), "{}", fault.message);
         assert!(fault.message.contains("backend/web"), "{}", fault.message);
+
+        // A RequestMirror's backend counts too (S-F.6): without a grant, RefNotPermitted.
+        let mirror = |namespace: Option<&str>| HttpRouteFilter {
+            type_: "RequestMirror".into(),
+            request_mirror: Some(RequestMirror {
+                backend_ref: BackendObjectReference {
+                    namespace: namespace.map(Into::into),
+                    name: "web".into(),
+                    port: Some(8080),
+                    ..Default::default()
+                },
+                percent: None,
+                fraction: None,
+            }),
+            ..Default::default()
+        };
+        let mirrored = |namespace: Option<&str>| {
+            let mut with_mirror = rule(vec![backend(None, "web", Some(8080))]);
+            with_mirror.filters = Some(vec![mirror(namespace)]);
+            route(vec![with_mirror])
+        };
+        assert_eq!(route_refs(&mirrored(None), context), Ok(()));
+        let fault = route_refs(&mirrored(Some("backend")), context).unwrap_err();
+        assert_eq!(fault.reason, "RefNotPermitted");
+        assert!(
+            fault
+                .message
+                .starts_with("RequestMirror backendRef backend/web"),
+            "{}",
+            fault.message
+        );
     }
 }
