@@ -3,7 +3,8 @@
 //! the controller POSTs to the control socket ([`crate::backends`]).
 //!
 //! - `access()` (every proxied location): picks the backend (a Gateway rule's split: a member
-//!   drawn by weight, `!500` answered 500; an Ingress's canary by header, cookie, then weight),
+//!   drawn by weight, `!500` answered 500, a named location `@…` jumped to for a backend with
+//!   header edits of its own; an Ingress's canary by header, cookie, then weight),
 //!   answers 503 when it has no endpoints, and picks the peer (cookie affinity,
 //!   `upstream-hash-by`, else round robin). The draw uses `math.random`, seeded per worker in
 //!   `init_worker()` so that workers do not all draw the same sequence.
@@ -140,6 +141,10 @@ function M.access()
     name = draw(b)
     if name == "!500" then
       return ngx.exit(500)
+    end
+    -- A backend with request edits of its own is served by its named location (`@…`).
+    if string.byte(name, 1) == 64 then
+      return ngx.exec(name)
     end
     b = backends[name]
     ngx.var.proxy_upstream_name = name

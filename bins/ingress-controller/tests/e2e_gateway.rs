@@ -653,7 +653,16 @@ async fn conformance_filters_and_timeouts_through_nginx() {
         return;
     }
     let suite = Suite::start().await;
-    for (test, file, gateway, listener, cases) in FILTERS {
+    // HTTPRouteBackendRequestHeaderModifier replays HTTPRouteRequestHeaderModifier's table on
+    // the manifest whose filters are on the backendRef (httproute-request-header-modifier.go).
+    let on_backend = (
+        "HTTPRouteBackendRequestHeaderModifier",
+        "httproute-request-header-modifier-backend.yaml",
+        FILTERS[0].2,
+        FILTERS[0].3,
+        FILTERS[0].4,
+    );
+    for (test, file, gateway, listener, cases) in FILTERS.into_iter().chain([on_backend]) {
         println!("{test}");
         let (controller, addresses) = suite.serve(file).await;
         let at = (gateway, listener);

@@ -4,7 +4,9 @@
 //! (S-F.6) as HTTPRouteRequestMirror, HTTPRouteRequestMultipleMirrors and
 //! HTTPRouteRequestPercentageMirror check it (gateway-api v1.6.1, `conformance/tests/`): the
 //! client gets the primary backend's answer, and the mirror's backend gets a copy with the same
-//! path and query, the rule's header edits included.
+//! path and query, the rule's header edits included; request header edits on a backendRef
+//! (S-F.9) as HTTPRouteRequestHeaderModifierBackendWeights checks them, with the rule's own
+//! edits and path rewrite beside them.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -244,4 +246,90 @@ async fn request_mirrors_through_nginx() {
     assert!(seen_by(&backends, "copy", "/never").is_empty());
     assert!(seen_by(&backends, "copy", "/denied").is_empty());
     assert_eq!(seen_by(&backends, "primary", "/half").len(), 400);
+}
+
+/// Two backends by weight, each with a `Backend` header of its own (the manifest of
+/// HTTPRouteRequestHeaderModifierBackendWeights), under a rule that also edits headers and
+/// rewrites the path.
+const BACKEND_FILTERS_ROUTE: &str = "---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: backend-filters, namespace: extended}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [backends.example]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /old}}]
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{name: X-Rule, value: rule}, {name: Backend, value: rule}]
+    - {type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}
+    backendRefs:
+    - name: one
+      port: 80
+      weight: 10
+      filters:
+      - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Backend, value: one}]}}
+    - name: two
+      port: 80
+      weight: 10
+      filters:
+      - type: RequestHeaderModifier
+        requestHeaderModifier: {set: [{name: Backend, value: two}], remove: [X-Client]}
+    - {name: three, port: 80, weight: 10}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backend_request_header_edits_through_nginx() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["one", "two", "three"]).await;
+    let mut manifests = gateway(BACKEND_FILTERS_ROUTE);
+    manifests.push_str(&backends.manifests(NS));
+    let controller = Controller::start(&manifests).await;
+    // Every request, the first included, is the same, and all are checked.
+    let headers = [("X-Client", "c")];
+    eventually("the backend filter route served", || async {
+        support::get(controller.http, "backends.example", "/old/x?q=1", &headers)
+            .await
+            .is_some_and(|r| r.status == 200)
+    })
+    .await;
+    for _ in 0..150 {
+        let response = controller
+            .get_with("backends.example", "/old/x?q=1", &headers)
+            .await;
+        assert_eq!(response.status, 200, "{}", response.body);
+    }
+    let seen = backends.seen.lock().unwrap().clone();
+    let mut counts = std::collections::BTreeMap::new();
+    for request in &seen {
+        // The path is rewritten once, whichever backend is drawn.
+        assert_eq!(request.uri, "/new/x?q=1", "{request:?}");
+        let header = |name: &str| {
+            let found = request.headers.iter().filter(|(n, _)| n == name);
+            found.map(|(_, v)| v.as_str()).collect::<Vec<_>>()
+        };
+        // One `Backend` header: the drawn backend's own, else the rule's.
+        let want = match request.backend.as_str() {
+            "three" => "rule",
+            other => other,
+        };
+        assert_eq!(header("backend"), [want], "{request:?}");
+        assert_eq!(header("x-rule"), ["rule"], "{request:?}");
+        let client = if request.backend == "two" {
+            vec![]
+        } else {
+            vec!["c"]
+        };
+        assert_eq!(header("x-client"), client, "{request:?}");
+        *counts.entry(request.backend.clone()).or_insert(0) += 1;
+    }
+    // 1/3 each of 150: 50 expected, far from 0 and 150 (6 standard deviations: 15 to 85).
+    for name in ["one", "two", "three"] {
+        let n = counts.get(name).copied().unwrap_or(0);
+        assert!((15..=85).contains(&n), "{counts:?}");
+    }
 }

@@ -626,6 +626,16 @@ fn rewrite(objects: &mut Objects, rewrite: HttpUrlRewriteFilter) {
     );
 }
 
+/// The first backendRef of BASE's route with a RequestHeaderModifier of its own (S-F.9).
+fn backend_request_headers(objects: &mut Objects, modifier: HeaderModifier) {
+    let rules = route(objects).spec.rules.as_mut().unwrap();
+    rules[0].backend_refs.as_mut().unwrap()[0].filters = Some(vec![HttpRouteFilter {
+        type_: "RequestHeaderModifier".into(),
+        request_header_modifier: Some(modifier),
+        ..Default::default()
+    }]);
+}
+
 /// A RequestMirror to Service `name` port 80 in `namespace` (the route's when `None`).
 fn mirror(objects: &mut Objects, name: &str, namespace: Option<&str>) {
     set_filter(
@@ -787,6 +797,24 @@ const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
         },
         "/new",
         "/a b",
+    ),
+    (
+        "backendRef header set name",
+        |o, v| backend_request_headers(o, modifier(&[(v, "x")], &[], &[])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "backendRef header set value",
+        |o, v| backend_request_headers(o, modifier(&[("X-F", v)], &[], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "backendRef header add value",
+        |o, v| backend_request_headers(o, modifier(&[], &[("X-F", v)], &[])),
+        "x",
+        "a\nb",
     ),
     (
         "mirror backend name",

@@ -25,6 +25,7 @@ use cluster_state::gateway::HttpRoute;
 use cluster_state::k8s::Resource;
 
 use super::addresses::{self, Pool};
+use super::backend_filters::{self, BackendRoute};
 use super::backend_refs::{self, Context};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
@@ -185,7 +186,8 @@ pub enum Action {
 pub enum Share {
     /// A backend (`namespace/service:port`) and its weight.
     Backend {
-        /// The backend's name in the table.
+        /// The backend's name in the table, or, for a backend with request header edits of
+        /// its own, the named location that serves it (`@…`, S-F.9).
         name: String,
         /// Its weight.
         weight: u32,
@@ -530,16 +532,32 @@ impl Builder<'_> {
         }
         self.resolve_mirrors(key, index, &mut actions.filters);
         let refs = rule.backend_refs();
+        let split = format!("gw:{key}#{index}");
         let mut shares = Vec::new();
-        for backend in refs {
+        for (ref_index, backend) in refs.iter().enumerate() {
             let weight = u32::try_from(backend.weight().clamp(0, MAX_WEIGHT)).unwrap_or(0);
             if weight == 0 {
                 continue;
             }
             match backend_refs::resolve(backend, HttpRoute::KIND, &key.namespace, self.context) {
                 Ok(found) => {
-                    let name = format!("{}:{}", found.service, found.port);
+                    let mut name = format!("{}:{}", found.service, found.port);
                     self.plan.backends.insert((found.service, found.port));
+                    // S-F.9: a backend with request edits of its own is drawn as its location.
+                    let edits = backend_filters::backend_edits(backend).unwrap_or_default();
+                    if !edits.is_empty() {
+                        let Ok(request) = backend_filters::request_edits(&actions.filters, &edits)
+                        else {
+                            return Action::Fail;
+                        };
+                        let location = backend_filters::member_location(&split, ref_index);
+                        actions.filters.push(Filter::BackendHeaders(BackendRoute {
+                            location: location.clone(),
+                            backend: name,
+                            request,
+                        }));
+                        name = location;
+                    }
                     shares.push(Share::Backend { name, weight });
                 }
                 Err(_) => shares.push(Share::Invalid { weight }),
@@ -548,7 +566,6 @@ impl Builder<'_> {
         if !shares.iter().any(|s| matches!(s, Share::Backend { .. })) {
             return Action::Fail;
         }
-        let split = format!("gw:{key}#{index}");
         self.plan.splits.insert(split.clone(), shares);
         Action::Forward {
             split,

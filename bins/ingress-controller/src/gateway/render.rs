@@ -17,6 +17,7 @@ use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
+use super::backend_filters::{BackendRoute, member_action};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
 use super::mirror::Sample;
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
@@ -285,6 +286,7 @@ fn server(
         socket,
         appends,
         copies: Vec::new(),
+        members: Vec::new(),
     };
     for location in &s.locations {
         body.push(self::location(location, &mut named, &mut emit)?);
@@ -293,6 +295,14 @@ fn server(
         let mut block = Vec::new();
         emit.action(action, &mut block)?;
         body.push(directive("location", [format!("@gw{index}")])?.block(block));
+    }
+    // Emitting a member may add copies: members first.
+    let mut index = 0;
+    while let Some((route, action)) = emit.members.get(index).cloned() {
+        let mut block = Vec::new();
+        emit.action(&member_action(&action, &route), &mut block)?;
+        body.push(directive("location", [&route.location])?.block(block));
+        index += 1;
     }
     for index in 0..emit.copies.len() {
         body.push(emit.copy_location(index)?);
@@ -399,6 +409,9 @@ struct Emit<'c, 'a> {
     appends: &'c mut Appends,
     /// The server's mirror copies, each served by location [`copy_uri`] of its index.
     copies: Vec<MirrorCopy>,
+    /// The backends with request edits of their own (S-F.9) the server's forwards draw, each
+    /// with the forward it belongs to: a named location each.
+    members: Vec<(BackendRoute, Action)>,
 }
 
 /// Where a RequestMirror sends its copies, and what they carry (S-F.6).
@@ -459,8 +472,18 @@ impl Emit<'_, '_> {
                             }
                         }
                         // A rule with a redirect is planned as [`Action::Redirect`]; mirrors
-                        // once the rule's request edits are known, below.
+                        // once the rule's request edits are known, below; backends with
+                        // edits of their own are named locations of the server.
                         Filter::Redirect(_) | Filter::Mirror(_) => {}
+                        Filter::BackendHeaders(route) => {
+                            if !self
+                                .members
+                                .iter()
+                                .any(|(r, _)| r.location == route.location)
+                            {
+                                self.members.push((route.clone(), action.clone()));
+                            }
+                        }
                     }
                 }
                 let mut mirrored = false;
