@@ -2,7 +2,9 @@
 //! from an object ever reaches it as code. Objects reach it only as data, the backend table
 //! the controller POSTs to the control socket ([`crate::backends`]).
 //!
-//! - `access()` (every proxied location): picks the backend (a Gateway rule's split: a member
+//! - `access()` (every proxied location): answers a Gateway rule's CORS (`$gw_cors`: a
+//!   preflight gets 204 here, an allowed origin's requests their `Access-Control-*` headers),
+//!   then picks the backend (a Gateway rule's split: a member
 //!   drawn by weight, `!500` answered 500, a named location `@…` jumped to for a backend with
 //!   header edits of its own; an Ingress's canary by header, cookie, then weight),
 //!   answers 503 when it has no endpoints, and picks the peer (cookie affinity,
@@ -133,8 +135,118 @@ local function wants_canary(b)
   return false
 end
 
+-- Gateway CORS settings (`$gw_cors`), parsed once per worker and text (bounded like the
+-- candidate lists below).
+local cors_lists = {}
+local cors_count = 0
+
+local function unescape(text)
+  return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+-- `scheme://host[:port]` as scheme, host and port (the scheme's when absent), lower-cased.
+local function cors_origin(text)
+  local scheme, host, port = string.match(text, "^(%a+)://([^:/]+):?(%d*)$")
+  if not scheme then return nil end
+  scheme = string.lower(scheme)
+  if port == "" then port = (scheme == "https") and "443" or "80" end
+  return scheme, string.lower(host), port
+end
+
+-- `o=ORIGIN,...,c=1,m=METHODS,h=HEADERS,e=EXPOSED,a=SECONDS`, every value percent-encoded.
+local function cors_parse(text)
+  local c = { origins = {} }
+  for field in string.gmatch(text, "[^,]+") do
+    local k, v = string.match(field, "^(%a)=(.*)$")
+    v = unescape(v or "")
+    if k == "o" then
+      if v == "*" then
+        c.any = true
+      else
+        local scheme, host, port = cors_origin(v)
+        if scheme then c.origins[#c.origins + 1] = { scheme, host, port } end
+      end
+    elseif k == "c" then
+      c.credentials = true
+    elseif k == "m" then
+      c.methods = v
+    elseif k == "h" then
+      c.headers = v
+    elseif k == "e" then
+      c.expose = v
+    elseif k == "a" then
+      c.max_age = v
+    end
+  end
+  return c
+end
+
+-- Whether the request's `origin` is one `c` allows: the same scheme and port, and the same
+-- host, any host (`*`), or one that ends with `.NAME` for `*.NAME`.
+local function cors_allows(c, origin)
+  if c.any then return true end
+  local scheme, host, port = cors_origin(origin)
+  if not scheme then return false end
+  for _, o in ipairs(c.origins) do
+    if o[1] == scheme and o[3] == port then
+      local want = o[2]
+      if want == host or want == "*" then return true end
+      if string.sub(want, 1, 2) == "*." then
+        local suffix = string.sub(want, 2)
+        if #host > #suffix and string.sub(host, -#suffix) == suffix then return true end
+      end
+    end
+  end
+  return false
+end
+
+-- A rule's CORS (S-F.7): the response headers of a request from an allowed origin; returns
+-- true for a preflight (OPTIONS with `Origin` and `Access-Control-Request-Method`), which the
+-- caller answers 204 itself, allowed or not, without a backend.
+local function cors(text)
+  local c = cors_lists[text]
+  if not c then
+    if cors_count >= 4096 then
+      cors_lists = {}
+      cors_count = 0
+    end
+    c = cors_parse(text)
+    cors_lists[text] = c
+    cors_count = cors_count + 1
+  end
+  local var = ngx.var
+  local origin = var.http_origin
+  local method = var.http_access_control_request_method
+  local preflight = origin ~= nil and method ~= nil and ngx.req.get_method() == "OPTIONS"
+  if not origin or not cors_allows(c, origin) then return preflight end
+  local h = ngx.header
+  h["Access-Control-Allow-Origin"] = origin
+  h["Vary"] = "Origin"
+  if c.credentials then h["Access-Control-Allow-Credentials"] = "true" end
+  if c.expose then h["Access-Control-Expose-Headers"] = c.expose end
+  if not preflight then return false end
+  -- With credentials a `*` is never sent: the request's own method and headers are.
+  if c.methods == "*" and c.credentials then
+    h["Access-Control-Allow-Methods"] = method
+  elseif c.methods then
+    h["Access-Control-Allow-Methods"] = c.methods
+  end
+  local asked = var.http_access_control_request_headers
+  if c.headers == "*" and c.credentials then
+    if asked then h["Access-Control-Allow-Headers"] = asked end
+  elseif c.headers then
+    h["Access-Control-Allow-Headers"] = c.headers
+  end
+  h["Access-Control-Max-Age"] = c.max_age
+  return true
+end
+
 function M.access()
   sync()
+  local text = ngx.var.gw_cors
+  if text and text ~= "" and cors(text) then
+    return ngx.exit(204)
+  end
   local name = ngx.var.proxy_upstream_name
   local b = backends[name]
   if b and b.members then
@@ -253,10 +365,6 @@ end
 -- Gateway candidate lists, parsed once per worker and text (bounded: cleared when full).
 local gw_lists = {}
 local gw_count = 0
-
-local function unescape(text)
-  return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
-end
 
 -- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,H=NAME:REGEX,Q=NAME:REGEX,p=REGEX;...`, every
 -- value percent-encoded.

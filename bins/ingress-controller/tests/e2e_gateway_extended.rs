@@ -6,7 +6,7 @@
 //! client gets the primary backend's answer, and the mirror's backend gets a copy with the same
 //! path and query, the rule's header edits included; request header edits on a backendRef
 //! (S-F.9) as HTTPRouteRequestHeaderModifierBackendWeights checks them, with the rule's own
-//! edits and path rewrite beside them.
+//! edits and path rewrite beside them; CORS (S-F.7) on HTTPRouteCORS's table.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -331,5 +331,310 @@ async fn backend_request_header_edits_through_nginx() {
     for name in ["one", "two", "three"] {
         let n = counts.get(name).copied().unwrap_or(0);
         assert!((15..=85).contains(&n), "{counts:?}");
+    }
+}
+
+/// HTTPRouteCORS's rules (gateway-api v1.6.1, `conformance/tests/httproute-cors.yaml`), as the
+/// rules of one route.
+const CORS_ROUTE: &str = "---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: cors, namespace: extended}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [cors.example]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /cors-1}}]
+    filters:
+    - type: CORS
+      cors:
+        allowOrigins: ['https://www.foo.com', 'https://*.bar.com']
+        allowMethods: [GET, OPTIONS]
+        allowHeaders: [x-header-1, x-header-2]
+        exposeHeaders: [x-header-3, x-header-4]
+        allowCredentials: true
+        maxAge: 3600
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-2}}]
+    filters:
+    - {type: CORS, cors: {allowOrigins: ['https://www.foo.com'], allowMethods: ['*']}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-wildcard-origin}}]
+    filters:
+    - {type: CORS, cors: {allowOrigins: ['*'], allowMethods: [PUT], allowCredentials: false}}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-wildcard-methods-headers}}]
+    filters:
+    - type: CORS
+      cors: {allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: true}
+    backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-wildcard-methods-headers-unauth}}]
+    filters:
+    - type: CORS
+      cors: {allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false}
+    backendRefs: [{name: web, port: 80}]
+";
+
+/// `(method, path, request headers, status, response headers: a value, or None for absent)`.
+type CorsRow = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    u16,
+    &'static [(&'static str, Option<&'static str>)],
+);
+
+/// HTTPRouteCORS's table (`httproute-cors.go`, v1.6.1), where the suite accepts several
+/// answers the one this gateway gives: 204 for preflights, the request's origin echoed, the
+/// lists joined with `, ` in the order written.
+const CORS_TABLE: &[CorsRow] = &[
+    (
+        "OPTIONS",
+        "/cors-1",
+        &[
+            ("Origin", "https://www.foo.com"),
+            ("access-control-request-method", "GET"),
+            ("access-control-request-headers", "x-header-1, x-header-2"),
+        ],
+        204,
+        &[
+            ("access-control-allow-origin", Some("https://www.foo.com")),
+            ("access-control-allow-methods", Some("GET, OPTIONS")),
+            (
+                "access-control-allow-headers",
+                Some("x-header-1, x-header-2"),
+            ),
+            (
+                "access-control-expose-headers",
+                Some("x-header-3, x-header-4"),
+            ),
+            ("access-control-max-age", Some("3600")),
+            ("access-control-allow-credentials", Some("true")),
+        ],
+    ),
+    (
+        "OPTIONS",
+        "/cors-1",
+        &[
+            ("Origin", "https://www.bar.com"),
+            ("access-control-request-method", "GET"),
+        ],
+        204,
+        &[("access-control-allow-origin", Some("https://www.bar.com"))],
+    ),
+    (
+        "OPTIONS",
+        "/cors-1",
+        &[
+            ("Origin", "https://xpto.www.bar.com"),
+            ("access-control-request-method", "GET"),
+        ],
+        204,
+        &[(
+            "access-control-allow-origin",
+            Some("https://xpto.www.bar.com"),
+        )],
+    ),
+    (
+        "OPTIONS",
+        "/cors-1",
+        &[
+            ("Origin", "https://foobar.com"),
+            ("access-control-request-method", "GET"),
+        ],
+        204,
+        &[("access-control-allow-origin", None)],
+    ),
+    (
+        "GET",
+        "/cors-1",
+        &[("Origin", "https://www.foo.com")],
+        200,
+        &[
+            ("access-control-allow-origin", Some("https://www.foo.com")),
+            ("access-control-allow-credentials", Some("true")),
+            (
+                "access-control-expose-headers",
+                Some("x-header-3, x-header-4"),
+            ),
+            ("access-control-allow-methods", None),
+        ],
+    ),
+    (
+        "GET",
+        "/cors-1",
+        &[("Origin", "https://www.bar.com")],
+        200,
+        &[("access-control-allow-origin", Some("https://www.bar.com"))],
+    ),
+    (
+        "GET",
+        "/cors-1",
+        &[("Origin", "https://foobar.com")],
+        200,
+        &[("access-control-allow-origin", None)],
+    ),
+    // Ours: the backend's own CORS headers are hidden; another scheme or port is another
+    // origin; no Origin, no CORS.
+    (
+        "GET",
+        "/cors-1",
+        &[
+            ("Origin", "https://foobar.com"),
+            (
+                "X-Echo-Set-Header",
+                "Access-Control-Allow-Origin:*,X-Other:kept",
+            ),
+        ],
+        200,
+        &[
+            ("access-control-allow-origin", None),
+            ("x-other", Some("kept")),
+        ],
+    ),
+    (
+        "GET",
+        "/cors-1",
+        &[("Origin", "http://www.foo.com")],
+        200,
+        &[("access-control-allow-origin", None)],
+    ),
+    (
+        "GET",
+        "/cors-1",
+        &[("Origin", "https://www.foo.com:8443")],
+        200,
+        &[("access-control-allow-origin", None)],
+    ),
+    (
+        "GET",
+        "/cors-1",
+        &[],
+        200,
+        &[("access-control-allow-origin", None)],
+    ),
+    (
+        "OPTIONS",
+        "/cors-2",
+        &[
+            ("Origin", "https://www.foo.com"),
+            ("access-control-request-method", "POST"),
+        ],
+        204,
+        &[
+            ("access-control-allow-origin", Some("https://www.foo.com")),
+            ("access-control-allow-methods", Some("*")),
+            ("access-control-allow-credentials", None),
+        ],
+    ),
+    (
+        "OPTIONS",
+        "/cors-wildcard-origin",
+        &[
+            ("Origin", "https://foobar.com:12345"),
+            ("access-control-request-method", "PUT"),
+        ],
+        204,
+        &[
+            (
+                "access-control-allow-origin",
+                Some("https://foobar.com:12345"),
+            ),
+            ("access-control-allow-methods", Some("PUT")),
+            ("access-control-allow-credentials", None),
+        ],
+    ),
+    (
+        "PUT",
+        "/cors-wildcard-origin",
+        &[("Origin", "https://foobar.com")],
+        200,
+        &[
+            ("access-control-allow-origin", Some("https://foobar.com")),
+            ("access-control-allow-credentials", None),
+        ],
+    ),
+    (
+        "OPTIONS",
+        "/cors-wildcard-methods-headers",
+        &[
+            ("Origin", "https://other.foo.com"),
+            ("access-control-request-method", "PUT"),
+            ("access-control-request-headers", "x-header-1, x-header-2"),
+        ],
+        204,
+        &[
+            ("access-control-allow-origin", Some("https://other.foo.com")),
+            ("access-control-allow-methods", Some("PUT")),
+            (
+                "access-control-allow-headers",
+                Some("x-header-1, x-header-2"),
+            ),
+            ("access-control-allow-credentials", Some("true")),
+        ],
+    ),
+    (
+        "OPTIONS",
+        "/cors-wildcard-methods-headers-unauth",
+        &[
+            ("Origin", "https://other.foo.com"),
+            ("access-control-request-method", "PUT"),
+            ("access-control-request-headers", "x-header-1, x-header-2"),
+        ],
+        204,
+        &[
+            ("access-control-allow-origin", Some("https://other.foo.com")),
+            ("access-control-allow-methods", Some("*")),
+            ("access-control-allow-headers", Some("*")),
+            ("access-control-allow-credentials", None),
+        ],
+    ),
+    (
+        "GET",
+        "/cors-wildcard-methods-headers",
+        &[("Origin", "https://other.foo.com")],
+        200,
+        &[
+            ("access-control-allow-origin", Some("https://other.foo.com")),
+            ("access-control-allow-credentials", Some("true")),
+        ],
+    ),
+    (
+        "GET",
+        "/cors-wildcard-methods-headers-unauth",
+        &[("Origin", "https://other.foo.com")],
+        200,
+        &[("access-control-allow-credentials", None)],
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_through_nginx() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let backends = Backends::start(&["web"]).await;
+    let mut manifests = gateway(CORS_ROUTE);
+    manifests.push_str(&backends.manifests(NS));
+    let controller = Controller::start(&manifests).await;
+    let to = std::net::SocketAddr::from(([127, 0, 0, 1], controller.http));
+    eventually("the CORS route served", || async {
+        support::get(controller.http, "cors.example", "/cors-1", &[])
+            .await
+            .is_some_and(|r| r.status == 200)
+    })
+    .await;
+    for (method, path, headers, status, want) in CORS_TABLE {
+        let response = support::request_to(to, method, "cors.example", path, headers, "")
+            .await
+            .unwrap();
+        let what = format!("{method} {path} {headers:?}: {response:?}");
+        assert_eq!(response.status, *status, "{what}");
+        // Preflights never reach the backend; other requests do.
+        let backend = if *status == 204 { "-" } else { "web" };
+        assert_eq!(response.backend(), backend, "{what}");
+        for (name, value) in *want {
+            assert_eq!(response.header(name), *value, "{name}: {what}");
+        }
     }
 }

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cluster_state::gateway::{
-    BackendObjectReference, Header, HeaderModifier, HttpPathModifier, HttpRequestRedirectFilter,
-    HttpRoute, HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter, RequestMirror,
+    BackendObjectReference, CorsFilter, Header, HeaderModifier, HttpPathModifier,
+    HttpRequestRedirectFilter, HttpRoute, HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter,
+    RequestMirror,
 };
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
@@ -636,6 +637,25 @@ fn backend_request_headers(objects: &mut Objects, modifier: HeaderModifier) {
     }]);
 }
 
+/// A CORS filter with `origin`, `method`, `header` allowed and `exposed` exposed.
+fn cors(objects: &mut Objects, origin: &str, method: &str, header: &str, exposed: &str) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "CORS".into(),
+            cors: Some(CorsFilter {
+                allow_origins: Some(vec![origin.into()]),
+                allow_methods: Some(vec![method.into()]),
+                allow_headers: Some(vec![header.into()]),
+                expose_headers: Some(vec![exposed.into()]),
+                allow_credentials: Some(true),
+                max_age: None,
+            }),
+            ..Default::default()
+        },
+    );
+}
+
 /// A RequestMirror to Service `name` port 80 in `namespace` (the route's when `None`).
 fn mirror(objects: &mut Objects, name: &str, namespace: Option<&str>) {
     set_filter(
@@ -815,6 +835,30 @@ const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
         |o, v| backend_request_headers(o, modifier(&[], &[("X-F", v)], &[])),
         "x",
         "a\nb",
+    ),
+    (
+        "CORS origin",
+        |o, v| cors(o, v, "GET", "X-H", "X-E"),
+        "https://*.example.org",
+        "https://a b",
+    ),
+    (
+        "CORS method",
+        |o, v| cors(o, "*", v, "X-H", "X-E"),
+        "PUT",
+        "put",
+    ),
+    (
+        "CORS allowed header",
+        |o, v| cors(o, "*", "GET", v, "X-E"),
+        "X-H",
+        "X_H",
+    ),
+    (
+        "CORS exposed header",
+        |o, v| cors(o, "*", "GET", "X-H", v),
+        "X-E",
+        "X_E",
     ),
     (
         "mirror backend name",

@@ -1,8 +1,8 @@
 //! HTTPRoute filters as typed values, and the ones refused (S-F): header edits of the request
 //! and of the response, redirects, rewrites, mirrors ([`super::mirror`]), request header edits
-//! on a backendRef ([`super::backend_filters`]). A filter that is refused, not implemented or
-//! unknown makes its rule invalid (S-IR.1, S-F.7, S-F.8): the rule then answers 500 rather
-//! than be skipped, so that no filter is ever bypassed.
+//! on a backendRef ([`super::backend_filters`]), CORS ([`super::cors`]). A filter that is
+//! refused, not implemented or unknown makes its rule invalid (S-IR.1, S-F.8): the rule then
+//! answers 500 rather than be skipped, so that no filter is ever bypassed.
 //!
 //! The types branch has already checked what the CRDs' CEL rules check (one header name per
 //! action, no URLRewrite beside a RequestRedirect, path values' characters); what is checked
@@ -12,6 +12,7 @@ use cluster_state::gateway::{HeaderModifier, HttpPathModifier, HttpRouteFilter, 
 
 use super::Fault;
 use super::backend_filters::{self, BackendRoute};
+use super::cors::{self, Cors};
 use super::mirror::{self, Mirror};
 
 /// The reason of a refused value (S-IR.1).
@@ -33,6 +34,8 @@ pub enum Filter {
     /// The request header edits of one backend of the rule's split, applied when the split
     /// picks it (S-F.9). Added by the planner; never written in a rule's `filters`.
     BackendHeaders(BackendRoute),
+    /// The cross-origin requests allowed, answered by the gateway (S-F.7).
+    Cors(Cors),
 }
 
 /// Header changes: each name appears in one list only; names are as written (nginx compares
@@ -328,7 +331,10 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
             let filter = filter.request_mirror.as_ref();
             mirror::mirror(filter.ok_or_else(|| missing("requestMirror"))?).map(Filter::Mirror)
         }
-        // S-F.7, S-F.8: not implemented (yet), and never skipped.
+        "CORS" => {
+            cors::cors(filter.cors.as_ref().ok_or_else(|| missing("cors"))?).map(Filter::Cors)
+        }
+        // S-F.8: not implemented (yet), and never skipped.
         other => Err(Fault::new(
             UNSUPPORTED,
             format!("filter {other} is not supported"),

@@ -389,6 +389,47 @@ fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> 
     out.join(";")
 }
 
+/// The response headers CORS owns: the backend's are hidden where the gateway answers CORS.
+const CORS_HEADERS: [&str; 6] = [
+    "Access-Control-Allow-Origin",
+    "Access-Control-Allow-Credentials",
+    "Access-Control-Allow-Methods",
+    "Access-Control-Allow-Headers",
+    "Access-Control-Expose-Headers",
+    "Access-Control-Max-Age",
+];
+
+/// A rule's CORS (S-F.7) for the Lua `access()`, as data in `$gw_cors`: fields separated by
+/// `,`, `o=ORIGIN` for each origin, `c=1` with credentials, `m=`, `h=` and `e=` the methods,
+/// allowed and exposed headers joined with `, `, `a=` the max age; every value percent-encoded.
+/// The backend's own CORS headers are hidden.
+fn cors(cors: &super::cors::Cors, body: &mut Vec<Directive>) -> Result<()> {
+    let mut fields: Vec<String> = cors
+        .origins
+        .iter()
+        .map(|o| format!("o={}", encode(o)))
+        .collect();
+    if cors.credentials {
+        fields.push("c=1".into());
+    }
+    for (key, list) in [
+        ("m", &cors.methods),
+        ("h", &cors.headers),
+        ("e", &cors.expose),
+    ] {
+        if !list.is_empty() {
+            fields.push(format!("{key}={}", encode(&list.join(", "))));
+        }
+    }
+    fields.push(format!("a={}", cors.max_age));
+    // Percent-encoded data: no `$`, so nginx expands nothing in it.
+    body.push(directive("set", ["$gw_cors", &fields.join(",")])?);
+    for name in CORS_HEADERS {
+        body.push(directive("proxy_hide_header", [name])?);
+    }
+    Ok(())
+}
+
 /// `text` with every byte outside `[A-Za-z0-9._~-]` written `%XX`.
 fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -475,6 +516,7 @@ impl Emit<'_, '_> {
                         // once the rule's request edits are known, below; backends with
                         // edits of their own are named locations of the server.
                         Filter::Redirect(_) | Filter::Mirror(_) => {}
+                        Filter::Cors(cors) => self::cors(cors, body)?,
                         Filter::BackendHeaders(route) => {
                             if !self
                                 .members
