@@ -63,7 +63,7 @@ fn usable_origin(origin: &str) -> bool {
 
 /// The typed CORS of `filter`, or why its rule is invalid: an origin, method or header name
 /// outside what the module documentation describes, `*` beside other entries, too many
-/// entries or bytes ([`MAX_BYTES`]), or a `maxAge` below 1.
+/// entries (64) or bytes (1000 in all), or a `maxAge` below 1.
 pub fn cors(filter: &CorsFilter) -> Result<Cors, Fault> {
     let refused = |why: String| Fault::new("UnsupportedValue", format!("CORS: {why}"));
     let list = |what: &str,
