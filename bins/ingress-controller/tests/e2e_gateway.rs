@@ -136,7 +136,13 @@ impl Suite {
 
     /// A controller serving `file`'s objects, and the address of each Gateway it serves.
     async fn serve(&self, file: &str) -> (Controller, BTreeMap<String, IpAddr>) {
-        let manifests = self.manifests(file);
+        self.serve_with(file, "").await
+    }
+
+    /// As [`Suite::serve`], with the objects `more` (YAML) beside them: what the suite's
+    /// cluster would create itself (EndpointSlices of a selector, or filled in by a test).
+    async fn serve_with(&self, file: &str, more: &str) -> (Controller, BTreeMap<String, IpAddr>) {
+        let manifests = self.manifests(file) + more;
         let mut objects = Objects::default();
         objects.add_yaml(&manifests).unwrap();
         let built = model::build(&objects, &Selection::default());
@@ -674,5 +680,76 @@ async fn conformance_filters_and_timeouts_through_nginx() {
             .map(|(_, case)| *case)
             .collect();
         replay_filters(&controller, &addresses, at, &crlf).await;
+    }
+}
+
+/// HTTPRouteServiceTypes (`httproute-service-types.go`, v1.6.1): a Service with EndpointSlices
+/// written by hand, a headless one with a selector and a headless one with slices by hand, each
+/// reached at `/NAME`. The test fills the hand-written slices with infra-backend-v1's Pod
+/// addresses and the cluster derives the selector's; here both are slices naming its backend.
+/// HTTPRouteListenerPortMatching (`httproute-listener-port-matching.go`): routes bound by
+/// parentRef `port` (and `sectionName`) to listeners on 80, 8080 and 8090 of one Gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_service_types_and_listener_ports() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let suite = Suite::start().await;
+    let port = suite.backends.port("infra-backend-v1");
+    let mut slices = String::new();
+    for service in [
+        "manual-endpointslices",
+        "headless",
+        "headless-manual-endpointslices",
+    ] {
+        let _ = write!(
+            slices,
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: \
+             {service}-e2e, namespace: {INFRA}, labels: {{kubernetes.io/service-name: \
+             {service}}}}}\naddressType: IPv4\nports: [{{name: first-port, port: {port}}}]\n\
+             endpoints: [{{addresses: ['{}']}}]\n",
+            support::backend_ip()
+        );
+    }
+    println!("HTTPRouteServiceTypes");
+    let (controller, addresses) = suite
+        .serve_with("httproute-service-types.yaml", &slices)
+        .await;
+    let table: Vec<(Case, Want)> = [
+        "/manual-endpointslices",
+        "/headless",
+        "/headless-manual-endpointslices",
+    ]
+    .into_iter()
+    .map(|path| {
+        (
+            ("", "GET", path, &[][..], None),
+            Want::Backend("infra-backend-v1"),
+        )
+    })
+    .collect();
+    replay(&controller, &addresses, "same-namespace", &table).await;
+    drop(controller);
+
+    println!("HTTPRouteListenerPortMatching");
+    let (controller, addresses) = suite.serve("httproute-listener-port-matching.yaml").await;
+    let address = addresses["httproute-listener-port-matching"];
+    // `(Host, port: 80 is the controller's HTTP port, want)`.
+    let table: [(&str, u16, Want); 5] = [
+        ("foo.com", 80, Want::Backend("infra-backend-v1")),
+        ("foo.com:8080", 8080, Want::Backend("infra-backend-v2")),
+        ("bar.com:8080", 8080, Want::Backend("infra-backend-v2")),
+        ("foo.com:8090", 8090, Want::Backend("infra-backend-v3")),
+        ("bar.com:8090", 8090, Want::Status(404)),
+    ];
+    for (host, port, want) in table {
+        let port = if port == 80 { controller.http } else { port };
+        let to = SocketAddr::new(address, port);
+        eventually(&format!("{host}: {want:?}"), || async {
+            request_to(to, "GET", host, "/", &[], "")
+                .await
+                .is_some_and(|r| want.holds(&r))
+        })
+        .await;
     }
 }
