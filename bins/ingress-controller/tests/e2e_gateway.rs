@@ -753,3 +753,141 @@ async fn conformance_service_types_and_listener_ports() {
         .await;
     }
 }
+
+/// The requests backend `backend` got whose target begins with `prefix`.
+fn seen_by(suite: &Suite, backend: &str, prefix: &str) -> Vec<support::Seen> {
+    let seen = suite.backends.seen.lock().unwrap();
+    let matching = seen
+        .iter()
+        .filter(|s| s.backend == backend && s.uri.starts_with(prefix));
+    matching.cloned().collect()
+}
+
+/// HTTPRouteRequestMirror and HTTPRouteRequestMultipleMirrors (`httproute-request-mirror.go`,
+/// `httproute-request-multiple-mirrors.go`, v1.6.1): the primary backend answers, each mirror's
+/// backend gets the request (the suite reads its log for the path; here its record, also for
+/// the edited headers). HTTPRouteRequestPercentageMirror (`…-percentage-mirror.go`): the share
+/// of copies within four standard deviations of 20 %, 25/50 and 35 % (the suite: three).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_request_mirrors() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let suite = Suite::start().await;
+    let edited: &[(&str, Option<&str>)] = &[
+        ("x-header-add", Some("header-val-1")),
+        ("x-header-add-append", Some("append-val-1,header-val-2")),
+        ("x-header-set", Some("set-overwrites-values")),
+        ("x-header-remove", None),
+    ];
+    let sent: &[(&str, &str)] = &[
+        ("X-Header-Remove", "remove-val"),
+        ("X-Header-Add-Append", "append-val-1"),
+    ];
+    // `(file, path, request headers, mirrors, headers primary and mirrors see)`.
+    type MirrorCase<'a> = (
+        &'a str,
+        &'a str,
+        &'a [(&'a str, &'a str)],
+        &'a [&'a str],
+        &'a [(&'a str, Option<&'a str>)],
+    );
+    let cases: [MirrorCase; 4] = [
+        (
+            "httproute-request-mirror.yaml",
+            "/mirror",
+            &[],
+            &["infra-backend-v2"],
+            &[],
+        ),
+        (
+            "httproute-request-mirror.yaml",
+            "/mirror-and-modify-headers",
+            sent,
+            &["infra-backend-v2"],
+            edited,
+        ),
+        (
+            "httproute-request-multiple-mirrors.yaml",
+            "/multi-mirror",
+            &[],
+            &["infra-backend-v2", "infra-backend-v3"],
+            &[],
+        ),
+        (
+            "httproute-request-multiple-mirrors.yaml",
+            "/multi-mirror-and-modify-request-headers",
+            sent,
+            &["infra-backend-v2", "infra-backend-v3"],
+            edited,
+        ),
+    ];
+    let mut served = None;
+    for (index, (file, path, headers, mirrors, want)) in cases.into_iter().enumerate() {
+        if served.as_ref().is_none_or(|(f, _, _)| *f != file) {
+            println!("{file}");
+            let (controller, addresses) = suite.serve(file).await;
+            served = Some((file, controller, addresses));
+        }
+        let Some((_, controller, addresses)) = &served else {
+            unreachable!()
+        };
+        let to = SocketAddr::new(addresses["same-namespace"], controller.http);
+        let target = format!("{path}?request-id={index}");
+        let authority = to.to_string();
+        eventually(&format!("{target} from infra-backend-v1"), || async {
+            request_to(to, "GET", &authority, &target, headers, "")
+                .await
+                .is_some_and(|r| r.status == 200 && r.backend() == "infra-backend-v1")
+        })
+        .await;
+        for backend in ["infra-backend-v1"].iter().chain(mirrors.iter()) {
+            eventually(&format!("{backend} gets {target}"), || async {
+                !seen_by(&suite, backend, &target).is_empty()
+            })
+            .await;
+            let request = seen_by(&suite, backend, &target).remove(0);
+            for (name, value) in want {
+                let got = request.headers.iter().find(|(n, _)| n == name);
+                let got = got.map(|(_, v)| v.as_str());
+                assert_eq!(got, *value, "{backend} {target}: {name}");
+            }
+        }
+    }
+    drop(served);
+
+    println!("httproute-request-percentage-mirror.yaml");
+    let (controller, addresses) = suite
+        .serve("httproute-request-percentage-mirror.yaml")
+        .await;
+    let to = SocketAddr::new(addresses["same-namespace"], controller.http);
+    let authority = to.to_string();
+    for (path, percent) in [
+        ("/percent-mirror", 20.0),
+        ("/percent-mirror-fraction", 50.0),
+        ("/percent-mirror-and-modify-headers", 35.0),
+    ] {
+        let sent = 300.0;
+        let target = format!("{path}?batch=1");
+        eventually(&format!("{path} served"), || async {
+            request_to(to, "GET", &authority, &format!("{path}?probe"), &[], "")
+                .await
+                .is_some_and(|r| r.backend() == "infra-backend-v1")
+        })
+        .await;
+        for _ in 0..300 {
+            let response = request_to(to, "GET", &authority, &target, &[], "")
+                .await
+                .unwrap();
+            assert_eq!(response.backend(), "infra-backend-v1");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let copies = seen_by(&suite, "infra-backend-v2", &target).len() as f64;
+        let share: f64 = percent / 100.0;
+        let (mean, deviation) = (sent * share, (sent * share * (1.0 - share)).sqrt());
+        assert!(
+            (copies - mean).abs() <= 4.0 * deviation,
+            "{path}: {copies} copies of {sent} at {percent} %"
+        );
+    }
+}
