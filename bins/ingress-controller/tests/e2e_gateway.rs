@@ -891,3 +891,45 @@ async fn conformance_request_mirrors() {
         );
     }
 }
+
+/// HTTPRouteRequestHeaderModifierBackendWeights
+/// (`httproute-request-header-modifier-backend-weights.go`, v1.6.1): of 100 requests split
+/// 10/10 between two backends, each carries one `Backend` header, naming the backend it
+/// reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_backend_header_modifier_weights() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let suite = Suite::start().await;
+    let file = "httproute-request-header-modifier-backend-weights.yaml";
+    let (controller, addresses) = suite.serve(file).await;
+    let to = SocketAddr::new(addresses["same-namespace"], controller.http);
+    let authority = to.to_string();
+    eventually("the route served", || async {
+        request_to(to, "GET", &authority, "/?probe", &[], "")
+            .await
+            .is_some_and(|r| r.status == 200)
+    })
+    .await;
+    for _ in 0..100 {
+        let response = request_to(to, "GET", &authority, "/?weights", &[], "").await;
+        assert_eq!(response.unwrap().status, 200);
+    }
+    let mut reached = BTreeMap::new();
+    for request in seen_by(&suite, "infra-backend-v1", "/?weights")
+        .into_iter()
+        .chain(seen_by(&suite, "infra-backend-v2", "/?weights"))
+    {
+        let named: Vec<&str> = request
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "backend")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(named, [request.backend.as_str()], "{request:?}");
+        *reached.entry(request.backend.clone()).or_insert(0) += 1;
+    }
+    assert_eq!(reached.values().sum::<i32>(), 100, "{reached:?}");
+    assert_eq!(reached.len(), 2, "{reached:?}");
+}
