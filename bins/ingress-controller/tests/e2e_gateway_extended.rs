@@ -373,6 +373,11 @@ spec:
     - type: CORS
       cors: {allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false}
     backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /cors-rewritten}}]
+    filters:
+    - {type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}
+    - {type: CORS, cors: {allowOrigins: ['https://www.foo.com']}}
+    backendRefs: [{name: web, port: 80}]
 ";
 
 /// `(method, path, request headers, status, response headers: a value, or None for absent)`.
@@ -474,8 +479,15 @@ const CORS_TABLE: &[CorsRow] = &[
         200,
         &[("access-control-allow-origin", None)],
     ),
-    // Ours: the backend's own CORS headers are hidden; another scheme or port is another
-    // origin; no Origin, no CORS.
+    // Ours: CORS after a path rewrite; the backend's own CORS headers are hidden; another
+    // scheme or port is another origin; no Origin, no CORS.
+    (
+        "GET",
+        "/cors-rewritten/x",
+        &[("Origin", "https://www.foo.com")],
+        200,
+        &[("access-control-allow-origin", Some("https://www.foo.com"))],
+    ),
     (
         "GET",
         "/cors-1",

@@ -498,6 +498,20 @@ impl Emit<'_, '_> {
                     "-"
                 };
                 body.push(directive("set", ["$location_path", label])?);
+                // Every `set` before the rewrites: `rewrite … break` ends the `set` lines.
+                let mirrored = actions.filters.iter().any(|f| match f {
+                    Filter::Mirror(m) => m.upstream.is_some(),
+                    _ => false,
+                });
+                if mirrored {
+                    // Where the copies find this request's backend name again (Lua `mirror()`).
+                    body.push(directive("set", ["$gw_mirror_main", "-"])?);
+                }
+                for filter in &actions.filters {
+                    if let Filter::Cors(cors) = filter {
+                        self::cors(cors, body)?;
+                    }
+                }
                 let mut request = Vec::new();
                 let mut response = Vec::new();
                 let mut host = None;
@@ -512,11 +526,10 @@ impl Emit<'_, '_> {
                                 rewrite(change, prefix.as_deref(), body)?;
                             }
                         }
-                        // A rule with a redirect is planned as [`Action::Redirect`]; mirrors
-                        // once the rule's request edits are known, below; backends with
-                        // edits of their own are named locations of the server.
-                        Filter::Redirect(_) | Filter::Mirror(_) => {}
-                        Filter::Cors(cors) => self::cors(cors, body)?,
+                        // A rule with a redirect is planned as [`Action::Redirect`]; CORS is
+                        // above, mirrors once the rule's request edits are known, below;
+                        // backends with edits of their own are named locations of the server.
+                        Filter::Redirect(_) | Filter::Mirror(_) | Filter::Cors(_) => {}
                         Filter::BackendHeaders(route) => {
                             if !self
                                 .members
@@ -528,7 +541,6 @@ impl Emit<'_, '_> {
                         }
                     }
                 }
-                let mut mirrored = false;
                 for filter in &actions.filters {
                     if let Filter::Mirror(m) = filter {
                         let Some(upstream) = &m.upstream else {
@@ -548,12 +560,7 @@ impl Emit<'_, '_> {
                             }
                         };
                         body.push(directive("mirror", [copy_uri(index)])?);
-                        mirrored = true;
                     }
-                }
-                if mirrored {
-                    // Where the copies find this request's backend name again (Lua `mirror()`).
-                    body.push(directive("set", ["$gw_mirror_main", "-"])?);
                 }
                 self.request_headers(&request, host, body)?;
                 response_headers(&response, body)?;
