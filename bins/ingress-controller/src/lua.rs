@@ -2,8 +2,11 @@
 //! from an object ever reaches it as code. Objects reach it only as data, the backend table
 //! the controller POSTs to the control socket ([`crate::backends`]).
 //!
-//! - `access()` (every proxied location): picks the backend (a Gateway rule's split: a member
-//!   drawn by weight, `!500` answered 500; an Ingress's canary by header, cookie, then weight),
+//! - `access()` (every proxied location): answers a Gateway rule's CORS (`$gw_cors`: a
+//!   preflight gets 204 here, an allowed origin's requests their `Access-Control-*` headers),
+//!   then picks the backend (a Gateway rule's split: a member
+//!   drawn by weight, `!500` answered 500, a named location `@…` jumped to for a backend with
+//!   header edits of its own; an Ingress's canary by header, cookie, then weight),
 //!   answers 503 when it has no endpoints, and picks the peer (cookie affinity,
 //!   `upstream-hash-by`, else round robin). The draw uses `math.random`, seeded per worker in
 //!   `init_worker()` so that workers do not all draw the same sequence.
@@ -11,9 +14,12 @@
 //!   location's candidate list from `$gw_candidates` (data written by
 //!   `gateway::render`, percent-encoded; parsed once per worker and list), and jumps
 //!   to the named location `@gwN` of the first candidate whose conditions all hold: method,
-//!   headers (the first value of each), query parameters (the first, decoded) and the path
-//!   regex (anchored whole, under PCRE's match limit). None holds: 404 (S-PR.8); a regex
-//!   that reaches its limit: 500.
+//!   headers (the first value of each), query parameters (the first, decoded), each exact or
+//!   a regex, and the path regex (every regex anchored whole, under PCRE's match limit). None
+//!   holds: 404 (S-PR.8); a regex that reaches its limit: 500.
+//! - `mirror()` (the internal location of a Gateway RequestMirror's copies): draws whether
+//!   this request is copied (answering 204 itself when not) and picks a peer of the mirror's
+//!   backend; the copy's answer is dropped by nginx.
 //! - `balance()` (the `ingress_balancer` upstream): connects to the chosen peer; when nginx
 //!   passes a failed request on (`proxy_next_upstream`: a refused connection, a timeout…), to
 //!   the next peer of the backend this request has not tried. It asks nginx for one more try
@@ -129,14 +135,128 @@ local function wants_canary(b)
   return false
 end
 
+-- Gateway CORS settings (`$gw_cors`), parsed once per worker and text (bounded like the
+-- candidate lists below).
+local cors_lists = {}
+local cors_count = 0
+
+local function unescape(text)
+  return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+-- `scheme://host[:port]` as scheme, host and port (the scheme's when absent), lower-cased.
+local function cors_origin(text)
+  local scheme, host, port = string.match(text, "^(%a+)://([^:/]+):?(%d*)$")
+  if not scheme then return nil end
+  scheme = string.lower(scheme)
+  if port == "" then port = (scheme == "https") and "443" or "80" end
+  return scheme, string.lower(host), port
+end
+
+-- `o=ORIGIN,...,c=1,m=METHODS,h=HEADERS,e=EXPOSED,a=SECONDS`, every value percent-encoded.
+local function cors_parse(text)
+  local c = { origins = {} }
+  for field in string.gmatch(text, "[^,]+") do
+    local k, v = string.match(field, "^(%a)=(.*)$")
+    v = unescape(v or "")
+    if k == "o" then
+      if v == "*" then
+        c.any = true
+      else
+        local scheme, host, port = cors_origin(v)
+        if scheme then c.origins[#c.origins + 1] = { scheme, host, port } end
+      end
+    elseif k == "c" then
+      c.credentials = true
+    elseif k == "m" then
+      c.methods = v
+    elseif k == "h" then
+      c.headers = v
+    elseif k == "e" then
+      c.expose = v
+    elseif k == "a" then
+      c.max_age = v
+    end
+  end
+  return c
+end
+
+-- Whether the request's `origin` is one `c` allows: the same scheme and port, and the same
+-- host, any host (`*`), or one that ends with `.NAME` for `*.NAME`.
+local function cors_allows(c, origin)
+  if c.any then return true end
+  local scheme, host, port = cors_origin(origin)
+  if not scheme then return false end
+  for _, o in ipairs(c.origins) do
+    if o[1] == scheme and o[3] == port then
+      local want = o[2]
+      if want == host or want == "*" then return true end
+      if string.sub(want, 1, 2) == "*." then
+        local suffix = string.sub(want, 2)
+        if #host > #suffix and string.sub(host, -#suffix) == suffix then return true end
+      end
+    end
+  end
+  return false
+end
+
+-- A rule's CORS (S-F.7): the response headers of a request from an allowed origin; returns
+-- true for a preflight (OPTIONS with `Origin` and `Access-Control-Request-Method`), which the
+-- caller answers 204 itself, allowed or not, without a backend.
+local function cors(text)
+  local c = cors_lists[text]
+  if not c then
+    if cors_count >= 4096 then
+      cors_lists = {}
+      cors_count = 0
+    end
+    c = cors_parse(text)
+    cors_lists[text] = c
+    cors_count = cors_count + 1
+  end
+  local var = ngx.var
+  local origin = var.http_origin
+  local method = var.http_access_control_request_method
+  local preflight = origin ~= nil and method ~= nil and ngx.req.get_method() == "OPTIONS"
+  if not origin or not cors_allows(c, origin) then return preflight end
+  local h = ngx.header
+  h["Access-Control-Allow-Origin"] = origin
+  h["Vary"] = "Origin"
+  if c.credentials then h["Access-Control-Allow-Credentials"] = "true" end
+  if c.expose then h["Access-Control-Expose-Headers"] = c.expose end
+  if not preflight then return false end
+  -- With credentials a `*` is never sent: the request's own method and headers are.
+  if c.methods == "*" and c.credentials then
+    h["Access-Control-Allow-Methods"] = method
+  elseif c.methods then
+    h["Access-Control-Allow-Methods"] = c.methods
+  end
+  local asked = var.http_access_control_request_headers
+  if c.headers == "*" and c.credentials then
+    if asked then h["Access-Control-Allow-Headers"] = asked end
+  elseif c.headers then
+    h["Access-Control-Allow-Headers"] = c.headers
+  end
+  h["Access-Control-Max-Age"] = c.max_age
+  return true
+end
+
 function M.access()
   sync()
+  local text = ngx.var.gw_cors
+  if text and text ~= "" and cors(text) then
+    return ngx.exit(204)
+  end
   local name = ngx.var.proxy_upstream_name
   local b = backends[name]
   if b and b.members then
     name = draw(b)
     if name == "!500" then
       return ngx.exit(500)
+    end
+    -- A backend with request edits of its own is served by its named location (`@…`).
+    if string.byte(name, 1) == 64 then
+      return ngx.exec(name)
     end
     b = backends[name]
     ngx.var.proxy_upstream_name = name
@@ -145,6 +265,9 @@ function M.access()
     b = backends[name]
     ngx.var.proxy_upstream_name = name
   end
+  -- A request with mirror copies keeps its backend's name where the copies restore it from
+  -- (they share its variables, and the server's `set` resets `$proxy_upstream_name`).
+  if ngx.var.gw_mirror_main then ngx.var.gw_mirror_main = name end
   if not b or #b.peers == 0 then
     return ngx.exit(503)
   end
@@ -168,6 +291,27 @@ function M.access()
     peer = pick(name, b, nil)
   end
   ngx.ctx.ingress_peer = peer
+  ngx.ctx.ingress_backend = b
+end
+
+-- A RequestMirror's copy (a `mirror` subrequest: it skips the access phase, so this runs
+-- while rewriting): drawn by the share `$gw_mirror_sample` (`N/D`), answered 204 here when not
+-- drawn; else a peer of backend `$gw_mirror_upstream` for balance(), 503 when it has none.
+function M.mirror()
+  sync()
+  local var = ngx.var
+  if var.gw_mirror_main then var.proxy_upstream_name = var.gw_mirror_main end
+  local n, d = string.match(var.gw_mirror_sample or "", "^(%d+)/(%d+)$")
+  n, d = tonumber(n), tonumber(d)
+  if not n or not d or d < 1 or math.random(d) > n then
+    return ngx.exit(204)
+  end
+  local name = var.gw_mirror_upstream or ""
+  local b = backends[name]
+  if not b or not b.peers or #b.peers == 0 then
+    return ngx.exit(503)
+  end
+  ngx.ctx.ingress_peer = pick(name, b, nil)
   ngx.ctx.ingress_backend = b
 end
 
@@ -222,15 +366,12 @@ end
 local gw_lists = {}
 local gw_count = 0
 
-local function unescape(text)
-  return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
-end
-
--- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,p=REGEX;...`, every value percent-encoded.
+-- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,H=NAME:REGEX,Q=NAME:REGEX,p=REGEX;...`, every
+-- value percent-encoded.
 local function gw_parse(text)
   local list = {}
   for part in string.gmatch(text, "[^;]+") do
-    local c = { headers = {}, query = {} }
+    local c = { headers = {}, query = {}, header_res = {}, query_res = {} }
     for field in string.gmatch(part, "[^,]+") do
       local k, v = string.match(field, "^(%a)=(.*)$")
       if k == "a" then
@@ -239,13 +380,15 @@ local function gw_parse(text)
         c.method = v
       elseif k == "p" then
         c.path = unescape(v)
-      elseif k == "h" then
+      elseif k == "h" or k == "H" then
         local name, value = string.match(v, "^([^:]*):(.*)$")
         local variable = "http_" .. string.gsub(string.lower(name or ""), "-", "_")
-        c.headers[#c.headers + 1] = { variable, unescape(value or "") }
-      elseif k == "q" then
+        local into = k == "h" and c.headers or c.header_res
+        into[#into + 1] = { variable, unescape(value or "") }
+      elseif k == "q" or k == "Q" then
         local name, value = string.match(v, "^([^:]*):(.*)$")
-        c.query[#c.query + 1] = { unescape(name or ""), unescape(value or "") }
+        local into = k == "q" and c.query or c.query_res
+        into[#into + 1] = { unescape(name or ""), unescape(value or "") }
       end
     end
     list[#list + 1] = c
@@ -253,30 +396,45 @@ local function gw_parse(text)
   return list
 end
 
--- Whether candidate `c` holds for this request; `args` are the query's, read once.
+-- Whether `subject` matches `regex` (anchored whole by the controller; dot-all); a regex
+-- that fails (its match limit reached) ends the request with 500.
+local function gw_re(subject, regex)
+  if not subject then return false end
+  local from, _, err = ngx.re.find(subject, regex, "jos")
+  if err then
+    ngx.log(ngx.ERR, "gateway regex: ", err)
+    return ngx.exit(500)
+  end
+  return from ~= nil
+end
+
+-- The first value of query parameter `name`, decoded ("" for a bare `name`), or nil; the
+-- query is read once per request, into `state`.
+local function gw_arg(state, name)
+  if not state.args then state.args = ngx.req.get_uri_args(100) end
+  local v = state.args[name]
+  if type(v) == "table" then v = v[1] end
+  if v == true then v = "" end
+  return v
+end
+
+-- Whether candidate `c` holds for this request.
 local function gw_holds(c, state)
   if c.method and ngx.req.get_method() ~= c.method then return false end
   local var = ngx.var
   for _, h in ipairs(c.headers) do
     if var[h[1]] ~= h[2] then return false end
   end
-  if #c.query > 0 then
-    if not state.args then state.args = ngx.req.get_uri_args(100) end
-    for _, q in ipairs(c.query) do
-      local v = state.args[q[1]]
-      if type(v) == "table" then v = v[1] end
-      if v == true then v = "" end
-      if v ~= q[2] then return false end
-    end
+  for _, q in ipairs(c.query) do
+    if gw_arg(state, q[1]) ~= q[2] then return false end
   end
-  if c.path then
-    local from, _, err = ngx.re.find(var.uri, c.path, "jos")
-    if err then
-      ngx.log(ngx.ERR, "gateway path regex: ", err)
-      return ngx.exit(500)
-    end
-    if not from then return false end
+  for _, h in ipairs(c.header_res) do
+    if not gw_re(var[h[1]], h[2]) then return false end
   end
+  for _, q in ipairs(c.query_res) do
+    if not gw_re(gw_arg(state, q[1]), q[2]) then return false end
+  end
+  if c.path and not gw_re(var.uri, c.path) then return false end
   return true
 end
 
@@ -436,6 +594,8 @@ package.loaded["ingress"] = M
 pub const ACCESS: &str = " require(\"ingress\").access() ";
 /// The body of `rewrite_by_lua_block` in Gateway locations with conditions.
 pub const GATEWAY_MATCH: &str = " require(\"ingress\").gateway_match() ";
+/// The body of `rewrite_by_lua_block` in the internal locations of RequestMirror copies.
+pub const MIRROR: &str = " require(\"ingress\").mirror() ";
 /// The body of `balancer_by_lua_block` in the `ingress_balancer` upstream.
 pub const BALANCE: &str = " require(\"ingress\").balance() ";
 /// The body of `content_by_lua_block` on the control socket.

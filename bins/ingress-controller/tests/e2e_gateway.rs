@@ -136,7 +136,13 @@ impl Suite {
 
     /// A controller serving `file`'s objects, and the address of each Gateway it serves.
     async fn serve(&self, file: &str) -> (Controller, BTreeMap<String, IpAddr>) {
-        let manifests = self.manifests(file);
+        self.serve_with(file, "").await
+    }
+
+    /// As [`Suite::serve`], with the objects `more` (YAML) beside them: what the suite's
+    /// cluster would create itself (EndpointSlices of a selector, or filled in by a test).
+    async fn serve_with(&self, file: &str, more: &str) -> (Controller, BTreeMap<String, IpAddr>) {
+        let manifests = self.manifests(file) + more;
         let mut objects = Objects::default();
         objects.add_yaml(&manifests).unwrap();
         let built = model::build(&objects, &Selection::default());
@@ -653,7 +659,16 @@ async fn conformance_filters_and_timeouts_through_nginx() {
         return;
     }
     let suite = Suite::start().await;
-    for (test, file, gateway, listener, cases) in FILTERS {
+    // HTTPRouteBackendRequestHeaderModifier replays HTTPRouteRequestHeaderModifier's table on
+    // the manifest whose filters are on the backendRef (httproute-request-header-modifier.go).
+    let on_backend = (
+        "HTTPRouteBackendRequestHeaderModifier",
+        "httproute-request-header-modifier-backend.yaml",
+        FILTERS[0].2,
+        FILTERS[0].3,
+        FILTERS[0].4,
+    );
+    for (test, file, gateway, listener, cases) in FILTERS.into_iter().chain([on_backend]) {
         println!("{test}");
         let (controller, addresses) = suite.serve(file).await;
         let at = (gateway, listener);
@@ -666,4 +681,255 @@ async fn conformance_filters_and_timeouts_through_nginx() {
             .collect();
         replay_filters(&controller, &addresses, at, &crlf).await;
     }
+}
+
+/// HTTPRouteServiceTypes (`httproute-service-types.go`, v1.6.1): a Service with EndpointSlices
+/// written by hand, a headless one with a selector and a headless one with slices by hand, each
+/// reached at `/NAME`. The test fills the hand-written slices with infra-backend-v1's Pod
+/// addresses and the cluster derives the selector's; here both are slices naming its backend.
+/// HTTPRouteListenerPortMatching (`httproute-listener-port-matching.go`): routes bound by
+/// parentRef `port` (and `sectionName`) to listeners on 80, 8080 and 8090 of one Gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_service_types_and_listener_ports() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let suite = Suite::start().await;
+    let port = suite.backends.port("infra-backend-v1");
+    let mut slices = String::new();
+    for service in [
+        "manual-endpointslices",
+        "headless",
+        "headless-manual-endpointslices",
+    ] {
+        let _ = write!(
+            slices,
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: \
+             {service}-e2e, namespace: {INFRA}, labels: {{kubernetes.io/service-name: \
+             {service}}}}}\naddressType: IPv4\nports: [{{name: first-port, port: {port}}}]\n\
+             endpoints: [{{addresses: ['{}']}}]\n",
+            support::backend_ip()
+        );
+    }
+    println!("HTTPRouteServiceTypes");
+    let (controller, addresses) = suite
+        .serve_with("httproute-service-types.yaml", &slices)
+        .await;
+    let table: Vec<(Case, Want)> = [
+        "/manual-endpointslices",
+        "/headless",
+        "/headless-manual-endpointslices",
+    ]
+    .into_iter()
+    .map(|path| {
+        (
+            ("", "GET", path, &[][..], None),
+            Want::Backend("infra-backend-v1"),
+        )
+    })
+    .collect();
+    replay(&controller, &addresses, "same-namespace", &table).await;
+    drop(controller);
+
+    println!("HTTPRouteListenerPortMatching");
+    let (controller, addresses) = suite.serve("httproute-listener-port-matching.yaml").await;
+    let address = addresses["httproute-listener-port-matching"];
+    // `(Host, port: 80 is the controller's HTTP port, want)`.
+    let table: [(&str, u16, Want); 5] = [
+        ("foo.com", 80, Want::Backend("infra-backend-v1")),
+        ("foo.com:8080", 8080, Want::Backend("infra-backend-v2")),
+        ("bar.com:8080", 8080, Want::Backend("infra-backend-v2")),
+        ("foo.com:8090", 8090, Want::Backend("infra-backend-v3")),
+        ("bar.com:8090", 8090, Want::Status(404)),
+    ];
+    for (host, port, want) in table {
+        let port = if port == 80 { controller.http } else { port };
+        let to = SocketAddr::new(address, port);
+        eventually(&format!("{host}: {want:?}"), || async {
+            request_to(to, "GET", host, "/", &[], "")
+                .await
+                .is_some_and(|r| want.holds(&r))
+        })
+        .await;
+    }
+}
+
+/// The requests backend `backend` got whose target begins with `prefix`.
+fn seen_by(suite: &Suite, backend: &str, prefix: &str) -> Vec<support::Seen> {
+    let seen = suite.backends.seen.lock().unwrap();
+    let matching = seen
+        .iter()
+        .filter(|s| s.backend == backend && s.uri.starts_with(prefix));
+    matching.cloned().collect()
+}
+
+/// HTTPRouteRequestMirror and HTTPRouteRequestMultipleMirrors (`httproute-request-mirror.go`,
+/// `httproute-request-multiple-mirrors.go`, v1.6.1): the primary backend answers, each mirror's
+/// backend gets the request (the suite reads its log for the path; here its record, also for
+/// the edited headers). HTTPRouteRequestPercentageMirror (`…-percentage-mirror.go`): the share
+/// of copies within four standard deviations of 20 %, 25/50 and 35 % (the suite: three).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_request_mirrors() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let suite = Suite::start().await;
+    let edited: &[(&str, Option<&str>)] = &[
+        ("x-header-add", Some("header-val-1")),
+        ("x-header-add-append", Some("append-val-1,header-val-2")),
+        ("x-header-set", Some("set-overwrites-values")),
+        ("x-header-remove", None),
+    ];
+    let sent: &[(&str, &str)] = &[
+        ("X-Header-Remove", "remove-val"),
+        ("X-Header-Add-Append", "append-val-1"),
+    ];
+    // `(file, path, request headers, mirrors, headers primary and mirrors see)`.
+    type MirrorCase<'a> = (
+        &'a str,
+        &'a str,
+        &'a [(&'a str, &'a str)],
+        &'a [&'a str],
+        &'a [(&'a str, Option<&'a str>)],
+    );
+    let cases: [MirrorCase; 4] = [
+        (
+            "httproute-request-mirror.yaml",
+            "/mirror",
+            &[],
+            &["infra-backend-v2"],
+            &[],
+        ),
+        (
+            "httproute-request-mirror.yaml",
+            "/mirror-and-modify-headers",
+            sent,
+            &["infra-backend-v2"],
+            edited,
+        ),
+        (
+            "httproute-request-multiple-mirrors.yaml",
+            "/multi-mirror",
+            &[],
+            &["infra-backend-v2", "infra-backend-v3"],
+            &[],
+        ),
+        (
+            "httproute-request-multiple-mirrors.yaml",
+            "/multi-mirror-and-modify-request-headers",
+            sent,
+            &["infra-backend-v2", "infra-backend-v3"],
+            edited,
+        ),
+    ];
+    let mut served = None;
+    for (index, (file, path, headers, mirrors, want)) in cases.into_iter().enumerate() {
+        if served.as_ref().is_none_or(|(f, _, _)| *f != file) {
+            println!("{file}");
+            let (controller, addresses) = suite.serve(file).await;
+            served = Some((file, controller, addresses));
+        }
+        let Some((_, controller, addresses)) = &served else {
+            unreachable!()
+        };
+        let to = SocketAddr::new(addresses["same-namespace"], controller.http);
+        let target = format!("{path}?request-id={index}");
+        let authority = to.to_string();
+        eventually(&format!("{target} from infra-backend-v1"), || async {
+            request_to(to, "GET", &authority, &target, headers, "")
+                .await
+                .is_some_and(|r| r.status == 200 && r.backend() == "infra-backend-v1")
+        })
+        .await;
+        for backend in ["infra-backend-v1"].iter().chain(mirrors.iter()) {
+            eventually(&format!("{backend} gets {target}"), || async {
+                !seen_by(&suite, backend, &target).is_empty()
+            })
+            .await;
+            let request = seen_by(&suite, backend, &target).remove(0);
+            for (name, value) in want {
+                let got = request.headers.iter().find(|(n, _)| n == name);
+                let got = got.map(|(_, v)| v.as_str());
+                assert_eq!(got, *value, "{backend} {target}: {name}");
+            }
+        }
+    }
+    drop(served);
+
+    println!("httproute-request-percentage-mirror.yaml");
+    let (controller, addresses) = suite
+        .serve("httproute-request-percentage-mirror.yaml")
+        .await;
+    let to = SocketAddr::new(addresses["same-namespace"], controller.http);
+    let authority = to.to_string();
+    for (path, percent) in [
+        ("/percent-mirror", 20.0),
+        ("/percent-mirror-fraction", 50.0),
+        ("/percent-mirror-and-modify-headers", 35.0),
+    ] {
+        let sent = 300.0;
+        let target = format!("{path}?batch=1");
+        eventually(&format!("{path} served"), || async {
+            request_to(to, "GET", &authority, &format!("{path}?probe"), &[], "")
+                .await
+                .is_some_and(|r| r.backend() == "infra-backend-v1")
+        })
+        .await;
+        for _ in 0..300 {
+            let response = request_to(to, "GET", &authority, &target, &[], "")
+                .await
+                .unwrap();
+            assert_eq!(response.backend(), "infra-backend-v1");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let copies = seen_by(&suite, "infra-backend-v2", &target).len() as f64;
+        let share: f64 = percent / 100.0;
+        let (mean, deviation) = (sent * share, (sent * share * (1.0 - share)).sqrt());
+        assert!(
+            (copies - mean).abs() <= 4.0 * deviation,
+            "{path}: {copies} copies of {sent} at {percent} %"
+        );
+    }
+}
+
+/// HTTPRouteRequestHeaderModifierBackendWeights
+/// (`httproute-request-header-modifier-backend-weights.go`, v1.6.1): of 100 requests split
+/// 10/10 between two backends, each carries one `Backend` header, naming the backend it
+/// reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_backend_header_modifier_weights() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let suite = Suite::start().await;
+    let file = "httproute-request-header-modifier-backend-weights.yaml";
+    let (controller, addresses) = suite.serve(file).await;
+    let to = SocketAddr::new(addresses["same-namespace"], controller.http);
+    let authority = to.to_string();
+    eventually("the route served", || async {
+        request_to(to, "GET", &authority, "/?probe", &[], "")
+            .await
+            .is_some_and(|r| r.status == 200)
+    })
+    .await;
+    for _ in 0..100 {
+        let response = request_to(to, "GET", &authority, "/?weights", &[], "").await;
+        assert_eq!(response.unwrap().status, 200);
+    }
+    let mut reached = BTreeMap::new();
+    for request in seen_by(&suite, "infra-backend-v1", "/?weights")
+        .into_iter()
+        .chain(seen_by(&suite, "infra-backend-v2", "/?weights"))
+    {
+        let named: Vec<&str> = request
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "backend")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(named, [request.backend.as_str()], "{request:?}");
+        *reached.entry(request.backend.clone()).or_insert(0) += 1;
+    }
+    assert_eq!(reached.values().sum::<i32>(), 100, "{reached:?}");
+    assert_eq!(reached.len(), 2, "{reached:?}");
 }

@@ -1,6 +1,7 @@
 //! A WebSocket upgrade through the controller's nginx, as ingress-nginx passes it: the backend
 //! sees `Upgrade` and `Connection: upgrade` (and the forwarded headers and a request id), answers
-//! 101, and bytes then flow both ways on the upgraded connection.
+//! 101, and bytes then flow both ways on the upgraded connection. The same through an HTTPRoute
+//! to a Service port with `appProtocol: kubernetes.io/ws` (HTTPRouteBackendProtocolWebSocket).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -75,23 +76,9 @@ async fn echo_backend() -> (u16, Arc<Mutex<Vec<String>>>) {
     (port, seen)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_websocket_upgrade_passes_through_and_echoes() {
-    if support::ran_elsewhere() {
-        return;
-    }
-    let (port, seen) = echo_backend().await;
-    let mut m = String::from(CLASS);
-    m.push_str(&service("ws", "echo", &[port]));
-    m.push_str(&ingress(
-        "ws",
-        "chat",
-        "ws.example.com",
-        "",
-        None,
-        &[("Prefix", "/", "echo")],
-    ));
-    let controller = Controller::start(&m).await;
+/// Opens a WebSocket to `ws.example.com/chat` through the controller's nginx (waiting until
+/// it is served) and checks that messages come back.
+async fn upgrade_and_echo(controller: &Controller) {
     let upgrade = "GET /chat HTTP/1.1\r\nHost: ws.example.com\r\nUpgrade: websocket\r\n\
                    Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
                    Sec-WebSocket-Version: 13\r\n\r\n";
@@ -127,6 +114,26 @@ async fn a_websocket_upgrade_passes_through_and_echoes() {
         .unwrap();
         assert_eq!(echoed, message.as_bytes());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_upgrade_passes_through_and_echoes() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (port, seen) = echo_backend().await;
+    let mut m = String::from(CLASS);
+    m.push_str(&service("ws", "echo", &[port]));
+    m.push_str(&ingress(
+        "ws",
+        "chat",
+        "ws.example.com",
+        "",
+        None,
+        &[("Prefix", "/", "echo")],
+    ));
+    let controller = Controller::start(&m).await;
+    upgrade_and_echo(&controller).await;
 
     // The headers ingress-nginx adds, as the backend saw them on the upgrade.
     let heads = seen.lock().unwrap().clone();
@@ -142,4 +149,42 @@ async fn a_websocket_upgrade_passes_through_and_echoes() {
     ] {
         assert!(request.contains(header), "no {header:?} in {request}");
     }
+}
+
+/// HTTPRouteBackendProtocolWebSocket (gateway-api v1.6.1,
+/// `conformance/tests/httproute-backend-protocol-websocket.go`): a route to a Service port
+/// whose `appProtocol` is `kubernetes.io/ws` carries a WebSocket (S-BR.1 step 6). The suite
+/// checks that messages come back; the backend here also checks the upgrade headers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_route_to_a_ws_port_upgrades_and_echoes() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (port, seen) = echo_backend().await;
+    let m = format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
+         metadata: {{name: ws}}\nspec: {{controllerName: {controller}}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\n\
+         metadata: {{name: gw, namespace: ws}}\nspec: {{gatewayClassName: ws, listeners: \
+         [{{name: http, port: 80, protocol: HTTP}}]}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+         metadata: {{name: chat, namespace: ws}}\nspec: {{parentRefs: [{{name: gw}}], \
+         hostnames: [ws.example.com], rules: [{{backendRefs: [{{name: echo, port: 8082}}]}}]}}\n\
+         ---\napiVersion: v1\nkind: Service\nmetadata: {{name: echo, namespace: ws}}\n\
+         spec: {{ports: [{{name: third-port, port: 8082, appProtocol: kubernetes.io/ws}}]}}\n\
+         ---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: echo-0, \
+         namespace: ws, labels: {{kubernetes.io/service-name: echo}}}}\naddressType: IPv4\n\
+         ports: [{{name: third-port, port: {port}}}]\nendpoints: [{{addresses: ['{ip}']}}]\n",
+        controller = ingress_controller::gateway::DEFAULT_CONTROLLER_NAME,
+        ip = backend_ip(),
+    );
+    let controller = Controller::start(&m).await;
+    upgrade_and_echo(&controller).await;
+    let heads = seen.lock().unwrap().clone();
+    let request = heads.last().unwrap();
+    assert!(request.starts_with("get /chat http/1.1\r\n"), "{request}");
+    assert!(
+        request.contains("\r\nx-forwarded-host: ws.example.com\r\n"),
+        "{request}"
+    );
 }

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cluster_state::gateway::{
-    Header, HeaderModifier, HttpPathModifier, HttpRequestRedirectFilter, HttpRoute,
-    HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter,
+    BackendObjectReference, CorsFilter, Header, HeaderModifier, HttpPathModifier,
+    HttpRequestRedirectFilter, HttpRoute, HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter,
+    RequestMirror,
 };
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
@@ -502,6 +503,26 @@ const GATEWAY_SLOTS: &[(&str, Slot, &str, &str)] = &[
         "a\nb",
     ),
     (
+        "header regex value",
+        |o, v| {
+            let header = &mut route_match(o, 1).headers.as_mut().unwrap()[0];
+            header.type_ = Some("RegularExpression".into());
+            header.value = v.into();
+        },
+        "t[a-z]+",
+        "t(",
+    ),
+    (
+        "query regex value",
+        |o, v| {
+            let param = &mut route_match(o, 1).query_params.as_mut().unwrap()[0];
+            param.type_ = Some("RegularExpression".into());
+            param.value = v.into();
+        },
+        "w|x",
+        "w(",
+    ),
+    (
         "query name",
         |o, v| route_match(o, 1).query_params.as_mut().unwrap()[0].name = v.into(),
         "r",
@@ -601,6 +622,56 @@ fn rewrite(objects: &mut Objects, rewrite: HttpUrlRewriteFilter) {
         HttpRouteFilter {
             type_: "URLRewrite".into(),
             url_rewrite: Some(rewrite),
+            ..Default::default()
+        },
+    );
+}
+
+/// The first backendRef of BASE's route with a RequestHeaderModifier of its own (S-F.9).
+fn backend_request_headers(objects: &mut Objects, modifier: HeaderModifier) {
+    let rules = route(objects).spec.rules.as_mut().unwrap();
+    rules[0].backend_refs.as_mut().unwrap()[0].filters = Some(vec![HttpRouteFilter {
+        type_: "RequestHeaderModifier".into(),
+        request_header_modifier: Some(modifier),
+        ..Default::default()
+    }]);
+}
+
+/// A CORS filter with `origin`, `method`, `header` allowed and `exposed` exposed.
+fn cors(objects: &mut Objects, origin: &str, method: &str, header: &str, exposed: &str) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "CORS".into(),
+            cors: Some(CorsFilter {
+                allow_origins: Some(vec![origin.into()]),
+                allow_methods: Some(vec![method.into()]),
+                allow_headers: Some(vec![header.into()]),
+                expose_headers: Some(vec![exposed.into()]),
+                allow_credentials: Some(true),
+                max_age: None,
+            }),
+            ..Default::default()
+        },
+    );
+}
+
+/// A RequestMirror to Service `name` port 80 in `namespace` (the route's when `None`).
+fn mirror(objects: &mut Objects, name: &str, namespace: Option<&str>) {
+    set_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "RequestMirror".into(),
+            request_mirror: Some(RequestMirror {
+                backend_ref: BackendObjectReference {
+                    name: name.into(),
+                    namespace: namespace.map(Into::into),
+                    port: Some(80),
+                    ..Default::default()
+                },
+                percent: Some(50),
+                fraction: None,
+            }),
             ..Default::default()
         },
     );
@@ -746,6 +817,60 @@ const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
         },
         "/new",
         "/a b",
+    ),
+    (
+        "backendRef header set name",
+        |o, v| backend_request_headers(o, modifier(&[(v, "x")], &[], &[])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "backendRef header set value",
+        |o, v| backend_request_headers(o, modifier(&[("X-F", v)], &[], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "backendRef header add value",
+        |o, v| backend_request_headers(o, modifier(&[], &[("X-F", v)], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "CORS origin",
+        |o, v| cors(o, v, "GET", "X-H", "X-E"),
+        "https://*.example.org",
+        "https://a b",
+    ),
+    (
+        "CORS method",
+        |o, v| cors(o, "*", v, "X-H", "X-E"),
+        "PUT",
+        "put",
+    ),
+    (
+        "CORS allowed header",
+        |o, v| cors(o, "*", "GET", v, "X-E"),
+        "X-H",
+        "X_H",
+    ),
+    (
+        "CORS exposed header",
+        |o, v| cors(o, "*", "GET", "X-H", v),
+        "X-E",
+        "X_E",
+    ),
+    (
+        "mirror backend name",
+        |o, v| mirror(o, v, None),
+        "web",
+        "nope",
+    ),
+    (
+        "mirror backend namespace",
+        |o, v| mirror(o, "web", Some(v)),
+        "demo",
+        "other",
     ),
 ];
 

@@ -110,8 +110,9 @@ pub fn resolve<F>(
 }
 
 /// The route's `ResolvedRefs` (S-BR.2): `Ok` when every backendRef of every rule resolves (a
-/// rule without backendRefs is no failure); otherwise the reason of the first failure, in rule
-/// then backendRef order, with a message listing every failure.
+/// rule without backendRefs is no failure), and the backend of every RequestMirror (S-F.6);
+/// otherwise the reason of the first failure, in rule order, each rule's backendRefs then its
+/// mirrors, with a message listing every failure.
 ///
 /// # Errors
 ///
@@ -122,8 +123,15 @@ pub fn route_refs(route: &HttpRoute, context: Context<'_>) -> Result<(), Fault> 
         .spec
         .rules()
         .iter()
-        .flat_map(|rule| rule.backend_refs().iter())
-        .filter_map(|backend| resolve(backend, HttpRoute::KIND, namespace, context).err())
+        .flat_map(|rule| {
+            let refs = rule.backend_refs().iter();
+            let refs = refs
+                .filter_map(|backend| resolve(backend, HttpRoute::KIND, namespace, context).err());
+            let mirrors = super::mirror::mirror_refs(rule);
+            refs.chain(mirrors.filter_map(|backend| {
+                super::mirror::resolve(backend, HttpRoute::KIND, namespace, context).err()
+            }))
+        })
         .collect();
     match faults.first() {
         None => Ok(()),
@@ -139,8 +147,8 @@ mod tests {
     use std::sync::Arc;
 
     use cluster_state::gateway::{
-        HttpBackendRef, HttpRouteRule, HttpRouteSpec, ReferenceGrant, ReferenceGrantFrom,
-        ReferenceGrantSpec, ReferenceGrantTo,
+        BackendObjectReference, HttpBackendRef, HttpRouteFilter, HttpRouteRule, HttpRouteSpec,
+        ReferenceGrant, ReferenceGrantFrom, ReferenceGrantSpec, ReferenceGrantTo, RequestMirror,
     };
     use cluster_state::k8s::api::core::v1::{ServicePort, ServiceSpec};
     use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -314,5 +322,36 @@ mod tests {
         assert_eq!(fault.reason, "BackendNotFound");
         assert!(fault.message.contains("infra/ghost"), "{}", fault.message);
         assert!(fault.message.contains("backend/web"), "{}", fault.message);
+
+        // A RequestMirror's backend counts too (S-F.6): without a grant, RefNotPermitted.
+        let mirror = |namespace: Option<&str>| HttpRouteFilter {
+            type_: "RequestMirror".into(),
+            request_mirror: Some(RequestMirror {
+                backend_ref: BackendObjectReference {
+                    namespace: namespace.map(Into::into),
+                    name: "web".into(),
+                    port: Some(8080),
+                    ..Default::default()
+                },
+                percent: None,
+                fraction: None,
+            }),
+            ..Default::default()
+        };
+        let mirrored = |namespace: Option<&str>| {
+            let mut with_mirror = rule(vec![backend(None, "web", Some(8080))]);
+            with_mirror.filters = Some(vec![mirror(namespace)]);
+            route(vec![with_mirror])
+        };
+        assert_eq!(route_refs(&mirrored(None), context), Ok(()));
+        let fault = route_refs(&mirrored(Some("backend")), context).unwrap_err();
+        assert_eq!(fault.reason, "RefNotPermitted");
+        assert!(
+            fault
+                .message
+                .starts_with("RequestMirror backendRef backend/web"),
+            "{}",
+            fault.message
+        );
     }
 }

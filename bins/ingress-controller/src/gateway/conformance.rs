@@ -573,6 +573,55 @@ fn httproute_hostname_intersection() {
     assert_listener(&found[2], "listener-3", &["HTTPRoute"], 1, &fine);
 }
 
+/// The routes of the extended filters' tests (S-F.6, S-F.7, S-F.9: RequestMirror,
+/// RequestMultipleMirrors, RequestPercentageMirror, CORS, BackendRequestHeaderModifier,
+/// RequestHeaderModifierBackendWeights) are accepted with every rule and reference: no
+/// `PartiallyInvalid`, `ResolvedRefs` true.
+#[test]
+fn extended_filter_routes_are_accepted_whole() {
+    let routes: [(&str, &[&str]); 6] = [
+        ("httproute-request-mirror.yaml", &["request-mirror"]),
+        (
+            "httproute-request-multiple-mirrors.yaml",
+            &["request-multiple-mirrors"],
+        ),
+        (
+            "httproute-request-percentage-mirror.yaml",
+            &["request-percentage-mirror"],
+        ),
+        (
+            "httproute-cors.yaml",
+            &[
+                "cors-multiple-origins-methods-headers",
+                "cors-wildcard-methods",
+                "cors-wildcard-origin",
+                "cors-wildcard-methods-headers",
+            ],
+        ),
+        (
+            "httproute-request-header-modifier-backend.yaml",
+            &["request-header-modifier"],
+        ),
+        (
+            "httproute-request-header-modifier-backend-weights.yaml",
+            &["request-header-modifier-backend-weights"],
+        ),
+    ];
+    for (file, names) in routes {
+        let evaluation = run(&load(file));
+        for name in names {
+            let conditions = route_parent(&evaluation, INFRA, name, "same-namespace");
+            let want = [
+                ("Accepted", "True", "Accepted"),
+                ("ResolvedRefs", "True", "ResolvedRefs"),
+            ];
+            assert_conditions(name, &conditions, &want);
+            let partial = conditions.iter().find(|c| c.type_ == "PartiallyInvalid");
+            assert!(partial.is_none(), "{file} {name}: {partial:?}");
+        }
+    }
+}
+
 #[path = "../../tests/support/gateway_tables.rs"]
 mod tables;
 

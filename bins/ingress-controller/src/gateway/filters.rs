@@ -1,7 +1,8 @@
 //! HTTPRoute filters as typed values, and the ones refused (S-F): header edits of the request
-//! and of the response, redirects, rewrites. A filter that is refused, not implemented or
-//! unknown makes its rule invalid (S-IR.1, S-F.6 to S-F.9): the rule then answers 500 rather
-//! than be skipped, so that no filter is ever bypassed.
+//! and of the response, redirects, rewrites, mirrors ([`super::mirror`]), request header edits
+//! on a backendRef ([`super::backend_filters`]), CORS ([`super::cors`]). A filter that is
+//! refused, not implemented or unknown makes its rule invalid (S-IR.1, S-F.8): the rule then
+//! answers 500 rather than be skipped, so that no filter is ever bypassed.
 //!
 //! The types branch has already checked what the CRDs' CEL rules check (one header name per
 //! action, no URLRewrite beside a RequestRedirect, path values' characters); what is checked
@@ -10,6 +11,9 @@
 use cluster_state::gateway::{HeaderModifier, HttpPathModifier, HttpRouteFilter, HttpRouteRule};
 
 use super::Fault;
+use super::backend_filters::{self, BackendRoute};
+use super::cors::{self, Cors};
+use super::mirror::{self, Mirror};
 
 /// The reason of a refused value (S-IR.1).
 const UNSUPPORTED: &str = "UnsupportedValue";
@@ -25,6 +29,13 @@ pub enum Filter {
     Redirect(Redirect),
     /// The host and path sent to the backend (S-F.4).
     Rewrite(Rewrite),
+    /// A copy of the request sent to another backend, its answer ignored (S-F.6).
+    Mirror(Mirror),
+    /// The request header edits of one backend of the rule's split, applied when the split
+    /// picks it (S-F.9). Added by the planner; never written in a rule's `filters`.
+    BackendHeaders(BackendRoute),
+    /// The cross-origin requests allowed, answered by the gateway (S-F.7).
+    Cors(Cors),
 }
 
 /// Header changes: each name appears in one list only; names are as written (nginx compares
@@ -316,7 +327,14 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
                 path: path.transpose()?,
             }))
         }
-        // S-F.6, S-F.7, S-F.8: not implemented (yet), and never skipped.
+        "RequestMirror" => {
+            let filter = filter.request_mirror.as_ref();
+            mirror::mirror(filter.ok_or_else(|| missing("requestMirror"))?).map(Filter::Mirror)
+        }
+        "CORS" => {
+            cors::cors(filter.cors.as_ref().ok_or_else(|| missing("cors"))?).map(Filter::Cors)
+        }
+        // S-F.8: not implemented (yet), and never skipped.
         other => Err(Fault::new(
             UNSUPPORTED,
             format!("filter {other} is not supported"),
@@ -325,18 +343,16 @@ pub fn filter(filter: &HttpRouteFilter) -> Result<Filter, Fault> {
 }
 
 /// The filters of `rule` in the order written, or the first reason it is invalid: a refused
-/// filter, or filters on a backendRef (S-F.9, not implemented).
+/// filter, or a refused filter on a backendRef ([`backend_filters::check`], S-F.9).
 pub fn rule_filters(rule: &HttpRouteRule) -> Result<Vec<Filter>, Fault> {
-    let on_backend = rule
-        .backend_refs
+    let filters: Vec<Filter> = rule
+        .filters
         .iter()
         .flatten()
-        .any(|b| b.filters.as_ref().is_some_and(|f| !f.is_empty()));
-    if on_backend {
-        let message = "filters on a backendRef are not supported";
-        return Err(Fault::new(UNSUPPORTED, message));
-    }
-    rule.filters.iter().flatten().map(filter).collect()
+        .map(filter)
+        .collect::<Result<_, _>>()?;
+    backend_filters::check(rule, &filters)?;
+    Ok(filters)
 }
 
 #[cfg(test)]

@@ -5,12 +5,13 @@
 //! One check for the planner and the status: a match [`servable`] refuses is left out of
 //! nginx's configuration, and its rule counts as invalid ([`rule_matches`], called by
 //! [`super::rules::rule_actions`]), so that `PartiallyInvalid` and `Accepted` say what nginx
-//! serves. RegularExpression header and query values are refused (not implemented).
+//! serves. RegularExpression header and query values are held to the regex paths' subset
+//! ([`crate::regex_path::check_value`]) and, like paths, must match the whole value.
 
 use cluster_state::gateway::{HttpRouteMatch, HttpRouteRule};
 
 use super::Fault;
-use super::plan::Conditions;
+use super::plan::{Conditions, ValueRegex};
 use crate::paths::{Kind, PathRule};
 
 /// The longest header or query-parameter value a match may compare (the CRD's maximum for
@@ -67,8 +68,8 @@ pub fn rule_matches(rule: &HttpRouteRule) -> Result<(), Fault> {
 ///
 /// What cannot be served: a method that is not upper-case letters, a header name outside
 /// `[A-Za-z0-9-]`, an empty parameter name, a value longer than [`MAX_VALUE`] (a parameter
-/// name longer than [`MAX_NAME`]) or with control characters, a RegularExpression value (not
-/// yet), an unknown type.
+/// name longer than [`MAX_NAME`]) or with control characters, a RegularExpression value
+/// outside the checked subset or longer than [`MAX_REGEX`], an unknown type.
 fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
     let long = |what: &str, text: &str, max: usize| {
         if text.len() > max {
@@ -95,15 +96,18 @@ fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
         if let Some(why) = long("a header value", &header.value, MAX_VALUE) {
             return Err(why);
         }
-        if header.match_type() != "Exact" {
-            return Err(format!(
-                "{} header matches are not served yet",
-                header.match_type()
-            ));
-        }
         let name = name.to_ascii_lowercase();
-        if !out.headers.iter().any(|(n, _)| *n == name) {
-            out.headers.push((name, header.value.clone()));
+        let regex = value_regex(header.match_type(), &header.value)?;
+        if out.has(true, &name) {
+            continue;
+        }
+        match regex {
+            Some(pattern) => out.regexes.push(ValueRegex {
+                header: true,
+                name,
+                pattern,
+            }),
+            None => out.headers.push((name, header.value.clone())),
         }
     }
     for param in m.query_params() {
@@ -115,22 +119,59 @@ fn conditions(m: &HttpRouteMatch) -> Result<Conditions, String> {
         {
             return Err(why);
         }
-        if param.match_type() != "Exact" {
-            return Err(format!(
-                "{} query matches are not served yet",
-                param.match_type()
-            ));
+        let regex = value_regex(param.match_type(), &param.value)?;
+        if out.has(false, &param.name) {
+            continue;
         }
-        if !out.query.iter().any(|(n, _)| *n == param.name) {
-            out.query.push((param.name.clone(), param.value.clone()));
+        match regex {
+            Some(pattern) => out.regexes.push(ValueRegex {
+                header: false,
+                name: param.name.clone(),
+                pattern,
+            }),
+            None => out.query.push((param.name.clone(), param.value.clone())),
         }
     }
     Ok(out)
 }
 
-/// A checked RegularExpression path as the PCRE the whole path must match (S-PM.4): anchored
-/// at both ends (`\z`, not `$`, which also matches before a final newline), under
-/// [`crate::regex_path::MATCH_LIMIT`].
+impl Conditions {
+    /// Whether a header (`header`; `name` lower-cased) or query condition on `name` is there.
+    fn has(&self, header: bool, name: &str) -> bool {
+        let exact = if header { &self.headers } else { &self.query };
+        exact.iter().any(|(n, _)| n == name)
+            || self
+                .regexes
+                .iter()
+                .any(|r| r.header == header && r.name == name)
+    }
+}
+
+/// A header or query value of type `match_type`: `None` for `Exact`, the whole-value PCRE for
+/// a checked `RegularExpression` (same anchors and limit as a regex path, S-MM.1).
+///
+/// # Errors
+///
+/// An unknown type, a regex longer than [`MAX_REGEX`] or outside the subset.
+fn value_regex(match_type: &str, value: &str) -> Result<Option<String>, String> {
+    match match_type {
+        "Exact" => Ok(None),
+        "RegularExpression" => {
+            if value.len() > MAX_REGEX {
+                return Err(format!(
+                    "a regex longer than {MAX_REGEX} bytes is not served"
+                ));
+            }
+            crate::regex_path::check_value(value)?;
+            Ok(Some(whole_match(value)))
+        }
+        other => Err(format!("{other} matches are not served")),
+    }
+}
+
+/// A checked RegularExpression path (or header or query value) as the PCRE the whole subject
+/// must match (S-PM.4, S-MM.1): anchored at both ends (`\z`, not `$`, which also matches
+/// before a final newline), under [`crate::regex_path::MATCH_LIMIT`].
 pub(crate) fn whole_match(path: &str) -> String {
     format!(
         "(*LIMIT_MATCH={}){}\\z",
@@ -196,7 +237,7 @@ pub fn gateway_path(match_type: &str, value: &str) -> Result<PathRule, String> {
 
 #[cfg(test)]
 mod tests {
-    use cluster_state::gateway::{HeaderMatch, HttpPathMatch};
+    use cluster_state::gateway::{HeaderMatch, HttpPathMatch, HttpQueryParamMatch};
 
     use super::*;
 
@@ -237,7 +278,9 @@ mod tests {
             with_header("X_Under", "v", None),
             with_header("X-A", "a\r\nb", None),
             with_header("X-A", &"v".repeat(MAX_VALUE + 1), None),
-            with_header("X-A", "v.*", Some("RegularExpression")),
+            with_header("X-A", "(v+)+", Some("RegularExpression")),
+            with_header("X-A", "v{2}", Some("RegularExpression")),
+            with_header("X-A", "v", Some("Prefix")),
             with_path("Exact", "/a%0d"),
             with_path("RegularExpression", "/(a+)+$"),
         ] {
@@ -246,5 +289,58 @@ mod tests {
             assert_eq!(fault.reason, "UnsupportedValue", "{refused:?}");
             assert!(fault.message.starts_with("match 1: "), "{}", fault.message);
         }
+    }
+
+    /// RegularExpression values become whole-value PCREs; a name counts once across both types
+    /// and regardless of case, the first entry winning.
+    #[test]
+    fn regex_values_are_whole_matches_and_names_count_once() {
+        let m = HttpRouteMatch {
+            headers: Some(vec![
+                HeaderMatch {
+                    name: "Version".into(),
+                    value: "v[0-9]+".into(),
+                    type_: Some("RegularExpression".into()),
+                },
+                HeaderMatch {
+                    name: "version".into(),
+                    value: "two".into(),
+                    type_: None,
+                },
+            ]),
+            query_params: Some(vec![
+                HttpQueryParamMatch {
+                    name: "q".into(),
+                    value: "one".into(),
+                    type_: Some("Exact".into()),
+                },
+                HttpQueryParamMatch {
+                    name: "q".into(),
+                    value: "t.*".into(),
+                    type_: Some("RegularExpression".into()),
+                },
+                HttpQueryParamMatch {
+                    name: "Q".into(),
+                    value: "a|b".into(),
+                    type_: Some("RegularExpression".into()),
+                },
+            ]),
+            ..Default::default()
+        };
+        let (_, conditions) = servable(&m).unwrap();
+        assert!(conditions.headers.is_empty());
+        assert_eq!(conditions.query, [("q".to_owned(), "one".to_owned())]);
+        let regexes: Vec<_> = conditions
+            .regexes
+            .iter()
+            .map(|r| (r.header, r.name.as_str(), r.pattern.as_str()))
+            .collect();
+        assert_eq!(
+            regexes,
+            [
+                (true, "version", "(*LIMIT_MATCH=100000)^(?:v[0-9]+)\\z"),
+                (false, "Q", "(*LIMIT_MATCH=100000)^(?:a|b)\\z"),
+            ]
+        );
     }
 }

@@ -14,8 +14,8 @@
 //! - [`attach`]: parentRefs to listener attachments (S-AT);
 //! - [`backend_refs`]: backendRef resolution and the route's `ResolvedRefs` (S-BR.1, S-BR.2);
 //! - [`precedence`]: the order of the candidates of one listener (S-PR);
-//! - [`filters`], [`timeouts`], [`rules`]: what a rule does besides forwarding, and which
-//!   rules are invalid (S-F, S-TO, S-IR);
+//! - [`filters`], [`mirror`], [`backend_filters`], [`cors`], [`timeouts`], [`rules`]: what a
+//!   rule does besides forwarding, and which rules are invalid (S-F, S-TO, S-IR);
 //! - [`status`]: the desired statuses (S-ST, S-0.3);
 //! - [`plan`]: what nginx serves for the served listeners, and [`addresses`] where;
 //! - `render`: the Gateways' nginx servers (crate-private).
@@ -38,14 +38,17 @@ use crate::objects::{Map, Objects};
 
 pub mod addresses;
 pub mod attach;
+pub mod backend_filters;
 pub mod backend_refs;
 pub mod class;
 pub mod collisions;
+pub mod cors;
 pub mod filters;
 pub mod grants;
 pub mod hostname;
 pub mod listeners;
 pub mod matches;
+pub mod mirror;
 pub mod namespaces;
 pub mod plan;
 pub mod precedence;

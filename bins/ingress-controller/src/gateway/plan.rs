@@ -11,8 +11,8 @@
 //! first one has no conditions the location serves it inline; otherwise the Lua dispatcher
 //! tries the list (§4).
 //!
-//! A match nginx cannot serve ([`matches::servable`]: RegularExpression header and query
-//! values, values over the caps, paths S-PM.3 refuses) is left out and reported, and its
+//! A match nginx cannot serve ([`matches::servable`]: regexes outside the checked subset,
+//! values over the caps, paths S-PM.3 refuses) is left out and reported, and its
 //! rule is invalid (its other matches answer 500, the status drops it). Fail closed (S-IR.2, S-F.8): a rule whose filters or timeouts [`rules::rule_actions`]
 //! refuses answers 500, since serving it without them would bypass them; so does a
 //! ReplacePrefixMatch on a match without a literal prefix (a RegularExpression path).
@@ -26,10 +26,12 @@ use cluster_state::k8s::Resource;
 use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::addresses::{self, Pool};
+use super::backend_filters::{self, BackendRoute};
 use super::backend_refs::{self, Context};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
 use super::matches;
+use super::mirror;
 use super::precedence::Candidate;
 use super::rules::{self, RuleActions};
 use super::{Evaluation, ServedListener};
@@ -135,8 +137,23 @@ pub struct Conditions {
     /// Query parameters, by exact name (the first entry of a name only), with the exact value
     /// the first of the request's must have, decoded.
     pub query: Vec<(String, String)>,
+    /// RegularExpression header and query-parameter conditions (S-MM.1, S-MM.2).
+    pub regexes: Vec<ValueRegex>,
     /// The PCRE the whole decoded path must match: anchored, under the match limit.
     pub path: Option<String>,
+}
+
+/// A RegularExpression header or query-parameter condition: the first value the request has
+/// under `name` (as in [`Conditions::headers`] and [`Conditions::query`]) must match `pattern`
+/// whole, a missing one never does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueRegex {
+    /// A header (`true`: `name` lower-cased) or a query parameter.
+    pub header: bool,
+    /// The header or parameter name.
+    pub name: String,
+    /// The PCRE: anchored at both ends, under the match limit (as a regex path's).
+    pub pattern: String,
 }
 
 impl Conditions {
@@ -145,6 +162,7 @@ impl Conditions {
         self.method.is_none()
             && self.headers.is_empty()
             && self.query.is_empty()
+            && self.regexes.is_empty()
             && self.path.is_none()
     }
 }
@@ -185,7 +203,8 @@ pub enum Action {
 pub enum Share {
     /// A backend (`namespace/service:port`) and its weight.
     Backend {
-        /// The backend's name in the table.
+        /// The backend's name in the table, or, for a backend with request header edits of
+        /// its own, the named location that serves it (`@…`, S-F.9).
         name: String,
         /// Its weight.
         weight: u32,
@@ -524,7 +543,7 @@ impl Builder<'_> {
         let Some(rule) = rules.get(index) else {
             return Action::Fail;
         };
-        let actions = match rules::rule_actions(rule) {
+        let mut actions = match rules::rule_actions(rule) {
             Ok(actions) => actions,
             Err(fault) => {
                 self.problem(
@@ -557,17 +576,34 @@ impl Builder<'_> {
                 prefix: None,
             };
         }
+        self.resolve_mirrors(key, index, &mut actions.filters);
         let refs = rule.backend_refs();
+        let split = format!("gw:{key}#{index}");
         let mut shares = Vec::new();
-        for backend in refs {
+        for (ref_index, backend) in refs.iter().enumerate() {
             let weight = u32::try_from(backend.weight().clamp(0, MAX_WEIGHT)).unwrap_or(0);
             if weight == 0 {
                 continue;
             }
             match backend_refs::resolve(backend, HttpRoute::KIND, &key.namespace, self.context) {
                 Ok(found) => {
-                    let name = format!("{}:{}", found.service, found.port);
+                    let mut name = format!("{}:{}", found.service, found.port);
                     self.plan.backends.insert((found.service, found.port));
+                    // S-F.9: a backend with request edits of its own is drawn as its location.
+                    let edits = backend_filters::backend_edits(backend).unwrap_or_default();
+                    if !edits.is_empty() {
+                        let Ok(request) = backend_filters::request_edits(&actions.filters, &edits)
+                        else {
+                            return Action::Fail;
+                        };
+                        let location = backend_filters::member_location(&split, ref_index);
+                        actions.filters.push(Filter::BackendHeaders(BackendRoute {
+                            location: location.clone(),
+                            backend: name,
+                            request,
+                        }));
+                        name = location;
+                    }
                     shares.push(Share::Backend { name, weight });
                 }
                 Err(_) => shares.push(Share::Invalid { weight }),
@@ -576,7 +612,6 @@ impl Builder<'_> {
         if !shares.iter().any(|s| matches!(s, Share::Backend { .. })) {
             return Action::Fail;
         }
-        let split = format!("gw:{key}#{index}");
         self.plan.splits.insert(split.clone(), shares);
         Action::Forward {
             split,
@@ -584,6 +619,31 @@ impl Builder<'_> {
             path: String::new(),
             actions,
             prefix: None,
+        }
+    }
+}
+
+impl Builder<'_> {
+    /// Resolves the backends of the RequestMirror filters among `filters` (of rule `index` of
+    /// `key`) into the backend table's names; one that does not resolve is reported and copies
+    /// nothing (S-F.6), one that copies no request is not resolved.
+    fn resolve_mirrors(&mut self, key: &ObjectRef, index: usize, filters: &mut [Filter]) {
+        for filter in filters {
+            let Filter::Mirror(m) = filter else { continue };
+            if m.sample.never() {
+                continue;
+            }
+            match mirror::resolve(&m.backend, HttpRoute::KIND, &key.namespace, self.context) {
+                Ok(found) => {
+                    m.upstream = Some(format!("{}:{}", found.service, found.port));
+                    self.plan.backends.insert((found.service, found.port));
+                }
+                Err(fault) => self.problem(
+                    cluster_state::Kind::HttpRoute,
+                    key,
+                    format!("rule {index}: {}; no copies are sent", fault.message),
+                ),
+            }
         }
     }
 }

@@ -17,8 +17,10 @@ use std::net::IpAddr;
 
 use nginx_conf::Directive;
 
+use super::backend_filters::{BackendRoute, member_action};
 use super::collisions::{Ask, Collisions, IngressHosts, Merged, decide};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
+use super::mirror::Sample;
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use super::timeouts::{Limit, Timeouts};
 use crate::annotations::{BackendProtocol, NextUpstream};
@@ -287,6 +289,8 @@ fn server(
         context,
         socket,
         appends,
+        copies: Vec::new(),
+        members: Vec::new(),
     };
     for location in &s.locations {
         if merged.is_some_and(|m| !m.split.gateway.contains(&location.key)) {
@@ -308,6 +312,17 @@ fn server(
         let mut block = Vec::new();
         emit.action(action, &mut block)?;
         body.push(directive("location", [format!("@gw{index}")])?.block(block));
+    }
+    // Emitting a member may add copies: members first.
+    let mut index = 0;
+    while let Some((route, action)) = emit.members.get(index).cloned() {
+        let mut block = Vec::new();
+        emit.action(&member_action(&action, &route), &mut block)?;
+        body.push(directive("location", [&route.location])?.block(block));
+        index += 1;
+    }
+    for index in 0..emit.copies.len() {
+        body.push(emit.copy_location(index)?);
     }
     Ok(directive("server", [""; 0])?.block(body))
 }
@@ -349,7 +364,8 @@ fn location<'a>(
 
 /// The dispatcher's data for `candidates` (rendering notes §4.2): candidates separated by
 /// `;`, fields by `,`: `a=N` (the named location `@gwN`), `m=METHOD`, `h=NAME:VALUE`,
-/// `q=NAME:VALUE`, `p=REGEX`. Every value, parameter name and regex is percent-encoded outside
+/// `q=NAME:VALUE`, `H=NAME:REGEX` and `Q=NAME:REGEX` (RegularExpression header and query
+/// values), `p=REGEX`. Every value, parameter name and regex is percent-encoded outside
 /// `[A-Za-z0-9._~-]`; header names are `[A-Za-z0-9-]` already.
 fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> String {
     let mut out = Vec::new();
@@ -365,6 +381,7 @@ fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> 
             method,
             headers,
             query,
+            regexes,
             path,
         } = &choice.conditions;
         let mut fields = vec![format!("a={id}")];
@@ -379,10 +396,55 @@ fn candidate_list<'a>(candidates: &'a [Choice], named: &mut Vec<&'a Action>) -> 
                 .iter()
                 .map(|(name, value)| format!("q={}:{}", encode(name), encode(value))),
         );
+        fields.extend(regexes.iter().map(|r| {
+            let key = if r.header { 'H' } else { 'Q' };
+            format!("{key}={}:{}", encode(&r.name), encode(&r.pattern))
+        }));
         fields.extend(path.iter().map(|p| format!("p={}", encode(p))));
         out.push(fields.join(","));
     }
     out.join(";")
+}
+
+/// The response headers CORS owns: the backend's are hidden where the gateway answers CORS.
+const CORS_HEADERS: [&str; 6] = [
+    "Access-Control-Allow-Origin",
+    "Access-Control-Allow-Credentials",
+    "Access-Control-Allow-Methods",
+    "Access-Control-Allow-Headers",
+    "Access-Control-Expose-Headers",
+    "Access-Control-Max-Age",
+];
+
+/// A rule's CORS (S-F.7) for the Lua `access()`, as data in `$gw_cors`: fields separated by
+/// `,`, `o=ORIGIN` for each origin, `c=1` with credentials, `m=`, `h=` and `e=` the methods,
+/// allowed and exposed headers joined with `, `, `a=` the max age; every value percent-encoded.
+/// The backend's own CORS headers are hidden.
+fn cors(cors: &super::cors::Cors, body: &mut Vec<Directive>) -> Result<()> {
+    let mut fields: Vec<String> = cors
+        .origins
+        .iter()
+        .map(|o| format!("o={}", encode(o)))
+        .collect();
+    if cors.credentials {
+        fields.push("c=1".into());
+    }
+    for (key, list) in [
+        ("m", &cors.methods),
+        ("h", &cors.headers),
+        ("e", &cors.expose),
+    ] {
+        if !list.is_empty() {
+            fields.push(format!("{key}={}", encode(&list.join(", "))));
+        }
+    }
+    fields.push(format!("a={}", cors.max_age));
+    // Percent-encoded data: no `$`, so nginx expands nothing in it.
+    body.push(directive("set", ["$gw_cors", &fields.join(",")])?);
+    for name in CORS_HEADERS {
+        body.push(directive("proxy_hide_header", [name])?);
+    }
+    Ok(())
 }
 
 /// `text` with every byte outside `[A-Za-z0-9._~-]` written `%XX`.
@@ -403,6 +465,30 @@ struct Emit<'c, 'a> {
     context: &'c Context<'a>,
     socket: &'c Placed<'a>,
     appends: &'c mut Appends,
+    /// The server's mirror copies, each served by location [`copy_uri`] of its index.
+    copies: Vec<MirrorCopy>,
+    /// The backends with request edits of their own (S-F.9) the server's forwards draw, each
+    /// with the forward it belongs to: a named location each.
+    members: Vec<(BackendRoute, Action)>,
+}
+
+/// Where a RequestMirror sends its copies, and what they carry (S-F.6).
+#[derive(Clone, PartialEq)]
+struct MirrorCopy {
+    /// The backend's name in the table.
+    upstream: String,
+    /// The share of requests copied.
+    sample: Sample,
+    /// The rule's request header edits and URLRewrite host, applied to the copy too.
+    request: Vec<HeaderEdits>,
+    /// As above.
+    host: Option<String>,
+}
+
+/// The URI of the internal location of mirror copy `index`: it begins with `//`, which no
+/// Gateway path (S-PM.3) and no client URI (nginx merges slashes) can reach.
+fn copy_uri(index: usize) -> String {
+    format!("//gw-mirror/{index}")
 }
 
 impl Emit<'_, '_> {
@@ -429,6 +515,20 @@ impl Emit<'_, '_> {
                     "-"
                 };
                 body.push(directive("set", ["$location_path", label])?);
+                // Every `set` before the rewrites: `rewrite … break` ends the `set` lines.
+                let mirrored = actions.filters.iter().any(|f| match f {
+                    Filter::Mirror(m) => m.upstream.is_some(),
+                    _ => false,
+                });
+                if mirrored {
+                    // Where the copies find this request's backend name again (Lua `mirror()`).
+                    body.push(directive("set", ["$gw_mirror_main", "-"])?);
+                }
+                for filter in &actions.filters {
+                    if let Filter::Cors(cors) = filter {
+                        self::cors(cors, body)?;
+                    }
+                }
                 let mut request = Vec::new();
                 let mut response = Vec::new();
                 let mut host = None;
@@ -443,8 +543,40 @@ impl Emit<'_, '_> {
                                 rewrite(change, prefix.as_deref(), body)?;
                             }
                         }
-                        // A rule with a redirect is planned as [`Action::Redirect`].
-                        Filter::Redirect(_) => {}
+                        // A rule with a redirect is planned as [`Action::Redirect`]; CORS is
+                        // above, mirrors once the rule's request edits are known, below;
+                        // backends with edits of their own are named locations of the server.
+                        Filter::Redirect(_) | Filter::Mirror(_) | Filter::Cors(_) => {}
+                        Filter::BackendHeaders(route) => {
+                            if !self
+                                .members
+                                .iter()
+                                .any(|(r, _)| r.location == route.location)
+                            {
+                                self.members.push((route.clone(), action.clone()));
+                            }
+                        }
+                    }
+                }
+                for filter in &actions.filters {
+                    if let Filter::Mirror(m) = filter {
+                        let Some(upstream) = &m.upstream else {
+                            continue;
+                        };
+                        let copy = MirrorCopy {
+                            upstream: upstream.clone(),
+                            sample: m.sample,
+                            request: request.iter().map(|e| (*e).clone()).collect(),
+                            host: host.map(str::to_owned),
+                        };
+                        let index = match self.copies.iter().position(|c| *c == copy) {
+                            Some(index) => index,
+                            None => {
+                                self.copies.push(copy);
+                                self.copies.len() - 1
+                            }
+                        };
+                        body.push(directive("mirror", [copy_uri(index)])?);
                     }
                 }
                 self.request_headers(&request, host, body)?;
@@ -468,6 +600,39 @@ impl Emit<'_, '_> {
             Action::Fail => body.push(directive("return", ["500"])?),
         }
         Ok(())
+    }
+
+    /// The internal location of mirror copy `index` (S-F.6; nginx's `mirror` subrequest,
+    /// whose answer nginx drops): its backend and share as data for the Lua `mirror()`, which
+    /// answers 204 itself when the request is not drawn; the original request URI, the rule's
+    /// request header edits; one try, on one endpoint.
+    fn copy_location(&mut self, index: usize) -> Result<Directive> {
+        let Some(MirrorCopy {
+            upstream,
+            sample,
+            request,
+            host,
+        }) = self.copies.get(index).cloned()
+        else {
+            return directive("return", ["500"]);
+        };
+        // Subrequests share their parent's variables: both are set in every copy location.
+        let share = format!("{}/{}", sample.numerator, sample.denominator);
+        let mut body = vec![
+            directive("internal", [""; 0])?,
+            directive("set", ["$gw_mirror_upstream", &upstream])?,
+            directive("set", ["$gw_mirror_sample", &share])?,
+        ];
+        let edits: Vec<&HeaderEdits> = request.iter().collect();
+        self.request_headers(&edits, host.as_deref(), &mut body)?;
+        body.push(directive("proxy_next_upstream", ["off"])?);
+        // The mirror subrequest skips the access phase: the peer is picked while rewriting.
+        body.push(lua_block("rewrite_by_lua_block", lua::MIRROR)?);
+        body.push(directive(
+            "proxy_pass",
+            ["http://ingress_balancer$request_uri"],
+        )?);
+        Ok(directive("location", ["=", &copy_uri(index)])?.block(body))
     }
 
     /// The request headers of a proxied request when a filter changes them (rendering notes
@@ -682,6 +847,7 @@ fn timeouts(timeouts: &Timeouts, body: &mut Vec<Directive>) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::plan::ValueRegex;
     use super::*;
 
     /// Every byte a client or an object could use to leave the data is encoded.
@@ -706,6 +872,11 @@ mod tests {
                     method: Some("GET".into()),
                     headers: vec![("version".into(), "t$o,o".into())],
                     query: vec![("a b".into(), "c;d".into())],
+                    regexes: vec![ValueRegex {
+                        header: false,
+                        name: "k".into(),
+                        pattern: "v|w".into(),
+                    }],
                     path: Some("^(?:/a)\\z".into()),
                 },
                 &forward,
@@ -716,7 +887,7 @@ mod tests {
         let mut named = Vec::new();
         assert_eq!(
             candidate_list(&candidates, &mut named),
-            "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
+            "a=0,m=GET,h=version:t%24o%2Co,q=a%20b:c%3Bd,Q=k:v%7Cw,p=%5E%28%3F%3A%2Fa%29%5Cz;a=1;a=0"
         );
         assert_eq!(named, [&forward, &Action::Fail]);
     }
@@ -767,6 +938,37 @@ mod tests {
             "return 302 http://$host/full-path-replacement$is_args$args;",
             "return 302 http://$host/replacement-prefix$gw_rest$gw_query;",
             "return 302 http://$host/replacement-prefix;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+    }
+
+    /// S-F.6: a rule's mirror is a `mirror` to an internal location that only nginx's
+    /// subrequests reach, with its backend and share as data; copies of a rule that edits the
+    /// request headers carry the edits.
+    #[test]
+    fn mirrors_copy_to_internal_locations() {
+        let text = rendered("httproute-request-mirror.yaml");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for line in [
+            "mirror //gw-mirror/0;",
+            "mirror //gw-mirror/1;",
+            "location = //gw-mirror/0 {",
+            "internal;",
+            "set $gw_mirror_upstream gateway-conformance-infra/infra-backend-v2:8080;",
+            "set $gw_mirror_sample 1/1;",
+            "proxy_set_header X-Header-Set set-overwrites-values;",
+            "proxy_next_upstream off;",
+            "proxy_pass http://ingress_balancer$request_uri;",
+        ] {
+            assert!(lines.contains(&line), "no `{line}` in:\n{text}");
+        }
+        let text = rendered("httproute-request-percentage-mirror.yaml");
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for line in [
+            "set $gw_mirror_sample 20/100;",
+            "set $gw_mirror_sample 25/50;",
+            "set $gw_mirror_sample 35/100;",
         ] {
             assert!(lines.contains(&line), "no `{line}` in:\n{text}");
         }

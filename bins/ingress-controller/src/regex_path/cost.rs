@@ -19,17 +19,19 @@
 
 use super::parse::{Atom, Bytes, Item, Repeat, Sequence};
 
-/// Checks every sequence of the pattern; `text` is the path, for quoting constructs.
+/// Checks every sequence of the pattern; `text` is the pattern, for quoting constructs.
+/// `rooted`: every top-level alternative must also start with `/` (a path; header and
+/// query-parameter values have no such rule).
 ///
 /// # Errors
 ///
 /// The first refused construct, quoted, and why.
-pub(super) fn check(alternatives: &[Sequence], text: &str) -> Result<(), String> {
+pub(super) fn check(alternatives: &[Sequence], text: &str, rooted: bool) -> Result<(), String> {
     for (i, sequence) in alternatives.iter().enumerate() {
         let starts_with_slash = sequence.first().is_some_and(|item| {
             item.repeat == Repeat::One && item.atom == Atom::Set(Bytes::of(b'/'))
         });
-        if !starts_with_slash {
+        if rooted && !starts_with_slash {
             let quoted = span_text(text, sequence.first(), sequence.last());
             return Err(format!(
                 "alternative {} ({quoted:?}) does not start with /; every top-level \

@@ -1,5 +1,6 @@
 //! Regex paths (`use-regex`): the subset of PCRE accepted, the bound on what matching one may
-//! cost, and the pattern nginx gets.
+//! cost, and the pattern nginx gets. Gateway header and query-parameter regexes are held to
+//! the same subset and bound ([`check_value`]).
 //!
 //! A path is refused when nginx would refuse it (`parse`), when it has a construct whose
 //! backtracking grows faster than the request's length (`cost`), or when one of its top-level
@@ -33,7 +34,20 @@ pub const MATCH_LIMIT: u32 = 100_000;
 pub fn check(path: &str) -> Result<(), String> {
     let refused = |why: String| format!("regex path {path:?}: {why}");
     let alternatives = parse::alternatives(path).map_err(refused)?;
-    cost::check(&alternatives, path).map_err(refused)
+    cost::check(&alternatives, path, true).map_err(refused)
+}
+
+/// Checks a regex that a Gateway header or query-parameter value must match: the same subset
+/// and the same bound on backtracking as [`check`], without the rule that alternatives start
+/// with `/` (a value has no root, and it only selects among the candidates of its location).
+///
+/// # Errors
+///
+/// A message that quotes the pattern and names what is wrong in it.
+pub fn check_value(pattern: &str) -> Result<(), String> {
+    let refused = |why: String| format!("regex {pattern:?}: {why}");
+    let alternatives = parse::alternatives(pattern).map_err(refused)?;
+    cost::check(&alternatives, pattern, false).map_err(refused)
 }
 
 /// The path anchored as a whole: `^(?:PATH)`, so that every alternative starts at the
@@ -78,5 +92,16 @@ mod tests {
              alternative must, or it matches the paths of other rules"
         );
         assert!(check("/a|/b").is_ok());
+    }
+
+    /// Values are held to the same subset and cost rules, without the leading `/`.
+    #[test]
+    fn values_need_no_slash_but_the_same_subset() {
+        for good in ["v[0-9]+", "a|b", ".*-beta", "(one|two)\\.x"] {
+            assert_eq!(check_value(good), Ok(()), "{good}");
+        }
+        for bad in ["(a+)+$", "\\d+\\d+", "a{2}", "(?i)a", "a\"b", "[a;]"] {
+            assert!(check_value(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -65,10 +65,20 @@ pub fn backend_ip() -> IpAddr {
 /// As the conformance suite's echo backend: `?delay=DURATION` (GEP-2257) waits that long
 /// first, and `X-Echo-Set-Header: NAME:VALUE,…` adds those response headers; with
 /// `X-Echo-Request-Headers` the body lists the request's headers after the first line, one
-/// `name: value` a line.
+/// `name: value` a line. Every request any of them gets is kept in `seen`, in arrival order.
 pub struct Backends {
     pub ports: Vec<(String, u16)>,
+    pub seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// A request a backend got: the backend's name, the request target, and the headers
+/// (lower-case names).
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub backend: String,
+    pub uri: String,
+    pub headers: Vec<(String, String)>,
 }
 
 impl Drop for Backends {
@@ -83,15 +93,29 @@ impl Backends {
     pub async fn start(names: &[&str]) -> Self {
         let mut ports = Vec::new();
         let mut tasks = Vec::new();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         for name in names {
+            let log = std::sync::Arc::clone(&seen);
             let listener = TcpListener::bind((backend_ip(), 0)).await.unwrap();
             let port = listener.local_addr().unwrap().port();
             let name = (*name).to_owned();
             ports.push((name.clone(), port));
             let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
                 let name = name.clone();
+                let log = std::sync::Arc::clone(&log);
                 async move {
                     let uri = request.uri().to_string();
+                    log.lock().unwrap().push(Seen {
+                        backend: name.clone(),
+                        uri: uri.clone(),
+                        headers: request
+                            .headers()
+                            .iter()
+                            .map(|(n, v)| {
+                                (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into())
+                            })
+                            .collect(),
+                    });
                     if request.uri().path().starts_with("/slow") {
                         tokio::time::sleep(Duration::from_secs(3)).await;
                     }
@@ -136,7 +160,7 @@ impl Backends {
                 let _ = axum::serve(listener, app).await;
             }));
         }
-        Self { ports, tasks }
+        Self { ports, seen, tasks }
     }
 
     /// Stops the listener of backend `name` (connections already open finish).
