@@ -334,11 +334,8 @@ fn server(
 fn grpc_answers() -> Result<Vec<Directive>> {
     let [(unimplemented, _, _), (unavailable, _, _)] = GRPC_ANSWERS;
     let mut out = vec![
-        directive("error_page", ["404", &format!("={unimplemented}")])?,
-        directive(
-            "error_page",
-            ["500", "502", "503", "504", &format!("={unavailable}")],
-        )?,
+        directive("error_page", ["404", "=", unimplemented])?,
+        directive("error_page", ["500", "502", "503", "504", "=", unavailable])?,
     ];
     for (name, status, message) in GRPC_ANSWERS {
         out.push(directive("location", [name])?.block(vec![
