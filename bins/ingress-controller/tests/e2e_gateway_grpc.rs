@@ -6,7 +6,8 @@
 //! `h2` crate, which answer every call with their name in an `x-backend` header and
 //! `grpc-status: 0`; the tables (`support/gateway_grpc_tables.rs`) are sent by an `h2` client
 //! with prior knowledge, and what no route matches must come back as nginx's
-//! `grpc-status: 12` (S-GR.3). The routes' statuses are read from their status files.
+//! `grpc-status: 12` (S-GR.3). The routes' statuses are read from their status files, and
+//! GRPCRouteWeight's split is counted.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -227,6 +228,23 @@ fn route_status(c: &Controller, name: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
+/// A controller serving `file`'s objects, the manifests, and the address of `gateway`.
+async fn serve(
+    file: &str,
+    gateway: &str,
+    ports: &BTreeMap<&str, u16>,
+) -> (Controller, String, IpAddr) {
+    let manifests = manifests(file, ports);
+    let address = address_of(&manifests, gateway);
+    let extra = [
+        "--gateway-addresses".to_owned(),
+        POOL.to_owned(),
+        "--publish-status-address=192.0.2.10".to_owned(),
+    ];
+    let controller = Controller::start_with(&manifests, &extra).await;
+    (controller, manifests, address)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_grpc_tables_through_nginx() {
     if support::ran_elsewhere() {
@@ -238,14 +256,7 @@ async fn conformance_grpc_tables_through_nginx() {
         ports.insert(name, grpc_server(name, Arc::clone(&seen)).await);
     }
     for (test, file, gateway, cases) in GRPC {
-        let manifests = manifests(file, &ports);
-        let address = address_of(&manifests, gateway);
-        let extra = [
-            "--gateway-addresses".to_owned(),
-            POOL.to_owned(),
-            "--publish-status-address=192.0.2.10".to_owned(),
-        ];
-        let controller = Controller::start_with(&manifests, &extra).await;
+        let (controller, manifests, address) = serve(file, gateway, &ports).await;
         let port = controller.http;
         let Some(first) = cases.first() else {
             continue;
@@ -283,6 +294,34 @@ async fn conformance_grpc_tables_through_nginx() {
             assert!(!text.contains("status: \"False\""), "{text}");
         }
     }
+    // GRPCRouteWeight: 70/30/0 by the Lua balancer (the suite's own check is a tolerance
+    // around each weight; here ±10 % of 200 calls).
+    let (controller, _, address) = serve("grpcroute-weight.yaml", "same-namespace", &ports).await;
+    let port = controller.http;
+    let case: GrpcCase = ("", grpc_tables::ECHO, &[], None);
+    eventually("GRPCRouteWeight: a call answered", || async {
+        call(address, port, &case)
+            .await
+            .is_some_and(|a| a.grpc("grpc-status") == Some("0"))
+    })
+    .await;
+    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    for _ in 0..200 {
+        let answer = call(address, port, &case).await.unwrap();
+        let backend = answer.headers.get("x-backend").unwrap().to_str().unwrap();
+        *counts.entry(backend.to_owned()).or_default() += 1;
+    }
+    let v1 = counts
+        .get("grpc-infra-backend-v1")
+        .copied()
+        .unwrap_or_default();
+    let v2 = counts
+        .get("grpc-infra-backend-v2")
+        .copied()
+        .unwrap_or_default();
+    assert_eq!(v1 + v2, 200, "{counts:?}");
+    assert!((120..=160).contains(&v1), "{counts:?}");
+
     // nginx passed the method path and the suite's metadata on to the backends.
     let calls = seen.lock().unwrap().clone();
     let versioned = calls.iter().find(|(_, _, headers)| {
