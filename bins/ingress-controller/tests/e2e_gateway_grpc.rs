@@ -8,6 +8,10 @@
 //! with prior knowledge, and what no route matches must come back as nginx's
 //! `grpc-status: 12` (S-GR.3). The routes' statuses are read from their status files, and
 //! GRPCRouteWeight's split is counted.
+//!
+//! On the address the Ingresses share, a GRPCRoute is served on an HTTPS listener (ALPN h2,
+//! curl as the client) and refused on the plaintext port 80, which is the Ingresses' HTTP/1
+//! port (`UnsupportedProtocol`); a rule without a usable backend answers `grpc-status: 14`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -24,6 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
@@ -331,4 +336,149 @@ async fn conformance_grpc_tables_through_nginx() {
     assert_eq!(path, grpc_tables::ECHO);
     assert_eq!(headers.get("te").unwrap(), "trailers");
     assert!(headers.get("connection").is_none());
+}
+
+const TLS_HOST: &str = "tls.example.com";
+
+/// The objects of the shared-address test: a Gateway with a plaintext and an HTTPS listener,
+/// GRPCRoute `echo` on both (method `Say` to the local server, `Broken` to a Service that does
+/// not exist), GRPCRoute `plain` on the plaintext one only.
+fn shared_manifests(port: u16) -> String {
+    let mut m = format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
+         metadata: {{name: {CLASS}}}\nspec: {{controllerName: {}}}\n",
+        ingress_controller::gateway::DEFAULT_CONTROLLER_NAME
+    );
+    m.push_str(&support::service("e2e", "echo", &[port]));
+    m.push_str(&support::tls_secret(
+        "e2e",
+        "tls",
+        &support::fixture("tls.crt"),
+        &support::fixture("tls.key"),
+    ));
+    let _ = write!(
+        m,
+        "---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw, namespace: e2e}}
+spec:
+  gatewayClassName: {CLASS}
+  listeners:
+    - {{name: http, port: 80, protocol: HTTP}}
+    - name: https
+      port: 443
+      protocol: HTTPS
+      hostname: {TLS_HOST}
+      tls: {{mode: Terminate, certificateRefs: [{{name: tls}}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {{name: echo, namespace: e2e}}
+spec:
+  parentRefs: [{{name: gw}}]
+  rules:
+    - matches: [{{method: {{service: echo.Echo, method: Say}}}}]
+      backendRefs: [{{name: echo, port: 80}}]
+    - matches: [{{method: {{service: echo.Echo, method: Broken}}}}]
+      backendRefs: [{{name: missing, port: 80}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {{name: plain, namespace: e2e}}
+spec:
+  parentRefs: [{{name: gw, sectionName: http}}]
+  rules: [{{backendRefs: [{{name: echo, port: 80}}]}}]
+"
+    );
+    m
+}
+
+/// A call with curl over TLS (ALPN h2, the fixture certificate trusted) to `method`: the head
+/// and trailer lines, lower case. With `message`, an empty message is sent; without, no body
+/// (curl reports an error when nginx answers before reading a body, which gRPC clients accept,
+/// RFC 9113 §8.1).
+fn curl_tls(port: u16, method: &str, message: bool) -> Option<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let request = dir.path().join("request.bin");
+    let head = dir.path().join("head.txt");
+    std::fs::write(&request, [0, 0, 0, 0, 0]).unwrap();
+    let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls.crt");
+    let mut command = Command::new("curl");
+    command
+        .args(["-s", "--http2", "--max-time", "10", "--cacert", ca])
+        .arg("--resolve")
+        .arg(format!("{TLS_HOST}:{port}:127.0.0.1"))
+        .args(["-H", "content-type: application/grpc", "-H", "te: trailers"]);
+    if message {
+        command
+            .arg("--data-binary")
+            .arg(format!("@{}", request.display()));
+    } else {
+        command.args(["-X", "POST"]);
+    }
+    let status = command
+        .arg("-D")
+        .arg(&head)
+        .args(["-o", "/dev/null"])
+        .arg(format!("https://{TLS_HOST}:{port}{method}"))
+        .status()
+        .unwrap();
+    status
+        .success()
+        .then(|| std::fs::read_to_string(&head).unwrap().to_ascii_lowercase())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_over_tls_beside_the_ingresses() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    if Command::new("curl").arg("--version").output().is_err() {
+        println!("skipped: curl");
+        return;
+    }
+    let port = grpc_server("echo", Seen::default()).await;
+    let extra = ["--publish-status-address=192.0.2.10".to_owned()];
+    let controller = Controller::start_with(&shared_manifests(port), &extra).await;
+    let https = controller.https;
+    eventually("a gRPC call over TLS", || async move {
+        let head = tokio::task::spawn_blocking(move || curl_tls(https, "/echo.Echo/Say", true))
+            .await
+            .unwrap();
+        head.is_some_and(|h| h.contains("x-backend: echo") && h.contains("grpc-status: 0"))
+    })
+    .await;
+    for (method, status) in [("/echo.Echo/Other", "12"), ("/echo.Echo/Broken", "14")] {
+        let head = tokio::task::spawn_blocking(move || curl_tls(https, method, false))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(head.starts_with("http/2 200"), "{method}: {head}");
+        assert!(head.contains("content-type: application/grpc"), "{head}");
+        assert!(
+            head.contains(&format!("grpc-status: {status}")),
+            "{method}: {head}"
+        );
+    }
+    // Port 80 is the Ingresses' HTTP/1 port here: `plain` is refused, `echo` is served on
+    // HTTPS alone, and the plaintext port still speaks HTTP/1.
+    let file = |name: &str| {
+        let path = controller
+            .manifests_dir()
+            .join(format!(".status/grpcroutes/e2e/{name}.yaml"));
+        std::fs::read_to_string(path).unwrap_or_default()
+    };
+    eventually("the GRPCRoute statuses", || async {
+        file("plain").contains("UnsupportedProtocol") && file("echo").contains("ResolvedRefs")
+    })
+    .await;
+    assert!(file("plain").contains("nginx 1.22 cannot serve HTTP/1.1 and gRPC"));
+    assert!(
+        file("echo").contains("reason: Accepted"),
+        "{}",
+        file("echo")
+    );
+    let http1 = controller.get("example.com", "/").await;
+    assert_eq!(http1.status, 404);
 }
