@@ -4,7 +4,7 @@
 //! rendered as the HTTPRoute [`as_http_route`] makes of it: its method matches become path
 //! matches, its header matches and header filters stay as they are, and every other filter
 //! is refused (its rule is invalid). What differs is the order of its candidates ([`key`],
-//! S-GR.2), and where a GRPCRoute meets HTTP traffic on a listener ([`separate`]): HTTP and
+//! S-GR.2), and where a GRPCRoute meets HTTP traffic on a listener (`separate`): HTTP and
 //! gRPC routes are never merged on one host name (S-AT.9), and nginx 1.22 cannot serve
 //! HTTP/1.1 and h2c on one plaintext port (S-GR.5).
 
