@@ -7,7 +7,7 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerStatus, Ingre
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::gateway::{
-    Gateway, GatewayClass, GatewayClassStatus, GatewayStatus, HttpRoute, RouteStatus,
+    Gateway, GatewayClass, GatewayClassStatus, GatewayStatus, GrpcRoute, HttpRoute, RouteStatus,
 };
 use crate::{Kind, Object, ObjectRef, Snapshot};
 
@@ -23,15 +23,18 @@ pub enum Status {
     /// An HTTPRoute's whole `status` (a writer keeps the `parents` entries of other
     /// controllers in it: the list is replaced as a whole).
     HttpRoute(RouteStatus),
+    /// A GRPCRoute's whole `status` (kept like an HTTPRoute's).
+    GrpcRoute(RouteStatus),
 }
 
 impl Status {
     /// The kinds whose status can be written.
-    pub const KINDS: [Kind; 4] = [
+    pub const KINDS: [Kind; 5] = [
         Kind::Ingress,
         Kind::GatewayClass,
         Kind::Gateway,
         Kind::HttpRoute,
+        Kind::GrpcRoute,
     ];
 
     /// The kind of the object this status belongs to.
@@ -41,6 +44,7 @@ impl Status {
             Status::GatewayClass(_) => Kind::GatewayClass,
             Status::Gateway(_) => Kind::Gateway,
             Status::HttpRoute(_) => Kind::HttpRoute,
+            Status::GrpcRoute(_) => Kind::GrpcRoute,
         }
     }
 
@@ -51,7 +55,9 @@ impl Status {
             Status::Ingress(status) => serde_json::json!({ "status": { "loadBalancer": status } }),
             Status::GatewayClass(status) => serde_json::json!({ "status": status }),
             Status::Gateway(status) => serde_json::json!({ "status": status }),
-            Status::HttpRoute(status) => serde_json::json!({ "status": status }),
+            Status::HttpRoute(status) | Status::GrpcRoute(status) => {
+                serde_json::json!({ "status": status })
+            }
         }
     }
 
@@ -86,6 +92,11 @@ impl Status {
                 spec: Default::default(),
                 status: Some(status.clone()),
             })),
+            Status::GrpcRoute(status) => Object::GrpcRoute(Arc::new(GrpcRoute {
+                metadata,
+                spec: Default::default(),
+                status: Some(status.clone()),
+            })),
         }
     }
 
@@ -96,6 +107,7 @@ impl Status {
             Object::GatewayClass(o) => o.status.clone().map(Status::GatewayClass),
             Object::Gateway(o) => o.status.clone().map(Status::Gateway),
             Object::HttpRoute(o) => o.status.clone().map(Status::HttpRoute),
+            Object::GrpcRoute(o) => o.status.clone().map(Status::GrpcRoute),
             _ => None,
         }
     }
@@ -107,6 +119,7 @@ impl Status {
             Status::GatewayClass(_) => snapshot.gateway_classes.contains_key(key),
             Status::Gateway(_) => snapshot.gateways.contains_key(key),
             Status::HttpRoute(_) => snapshot.http_routes.contains_key(key),
+            Status::GrpcRoute(_) => snapshot.grpc_routes.contains_key(key),
         }
     }
 
@@ -132,6 +145,11 @@ impl Status {
             }
             Status::HttpRoute(status) => {
                 if let Some(o) = snapshot.http_routes.get_mut(key) {
+                    Arc::make_mut(o).status = Some(status.clone());
+                }
+            }
+            Status::GrpcRoute(status) => {
+                if let Some(o) = snapshot.grpc_routes.get_mut(key) {
                     Arc::make_mut(o).status = Some(status.clone());
                 }
             }

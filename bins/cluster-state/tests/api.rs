@@ -302,6 +302,7 @@ async fn gateway_api_statuses_are_patched_on_their_status_subresources() {
         format!("{group}/gatewayclasses/nginx/status"),
         format!("{group}/namespaces/infra/gateways/gw/status"),
         format!("{group}/namespaces/shop/httproutes/web/status"),
+        format!("{group}/namespaces/shop/grpcroutes/echo/status"),
     ];
     let mut script = Script::default();
     let specs = [
@@ -314,6 +315,7 @@ async fn gateway_api_statuses_are_patched_on_their_status_subresources() {
             serde_json::json!({"gatewayClassName": "nginx", "listeners": []}),
         ),
         ("HTTPRoute", serde_json::json!({})),
+        ("GRPCRoute", serde_json::json!({})),
     ];
     for (path, (kind, spec)) in paths.iter().zip(specs) {
         let body = serde_json::json!({"apiVersion": "gateway.networking.k8s.io/v1",
@@ -335,6 +337,10 @@ async fn gateway_api_statuses_are_patched_on_their_status_subresources() {
             ObjectRef::new("shop", "web"),
             Status::HttpRoute(RouteStatus::default()),
         ),
+        (
+            ObjectRef::new("shop", "echo"),
+            Status::GrpcRoute(RouteStatus::default()),
+        ),
     ];
     for (key, status) in writes {
         source.write_status(&key, status).await.unwrap();
@@ -346,7 +352,12 @@ async fn gateway_api_statuses_are_patched_on_their_status_subresources() {
         let body: serde_json::Value = serde_json::from_str(&patch.body).unwrap();
         assert!(body["status"].is_object(), "{body}");
     }
-    let kinds = [Kind::GatewayClass, Kind::Gateway, Kind::HttpRoute];
+    let kinds = [
+        Kind::GatewayClass,
+        Kind::Gateway,
+        Kind::HttpRoute,
+        Kind::GrpcRoute,
+    ];
     assert_eq!(rbac_calls(&seen), declared(api_calls(&[], &kinds)));
 }
 

@@ -291,7 +291,13 @@ fn uids(objects: &Objects) -> BTreeMap<reports::Subject, Option<String>> {
         .map(|o| entry(Kind::Gateway, &o.metadata));
     let routes = objects.http_routes.values();
     let routes = routes.map(|o| entry(Kind::HttpRoute, &o.metadata));
-    ingresses.chain(gateways).chain(routes).collect()
+    let grpc_routes = objects.grpc_routes.values();
+    let grpc_routes = grpc_routes.map(|o| entry(Kind::GrpcRoute, &o.metadata));
+    ingresses
+        .chain(gateways)
+        .chain(routes)
+        .chain(grpc_routes)
+        .collect()
 }
 
 /// Binds the first of `addresses` that can be bound.

@@ -15,7 +15,7 @@ use crate::gateway::collisions::Conflict;
 use crate::objects::Objects;
 
 /// The statuses of `evaluation` that `objects` do not hold: GatewayClasses first, then
-/// Gateways, then HTTPRoutes (a route's parent is then already described).
+/// Gateways, then HTTPRoutes and GRPCRoutes (a route's parent is then already described).
 pub fn changed(evaluation: Evaluation, objects: &Objects) -> Vec<(ObjectRef, Status)> {
     let mut out = Vec::new();
     for (key, status) in evaluation.gateway_classes {
@@ -40,6 +40,15 @@ pub fn changed(evaluation: Evaluation, objects: &Objects) -> Vec<(ObjectRef, Sta
             .and_then(|o| o.status.as_ref());
         if held != Some(&status) {
             out.push((key, Status::HttpRoute(status)));
+        }
+    }
+    for (key, status) in evaluation.grpc_routes {
+        let held = objects
+            .grpc_routes
+            .get(&key)
+            .and_then(|o| o.status.as_ref());
+        if held != Some(&status) {
+            out.push((key, Status::GrpcRoute(status)));
         }
     }
     out
@@ -223,6 +232,10 @@ spec: {ports: [{port: 80}]}
                 }
                 Status::HttpRoute(s) => {
                     let route = objects.http_routes.get_mut(&key).unwrap();
+                    std::sync::Arc::make_mut(route).status = Some(s);
+                }
+                Status::GrpcRoute(s) => {
+                    let route = objects.grpc_routes.get_mut(&key).unwrap();
                     std::sync::Arc::make_mut(route).status = Some(s);
                 }
                 Status::Ingress(_) => unreachable!("no Ingress here"),

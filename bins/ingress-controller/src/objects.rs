@@ -1,6 +1,6 @@
 //! The Kubernetes objects the controller reads, as one value.
 
-use cluster_state::gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
+use cluster_state::gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant};
 use cluster_state::{Filter, Kind, Object, Reporter, Source, SourceArgs, SourceError, Status};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -32,6 +32,8 @@ pub struct Objects {
     pub gateways: Map<Gateway>,
     /// HTTPRoutes.
     pub http_routes: Map<HttpRoute>,
+    /// GRPCRoutes.
+    pub grpc_routes: Map<GrpcRoute>,
     /// ReferenceGrants.
     pub reference_grants: Map<ReferenceGrant>,
     /// The ConfigMap of global settings (`--configmap`; read only with it).
@@ -54,6 +56,7 @@ impl Objects {
             gateway_classes: snapshot.gateway_classes.clone(),
             gateways: snapshot.gateways.clone(),
             http_routes: snapshot.http_routes.clone(),
+            grpc_routes: snapshot.grpc_routes.clone(),
             reference_grants: snapshot.reference_grants.clone(),
             // The source keeps the one ConfigMap named (Filter::only_config_map).
             config_map: snapshot
@@ -90,6 +93,7 @@ impl Objects {
                 Object::GatewayClass(o) => _ = self.gateway_classes.insert(key, o),
                 Object::Gateway(o) => _ = self.gateways.insert(key, o),
                 Object::HttpRoute(o) => _ = self.http_routes.insert(key, o),
+                Object::GrpcRoute(o) => _ = self.grpc_routes.insert(key, o),
                 Object::ReferenceGrant(o) => _ = self.reference_grants.insert(key, o),
                 Object::ConfigMap(o) => self.config_map = Some(ConfigMap::clone(&o)),
                 _ => {}
@@ -103,7 +107,7 @@ impl Objects {
 /// the Namespaces (for `--watch-namespace-selector` and the Gateway API's `allowedRoutes`
 /// selectors), and the Gateway API's kinds, which are optional: where their CRDs are not
 /// installed, the source says so once and watches for them to appear.
-pub const KINDS: [Kind; 10] = [
+pub const KINDS: [Kind; 11] = [
     Kind::IngressClass,
     Kind::Ingress,
     Kind::Service,
@@ -113,11 +117,12 @@ pub const KINDS: [Kind; 10] = [
     Kind::GatewayClass,
     Kind::Gateway,
     Kind::HttpRoute,
+    Kind::GrpcRoute,
     Kind::ReferenceGrant,
 ];
 
 /// The kinds whose status the controller writes (`--update-status`).
-pub const STATUS_KINDS: [Kind; 4] = Status::KINDS;
+pub const STATUS_KINDS: [Kind; 5] = Status::KINDS;
 
 /// What the controller reads besides the [`KINDS`], as its flags ask.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cluster_state::gateway::{
-    BackendObjectReference, CorsFilter, Header, HeaderModifier, HttpPathModifier,
-    HttpRequestRedirectFilter, HttpRoute, HttpRouteFilter, HttpRouteMatch, HttpUrlRewriteFilter,
-    RequestMirror,
+    BackendObjectReference, CorsFilter, GrpcMethodMatch, GrpcRoute, GrpcRouteRule, Header,
+    HeaderModifier, HttpPathModifier, HttpRequestRedirectFilter, HttpRoute, HttpRouteFilter,
+    HttpRouteMatch, HttpUrlRewriteFilter, RequestMirror,
 };
 use ingress_controller::class::Selection;
 use ingress_controller::objects::Objects;
@@ -874,6 +874,126 @@ const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
     ),
 ];
 
+/// BASE's Gateway with a plaintext listener for GRPCRoutes alone (its port then speaks h2c),
+/// and a GRPCRoute on it with a conditional match and header filters.
+const GRPC: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: demo}
+spec:
+  gatewayClassName: gw
+  listeners:
+    - {name: http, port: 80, protocol: HTTP, hostname: gw.example.com}
+    - name: https
+      port: 443
+      protocol: HTTPS
+      hostname: gw.example.com
+      tls: {mode: Terminate, certificateRefs: [{name: tls}]}
+    - {name: grpc, port: 9000, protocol: HTTP, allowedRoutes: {kinds: [{kind: GRPCRoute}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: grpc, namespace: demo}
+spec:
+  parentRefs: [{name: gw, sectionName: grpc}]
+  rules:
+    - matches:
+        - method: {service: pkg.Svc, method: Echo}
+          headers: [{name: X-G, value: one}]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier: {set: [{name: X-S, value: s}], add: [{name: X-Add, value: a}]}
+        - type: ResponseHeaderModifier
+          responseHeaderModifier: {add: [{name: X-R, value: r}]}
+      backendRefs: [{name: web, port: 80}]
+"#;
+
+/// The GRPCRoute of [`GRPC`], added to `objects` (with its Gateway) the first time.
+fn grpc_route(objects: &mut Objects) -> &mut GrpcRoute {
+    if objects.grpc_routes.is_empty() {
+        objects.add_yaml(GRPC).unwrap();
+    }
+    let route = objects.grpc_routes.values_mut().next_back().unwrap();
+    std::sync::Arc::make_mut(route)
+}
+
+/// The first rule of the GRPCRoute of [`GRPC`].
+fn grpc_rule(objects: &mut Objects) -> &mut GrpcRouteRule {
+    &mut grpc_route(objects).spec.rules.as_mut().unwrap()[0]
+}
+
+/// The method match of the first rule of the GRPCRoute of [`GRPC`].
+fn grpc_method(objects: &mut Objects) -> &mut GrpcMethodMatch {
+    let rule = grpc_rule(objects);
+    let matches = rule.matches.as_mut().unwrap();
+    matches[0].method.as_mut().unwrap()
+}
+
+/// The filter `index` of the first rule of the GRPCRoute of [`GRPC`].
+fn grpc_filter(objects: &mut Objects, index: usize) -> &mut HeaderModifier {
+    let filter = &mut grpc_rule(objects).filters.as_mut().unwrap()[index];
+    filter
+        .request_header_modifier
+        .as_mut()
+        .or(filter.response_header_modifier.as_mut())
+        .unwrap()
+}
+
+/// Every field of a GRPCRoute a value reaches (S-GR.1, S-GR.4), with a valid and a refused
+/// benign value.
+const GRPC_SLOTS: &[(&str, Slot, &str, &str)] = &[
+    (
+        "grpc service",
+        |o, v| grpc_method(o).service = Some(v.into()),
+        "pkg.Other",
+        "pkg Svc",
+    ),
+    (
+        "grpc method",
+        |o, v| grpc_method(o).method = Some(v.into()),
+        "Other",
+        "a b",
+    ),
+    (
+        "grpc regex method",
+        |o, v| {
+            let method = grpc_method(o);
+            method.type_ = Some("RegularExpression".into());
+            method.method = Some(v.into());
+        },
+        "Ec.*",
+        "Ec(",
+    ),
+    (
+        "grpc header value",
+        |o, v| {
+            let rule = grpc_rule(o);
+            let matches = rule.matches.as_mut().unwrap();
+            matches[0].headers.as_mut().unwrap()[0].value = v.into();
+        },
+        "two",
+        "a\nb",
+    ),
+    (
+        "grpc request header set value",
+        |o, v| grpc_filter(o, 0).set.as_mut().unwrap()[0].value = v.into(),
+        "x",
+        "a\nb",
+    ),
+    (
+        "grpc request header add value",
+        |o, v| grpc_filter(o, 0).add.as_mut().unwrap()[0].value = v.into(),
+        "x",
+        "a\nb",
+    ),
+    (
+        "grpc response header add value",
+        |o, v| grpc_filter(o, 1).add.as_mut().unwrap()[0].value = v.into(),
+        "x",
+        "a\nb",
+    ),
+];
+
 /// Regex paths: the Ingress opts in, and the path becomes a pattern.
 fn regex_slot(objects: &mut Objects, value: &str) {
     annotate(objects, "use-regex", "true");
@@ -886,6 +1006,7 @@ fn slots() -> Vec<(&'static str, Slot, &'static str, &'static str)> {
     slots.push(("regex path", regex_slot, "/c(.*)", "/c("));
     slots.extend_from_slice(GATEWAY_SLOTS);
     slots.extend_from_slice(FILTER_SLOTS);
+    slots.extend_from_slice(GRPC_SLOTS);
     slots
 }
 
@@ -1085,4 +1206,40 @@ fn the_gateway_of_base_is_rendered() {
         );
     }
     assert!(backends::table(&model).contains("gw:demo/route#0 split=demo/web:80*1\n"));
+}
+
+/// The GRPCRoute slots reach the configuration: its plaintext port speaks h2c, its call goes
+/// through the dispatcher to `grpc_pass`, with `grpc_set_header`, and the server answers
+/// gRPC statuses (S-GR.3, S-GR.5).
+#[test]
+fn the_grpc_route_is_rendered() {
+    let mut objects = base();
+    grpc_route(&mut objects);
+    let model = model::build(&objects, &selection());
+    let text = render::render(&model, &options()).unwrap();
+    for line in [
+        "listen 127.0.0.1:9000 http2 default_server;",
+        "location = /pkg.Svc/Echo {",
+        "set $gw_candidates a=0,h=x-g:one;",
+        "set $proxy_upstream_name gw:grpc:demo/grpc#0;",
+        "grpc_set_header X-S s;",
+        "grpc_set_header X-Add $gw_add_0;",
+        "add_header X-R r always;",
+        "grpc_pass grpc://ingress_balancer;",
+        "error_page 404 = @gw_grpc_unimplemented;",
+        "error_page 500 502 503 504 = @gw_grpc_unavailable;",
+        "add_trailer grpc-status 12 always;",
+        "add_trailer grpc-status 14 always;",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim() == line),
+            "no `{line}` in:\n{text}"
+        );
+    }
+    assert!(!text.contains("grpc_set_header Upgrade"));
+    // The HTTP/1 sockets speak no h2c.
+    assert!(
+        text.contains("listen 127.0.0.1:8080 default_server;"),
+        "{text}"
+    );
 }

@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::mirror::{Mirror, Rejected, Update};
 use crate::events::invalid_object_event;
-use crate::gateway::{Gateway, GatewayClass, HttpRoute};
+use crate::gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute};
 use crate::kind::with_kinds;
 use crate::snapshot::publish;
 use crate::{
@@ -127,6 +127,10 @@ impl ApiSource {
             }
             Status::HttpRoute(_) => {
                 let api = Api::<HttpRoute>::namespaced(client, &key.namespace);
+                patch_status(api, &key.name, &patch).await
+            }
+            Status::GrpcRoute(_) => {
+                let api = Api::<GrpcRoute>::namespaced(client, &key.namespace);
                 patch_status(api, &key.name, &patch).await
             }
         };

@@ -101,6 +101,7 @@ impl StatusFiles {
             Object::GatewayClass(o) => serde_saphyr::to_string(&*o),
             Object::Gateway(o) => serde_saphyr::to_string(&*o),
             Object::HttpRoute(o) => serde_saphyr::to_string(&*o),
+            Object::GrpcRoute(o) => serde_saphyr::to_string(&*o),
             other => {
                 return Err(io::Error::other(format!(
                     "no status file for {}",

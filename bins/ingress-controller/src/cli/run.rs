@@ -115,8 +115,8 @@ fn parse_selector(text: &str) -> Result<LabelSelector, String> {
 }
 
 impl SelectionArgs {
-    /// The Ingress selection these flags describe.
-    pub fn selection(&self) -> Selection {
+    /// The Ingress selection these flags describe, with where `nginx` serves the Gateways.
+    pub fn selection(&self, nginx: &NginxArgs) -> Selection {
         Selection {
             controller: self.controller_class.clone(),
             annotation: self.ingress_class.clone(),
@@ -133,6 +133,7 @@ impl SelectionArgs {
                 .map(ToString::to_string),
             gateway: crate::gateway::Settings {
                 controller_name: self.gateway_controller_name.clone(),
+                own_addresses: nginx.gateway_addresses.is_some(),
                 ..crate::gateway::Settings::default()
             },
         }

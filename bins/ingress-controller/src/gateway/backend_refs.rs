@@ -1,7 +1,7 @@
 //! A route's backendRefs resolved to Service ports (semantics S-BR.1), and the route's
 //! `ResolvedRefs` condition from them (S-BR.2).
 
-use cluster_state::gateway::{BackendRef, GROUP, HttpRoute};
+use cluster_state::gateway::{BackendRef, GROUP, GrpcRoute, HttpRoute};
 use cluster_state::k8s::Resource;
 use cluster_state::k8s::api::core::v1::Service;
 use cluster_state::{ObjectRef, Objects};
@@ -35,7 +35,8 @@ pub struct Context<'a> {
 ///
 /// The route's `ResolvedRefs` reason and a message: `InvalidKind` (not a core Service, or an
 /// ExternalName Service), `RefNotPermitted` (another namespace without a grant),
-/// `BackendNotFound` (no such Service or port), `UnsupportedProtocol` (`kubernetes.io/h2c`).
+/// `BackendNotFound` (no such Service or port), `UnsupportedProtocol` (`kubernetes.io/h2c`,
+/// but for a GRPCRoute).
 pub fn resolve<F>(
     backend: &BackendRef<F>,
     route_kind: &str,
@@ -100,7 +101,10 @@ pub fn resolve<F>(
             format!("backendRef {service}: the Service has no port {port}"),
         ));
     };
-    if service_port.app_protocol.as_deref() == Some("kubernetes.io/h2c") {
+    // A GRPCRoute's backends are reached over h2c (`grpc_pass`, S-GR.5): that appProtocol is
+    // what they speak; an HTTPRoute's are reached over HTTP/1.1.
+    let h2c = service_port.app_protocol.as_deref() == Some("kubernetes.io/h2c");
+    if h2c && route_kind != GrpcRoute::KIND {
         return Err(Fault::new(
             "UnsupportedProtocol",
             format!("backendRef {service}: appProtocol kubernetes.io/h2c is not supported"),
@@ -109,15 +113,16 @@ pub fn resolve<F>(
     Ok(Backend { service, port })
 }
 
-/// The route's `ResolvedRefs` (S-BR.2): `Ok` when every backendRef of every rule resolves (a
-/// rule without backendRefs is no failure), and the backend of every RequestMirror (S-F.6);
-/// otherwise the reason of the first failure, in rule order, each rule's backendRefs then its
-/// mirrors, with a message listing every failure.
+/// The `ResolvedRefs` (S-BR.2) of `route` of kind `kind` (an HTTPRoute, or the HTTPRoute a
+/// GRPCRoute is served as, whose grants must name GRPCRoute): `Ok` when every backendRef of
+/// every rule resolves (a rule without backendRefs is no failure), and the backend of every
+/// RequestMirror (S-F.6); otherwise the reason of the first failure, in rule order, each
+/// rule's backendRefs then its mirrors, with a message listing every failure.
 ///
 /// # Errors
 ///
 /// As above.
-pub fn route_refs(route: &HttpRoute, context: Context<'_>) -> Result<(), Fault> {
+pub fn route_refs(route: &HttpRoute, kind: &str, context: Context<'_>) -> Result<(), Fault> {
     let namespace = route.metadata.namespace.as_deref().unwrap_or_default();
     let faults: Vec<Fault> = route
         .spec
@@ -125,11 +130,10 @@ pub fn route_refs(route: &HttpRoute, context: Context<'_>) -> Result<(), Fault> 
         .iter()
         .flat_map(|rule| {
             let refs = rule.backend_refs().iter();
-            let refs = refs
-                .filter_map(|backend| resolve(backend, HttpRoute::KIND, namespace, context).err());
+            let refs = refs.filter_map(|backend| resolve(backend, kind, namespace, context).err());
             let mirrors = super::mirror::mirror_refs(rule);
             refs.chain(mirrors.filter_map(|backend| {
-                super::mirror::resolve(backend, HttpRoute::KIND, namespace, context).err()
+                super::mirror::resolve(backend, kind, namespace, context).err()
             }))
         })
         .collect();
@@ -306,9 +310,12 @@ mod tests {
             grants: &grants,
         };
         // No backendRefs at all is not a failure (HTTPRouteNoBackendRefs).
-        assert_eq!(route_refs(&route(vec![rule(vec![])]), context), Ok(()));
         assert_eq!(
-            route_refs(&route(vec![HttpRouteRule::default()]), context),
+            route_refs(&route(vec![rule(vec![])]), "HTTPRoute", context),
+            Ok(())
+        );
+        assert_eq!(
+            route_refs(&route(vec![HttpRouteRule::default()]), "HTTPRoute", context),
             Ok(())
         );
         let bad = route(vec![
@@ -318,7 +325,7 @@ mod tests {
                 backend(Some("backend"), "web", Some(8080)),
             ]),
         ]);
-        let fault = route_refs(&bad, context).unwrap_err();
+        let fault = route_refs(&bad, "HTTPRoute", context).unwrap_err();
         assert_eq!(fault.reason, "BackendNotFound");
         assert!(fault.message.contains("infra/ghost"), "{}", fault.message);
         assert!(fault.message.contains("backend/web"), "{}", fault.message);
@@ -343,8 +350,8 @@ mod tests {
             with_mirror.filters = Some(vec![mirror(namespace)]);
             route(vec![with_mirror])
         };
-        assert_eq!(route_refs(&mirrored(None), context), Ok(()));
-        let fault = route_refs(&mirrored(Some("backend")), context).unwrap_err();
+        assert_eq!(route_refs(&mirrored(None), "HTTPRoute", context), Ok(()));
+        let fault = route_refs(&mirrored(Some("backend")), "HTTPRoute", context).unwrap_err();
         assert_eq!(fault.reason, "RefNotPermitted");
         assert!(
             fault

@@ -376,6 +376,8 @@ pub struct Collision {
     pub listen: String,
     /// The routes with rules on the server, which lose them there.
     pub routes: BTreeSet<ObjectRef>,
+    /// Their kind: GRPCRoutes on a gRPC server, else HTTPRoutes (S-GR.2: a server has one).
+    pub route_kind: Kind,
     /// Who keeps the socket or the name.
     pub holder: Holder,
 }
@@ -438,7 +440,7 @@ impl Collision {
         };
         let routes = self.routes.iter().map(|route| Finding {
             subject: Subject {
-                kind: Kind::HttpRoute,
+                kind: self.route_kind,
                 key: route.clone(),
             },
             reason: self.reason(),
@@ -545,6 +547,11 @@ pub(crate) fn decide<'a>(
             name: server.name.clone(),
             listen: ask.listen.clone(),
             routes: server.routes.clone(),
+            route_kind: if server.grpc {
+                Kind::GrpcRoute
+            } else {
+                Kind::HttpRoute
+            },
             holder,
         };
         if ask.ingress.is_some_and(|https| https != socket.tls) {
@@ -595,7 +602,9 @@ pub(crate) fn decide<'a>(
                         .servers
                         .push(lost(Holder::Gateway(older.clone()), server));
                 }
-                (Some(held), None, Some(Hostname::Exact(host))) => {
+                // A gRPC server is not joined with an Ingress's HTTP/1 locations: the Ingress
+                // keeps the name whole.
+                (Some(held), None, Some(Hostname::Exact(host))) if !server.grpc => {
                     let (split, both) = split(hosts, held.server, server);
                     let paths = both
                         .into_iter()
@@ -648,6 +657,7 @@ mod tests {
             locations: Vec::new(),
             routes: routes.iter().map(|r| ObjectRef::new("gw", *r)).collect(),
             claims: BTreeMap::new(),
+            grpc: false,
         }
     }
 

@@ -14,9 +14,9 @@ use super::Fault;
 use super::grants::{self, From, To};
 use super::hostname::Hostname;
 
-/// The route kinds an HTTP or HTTPS listener can carry (S-GW.2): HTTPRoute only, until
-/// GRPCRoute is implemented.
-pub const ROUTE_KINDS: &[&str] = &["HTTPRoute"];
+/// The route kinds an HTTP or HTTPS listener can carry (S-GW.2), in the order
+/// `supportedKinds` lists them.
+pub const ROUTE_KINDS: &[&str] = &["HTTPRoute", "GRPCRoute"];
 
 /// The Secret type a certificate must have.
 const TLS_SECRET: &str = "kubernetes.io/tls";
@@ -518,14 +518,18 @@ pub(super) mod tests {
         assert_eq!(reason(&checks[0].accepted), "ok");
         let both = with_kinds(&["InvalidRoute", "HTTPRoute", "HTTPRoute"]);
         let checks = run(&gateway(vec![both]), &Objects::new());
-        let want = vec![RouteGroupKind {
+        let kind = |kind: &str| RouteGroupKind {
             group: Some(GROUP.into()),
-            kind: "HTTPRoute".into(),
-        }];
-        assert_eq!(checks[0].supported_kinds, want);
+            kind: kind.into(),
+        };
+        assert_eq!(checks[0].supported_kinds, [kind("HTTPRoute")]);
         assert_eq!(reason(&checks[0].resolved_refs), "InvalidRouteKinds");
+        // Without a list, every kind carried (S-GW.2: GRPCRoute too).
         let checks = run(&gateway(vec![with_kinds(&[])]), &Objects::new());
-        assert_eq!(checks[0].supported_kinds, want);
+        assert_eq!(
+            checks[0].supported_kinds,
+            [kind("HTTPRoute"), kind("GRPCRoute")]
+        );
         assert_eq!(reason(&checks[0].resolved_refs), "ok");
     }
 

@@ -14,6 +14,8 @@
 //! - [`attach`]: parentRefs to listener attachments (S-AT);
 //! - [`backend_refs`]: backendRef resolution and the route's `ResolvedRefs` (S-BR.1, S-BR.2);
 //! - [`precedence`]: the order of the candidates of one listener (S-PR);
+//! - [`grpc`]: GRPCRoutes as HTTPRoutes, their precedence, and where they meet HTTP routes
+//!   (S-GR, S-AT.9);
 //! - [`filters`], [`mirror`], [`backend_filters`], [`cors`], [`timeouts`], [`rules`]: what a
 //!   rule does besides forwarding, and which rules are invalid (S-F, S-TO, S-IR);
 //! - [`status`]: the desired statuses (S-ST, S-0.3);
@@ -23,14 +25,14 @@
 //! Defaults are read through the types' accessor methods, never through their `Option`s
 //! (S-0.2).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use cluster_state::ObjectRef;
 use cluster_state::gateway::{
-    Gateway, GatewayClass, GatewayClassStatus, GatewayStatus, HttpRoute, ReferenceGrant,
+    Gateway, GatewayClass, GatewayClassStatus, GatewayStatus, GrpcRoute, HttpRoute, ReferenceGrant,
     RouteStatus,
 };
-use cluster_state::k8s::Resource;
 use cluster_state::k8s::api::core::v1::{Namespace, Secret, Service};
 use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -45,6 +47,7 @@ pub mod collisions;
 pub mod cors;
 pub mod filters;
 pub mod grants;
+pub mod grpc;
 pub mod hostname;
 pub mod listeners;
 pub mod matches;
@@ -61,11 +64,13 @@ pub mod timeouts;
 mod conformance;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod grpc_conformance;
 
 use attach::{GatewayView, Parent, RouteView};
 use hostname::{Hostname, Hostnames};
 use listeners::{ListenerCheck, TlsContext};
-use precedence::{Age, Candidate, Key};
+use precedence::{Age, Candidate, Key, RouteKind};
 
 /// The controller name a GatewayClass names when it is ours, unless configured otherwise.
 pub const DEFAULT_CONTROLLER_NAME: &str = "kube-node-net.io/gateway-controller";
@@ -80,6 +85,10 @@ pub struct Settings {
     pub bundle_version: Option<String>,
     /// The feature names the classes claim (S-GC.4); written sorted.
     pub supported_features: Vec<String>,
+    /// Whether each Gateway is served on an address of its own (`--gateway-addresses`);
+    /// otherwise the Gateways share the Ingresses' address, and a listener on port 80 the
+    /// Ingresses' HTTP port (S-GR.5).
+    pub own_addresses: bool,
 }
 
 impl Default for Settings {
@@ -89,6 +98,7 @@ impl Default for Settings {
             controller_name: DEFAULT_CONTROLLER_NAME.to_owned(),
             bundle_version: None,
             supported_features: Vec::new(),
+            own_addresses: false,
         }
     }
 }
@@ -121,6 +131,8 @@ pub struct GatewayInputs<'a> {
     pub gateways: &'a Map<Gateway>,
     /// Every HTTPRoute.
     pub http_routes: &'a Map<HttpRoute>,
+    /// Every GRPCRoute.
+    pub grpc_routes: &'a Map<GrpcRoute>,
     /// Every ReferenceGrant.
     pub reference_grants: &'a Map<ReferenceGrant>,
     /// Every Service.
@@ -140,6 +152,7 @@ impl<'a> GatewayInputs<'a> {
             gateway_classes: &objects.gateway_classes,
             gateways: &objects.gateways,
             http_routes: &objects.http_routes,
+            grpc_routes: &objects.grpc_routes,
             reference_grants: &objects.reference_grants,
             services: &objects.services,
             secrets: &objects.secrets,
@@ -160,6 +173,8 @@ pub struct Evaluation {
     /// The desired status of each HTTPRoute with a parentRef to a Gateway of ours, or with an
     /// entry of ours to remove; other controllers' entries kept.
     pub http_routes: BTreeMap<ObjectRef, RouteStatus>,
+    /// The desired status of each GRPCRoute, as for HTTPRoutes.
+    pub grpc_routes: BTreeMap<ObjectRef, RouteStatus>,
     /// The listeners to serve (Gateway Accepted; listener Accepted, with a usable certificate
     /// when HTTPS; S-AT.8, S-GW.10b), by Gateway then spec order.
     pub listeners: Vec<ServedListener>,
@@ -235,10 +250,18 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
         services: inputs.services,
         grants: inputs.reference_grants,
     };
-    let mut routes: Vec<(&ObjectRef, &HttpRoute, Vec<Parent>)> = Vec::new();
-    for (key, route) in inputs.http_routes {
+    let http = inputs
+        .http_routes
+        .iter()
+        .map(|(key, route)| (RouteKind::Http, key, Cow::Borrowed(route.as_ref()), None));
+    let grpc = inputs.grpc_routes.iter().map(|(key, route)| {
+        let served = Cow::Owned(grpc::as_http_route(route));
+        (RouteKind::Grpc, key, served, Some(route.as_ref()))
+    });
+    let mut routes: Vec<Attached<'_>> = Vec::new();
+    for (kind, key, route, original) in http.chain(grpc) {
         let view = RouteView {
-            kind: HttpRoute::KIND,
+            kind: kind.name(),
             namespace: &key.namespace,
             parent_refs: route.spec.parent_refs(),
             hostnames: route.spec.hostnames(),
@@ -252,20 +275,34 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
         if parents.is_empty() && !had_ours {
             continue;
         }
+        routes.push(Attached {
+            kind,
+            key,
+            route,
+            grpc: original,
+            parents,
+        });
+    }
+    grpc::separate(&mut routes, &views, !settings.own_addresses);
+    for attached in &routes {
+        let route = attached.route.as_ref();
         let findings = status::RouteFindings {
-            resolved: backend_refs::route_refs(route, backend_context),
+            resolved: backend_refs::route_refs(route, attached.kind.name(), backend_context),
             rules: rules::verdict(route),
         };
         let status = status::route_status(
             &route.metadata,
             route.status.as_ref(),
-            &parents,
+            &attached.parents,
             &findings,
             settings,
             now,
         );
-        evaluation.http_routes.insert(key.clone(), status);
-        routes.push((key, route, parents));
+        let statuses = match attached.kind {
+            RouteKind::Http => &mut evaluation.http_routes,
+            RouteKind::Grpc => &mut evaluation.grpc_routes,
+        };
+        statuses.insert(attached.key.clone(), status);
     }
 
     for (key, (gateway, class_accepted, checks)) in &checked {
@@ -274,7 +311,7 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
             .map(|index| {
                 let count = routes
                     .iter()
-                    .filter(|(_, _, parents)| !attachments(parents, key, index).is_empty())
+                    .filter(|r| !attachments(&r.parents, key, index).is_empty())
                     .count();
                 i32::try_from(count).unwrap_or(i32::MAX)
             })
@@ -304,6 +341,21 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
     evaluation
 }
 
+/// A route with a parentRef to a Gateway of ours (or an entry of ours in its status): an
+/// HTTPRoute, or a GRPCRoute as the HTTPRoute it is served as (S-GR.1).
+struct Attached<'a> {
+    /// Its kind.
+    kind: RouteKind,
+    /// The route.
+    key: &'a ObjectRef,
+    /// The route, or the HTTPRoute a GRPCRoute is served as.
+    route: Cow<'a, HttpRoute>,
+    /// The GRPCRoute, for its precedence (S-GR.2).
+    grpc: Option<&'a GrpcRoute>,
+    /// Its parentRefs of ours and their verdicts.
+    parents: Vec<Parent>,
+}
+
 /// The effective host names with which the accepted `parents` attach a route to listener
 /// `index` of Gateway `gateway` (several parentRefs may select one listener).
 fn attachments<'p>(parents: &'p [Parent], gateway: &ObjectRef, index: usize) -> Vec<&'p Hostnames> {
@@ -318,13 +370,10 @@ fn attachments<'p>(parents: &'p [Parent], gateway: &ObjectRef, index: usize) -> 
 }
 
 /// The candidates of listener `index` of `gateway`, sorted by precedence (S-PR).
-fn candidates(
-    routes: &[(&ObjectRef, &HttpRoute, Vec<Parent>)],
-    gateway: &ObjectRef,
-    index: usize,
-) -> Vec<Candidate> {
+fn candidates(routes: &[Attached<'_>], gateway: &ObjectRef, index: usize) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
-    for (key, route, parents) in routes {
+    for attached in routes {
+        let (key, route, parents) = (attached.key, &attached.route, &attached.parents);
         // S-PR.1: a route without host names matches through the listener alone and sorts
         // after every route that names its host.
         let named = !route.spec.hostnames().is_empty();
@@ -344,18 +393,23 @@ fn candidates(
             for (rule_index, rule) in route.spec.rules().iter().enumerate() {
                 for (match_index, m) in rule.matches().iter().enumerate() {
                     let age = Age::of(&route.metadata);
+                    let hostname = name.as_ref().filter(|_| named);
+                    let key_of = match attached.grpc {
+                        Some(original) => {
+                            let rules = original.spec.rules();
+                            let matches = rules.get(rule_index).map(|r| r.matches());
+                            let m = matches.and_then(|list| list.get(match_index));
+                            grpc::key(hostname, m, age, rule_index, match_index)
+                        }
+                        None => Key::new(hostname, m, age, rule_index, match_index),
+                    };
                     out.push(Candidate {
-                        route: (*key).clone(),
+                        kind: attached.kind,
+                        route: key.clone(),
                         rule: rule_index,
                         match_index,
                         hostname: name.clone(),
-                        key: Key::new(
-                            name.as_ref().filter(|_| named),
-                            m,
-                            age,
-                            rule_index,
-                            match_index,
-                        ),
+                        key: key_of,
                     });
                 }
             }

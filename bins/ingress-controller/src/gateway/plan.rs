@@ -32,7 +32,7 @@ use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
 use super::hostname::{Hostname, Specificity};
 use super::matches;
 use super::mirror;
-use super::precedence::Candidate;
+use super::precedence::{Candidate, RouteKind};
 use super::rules::{self, RuleActions};
 use super::{Evaluation, ServedListener};
 use crate::hosts::is_dns_name;
@@ -47,7 +47,8 @@ const MAX_WEIGHT: i32 = 1_000_000;
 pub struct Plan {
     /// Each Gateway with servable listeners, oldest first (creation time, then key).
     pub gateways: Vec<GatewayPlan>,
-    /// The weighted splits of the rules, by name (`gw:NAMESPACE/ROUTE#RULE`).
+    /// The weighted splits of the rules, by name (`gw:NAMESPACE/ROUTE#RULE`, a GRPCRoute's
+    /// `gw:grpc:NAMESPACE/ROUTE#RULE`).
     pub splits: BTreeMap<String, Vec<Share>>,
     /// The Service ports the splits name (Service, port number).
     pub backends: BTreeSet<(ObjectRef, i32)>,
@@ -85,6 +86,10 @@ pub struct Server {
     pub name: Option<Hostname>,
     /// The listener that serves it.
     pub listener: String,
+    /// Whether its routes are GRPCRoutes (S-AT.9 keeps the routes of one host name of one
+    /// kind): it forwards with `grpc_pass`, and answers what no route matches, or what would
+    /// get 500, with gRPC statuses (S-GR.3).
+    pub grpc: bool,
     /// The listener's certificate Secrets (`namespace/name`), HTTPS only.
     pub certificates: Vec<String>,
     /// Its locations, by key; `location /` always among them.
@@ -287,6 +292,7 @@ pub fn build(evaluation: &Evaluation, objects: &Objects) -> Plan {
         problems: BTreeSet::new(),
         candidates: HashMap::new(),
         rules: HashMap::new(),
+        grpc_routes: HashMap::new(),
     };
     let mut by_gateway: Vec<(&ObjectRef, Vec<&ServedListener>)> = Vec::new();
     for listener in &evaluation.listeners {
@@ -322,9 +328,11 @@ struct Builder<'a> {
     plan: Plan,
     problems: BTreeSet<Problem>,
     /// Each (route, rule, match) made servable once, or `None` when it is left out.
-    candidates: HashMap<(ObjectRef, usize, usize), Option<Servable>>,
+    candidates: HashMap<(RouteKind, ObjectRef, usize, usize), Option<Servable>>,
     /// Each (route, rule)'s action, once.
-    rules: HashMap<(ObjectRef, usize), Action>,
+    rules: HashMap<(RouteKind, ObjectRef, usize), Action>,
+    /// The HTTPRoutes the GRPCRoutes are served as, made once.
+    grpc_routes: HashMap<ObjectRef, std::sync::Arc<HttpRoute>>,
 }
 
 impl Builder<'_> {
@@ -429,16 +437,21 @@ impl Builder<'_> {
                     let claim = Claim {
                         routes: owners.clone().map(|c| c.route.clone()).collect(),
                         created: owners
-                            .filter_map(|c| self.created(&c.route))
+                            .filter_map(|c| self.created(c.kind, &c.route))
                             .min()
                             .flatten(),
                     };
                     (location.key.clone(), claim)
                 })
                 .collect();
+            let grpc = picked
+                .iter()
+                .filter_map(|i| listener.candidates.get(*i))
+                .any(|c| c.kind == RouteKind::Grpc);
             servers.push(Server {
                 name,
                 listener: listener.name.clone(),
+                grpc,
                 certificates: listener
                     .certificates
                     .iter()
@@ -453,14 +466,17 @@ impl Builder<'_> {
     }
 
     /// The creation time of `route` (`Some(None)`: it has none), `None` when it is unknown.
-    fn created(&self, route: &ObjectRef) -> Option<Option<Time>> {
-        let route = self.objects.http_routes.get(route)?;
-        Some(route.metadata.creation_timestamp.clone())
+    fn created(&self, kind: RouteKind, route: &ObjectRef) -> Option<Option<Time>> {
+        let metadata = match kind {
+            RouteKind::Http => &self.objects.http_routes.get(route)?.metadata,
+            RouteKind::Grpc => &self.objects.grpc_routes.get(route)?.metadata,
+        };
+        Some(metadata.creation_timestamp.clone())
     }
 
     /// The path and action of candidate `c`, or `None` (reported) when it cannot be served.
     fn candidate(&mut self, c: &Candidate) -> Option<Servable> {
-        let key = (c.route.clone(), c.rule, c.match_index);
+        let key = (c.kind, c.route.clone(), c.rule, c.match_index);
         if let Some(done) = self.candidates.get(&key) {
             return done.clone();
         }
@@ -469,12 +485,27 @@ impl Builder<'_> {
         made
     }
 
+    /// The route of candidate `c`: an HTTPRoute, or the HTTPRoute a GRPCRoute is served as.
+    fn route(&mut self, c: &Candidate) -> Option<std::sync::Arc<HttpRoute>> {
+        match c.kind {
+            RouteKind::Http => self.objects.http_routes.get(&c.route).cloned(),
+            RouteKind::Grpc => {
+                if let Some(made) = self.grpc_routes.get(&c.route) {
+                    return Some(made.clone());
+                }
+                let route = self.objects.grpc_routes.get(&c.route)?;
+                let made = std::sync::Arc::new(super::grpc::as_http_route(route));
+                self.grpc_routes.insert(c.route.clone(), made.clone());
+                Some(made)
+            }
+        }
+    }
+
     fn make_candidate(&mut self, c: &Candidate) -> Option<Servable> {
-        let objects = self.objects;
-        let route = objects.http_routes.get(&c.route)?;
+        let route = self.route(c)?;
         if !is_dns_name(&c.route.namespace) || !is_dns_name(&c.route.name) {
             self.problem(
-                cluster_state::Kind::HttpRoute,
+                c.kind.kind(),
                 &c.route,
                 "namespace and name must be DNS names; not served".into(),
             );
@@ -489,7 +520,7 @@ impl Builder<'_> {
             Ok(parsed) => parsed,
             Err(message) => {
                 self.problem(
-                    cluster_state::Kind::HttpRoute,
+                    c.kind.kind(),
                     &c.route,
                     format!(
                         "rule {} match {}: {message}; the match is left out",
@@ -500,25 +531,26 @@ impl Builder<'_> {
             }
         };
         let prefix = rule_path.as_ref().map(|r| r.path.as_str());
-        let action = self.rule_action(&c.route, route, c.rule, path.value(), prefix);
+        let action = self.rule_action(c, &route, path.value(), prefix);
         Some((rule_path, conditions, action))
     }
 
-    /// The action of rule `index` of `route` for a match with path value `path` (`prefix`:
-    /// its literal path, see [`Action::Forward`]): its split, its redirect, or 500.
+    /// The action of the rule of candidate `c` (of `route`) for a match with path value
+    /// `path` (`prefix`: its literal path, see [`Action::Forward`]): its split, its redirect,
+    /// or 500.
     fn rule_action(
         &mut self,
-        key: &ObjectRef,
+        c: &Candidate,
         route: &HttpRoute,
-        index: usize,
         path: &str,
         prefix: Option<&str>,
     ) -> Action {
-        let cache = (key.clone(), index);
+        let (kind, key, index) = (c.kind, &c.route, c.rule);
+        let cache = (kind, key.clone(), index);
         let action = match self.rules.get(&cache) {
             Some(action) => action.clone(),
             None => {
-                let action = self.make_rule_action(key, route, index);
+                let action = self.make_rule_action(kind, key, route, index);
                 self.rules.insert(cache, action.clone());
                 action
             }
@@ -527,7 +559,7 @@ impl Builder<'_> {
         let action = for_match(action, path, prefix);
         if was_served && action == Action::Fail {
             self.problem(
-                cluster_state::Kind::HttpRoute,
+                kind.kind(),
                 key,
                 format!(
                     "rule {index}: ReplacePrefixMatch needs an Exact or PathPrefix match; \
@@ -538,7 +570,13 @@ impl Builder<'_> {
         action
     }
 
-    fn make_rule_action(&mut self, key: &ObjectRef, route: &HttpRoute, index: usize) -> Action {
+    fn make_rule_action(
+        &mut self,
+        kind: RouteKind,
+        key: &ObjectRef,
+        route: &HttpRoute,
+        index: usize,
+    ) -> Action {
         let rules = route.spec.rules();
         let Some(rule) = rules.get(index) else {
             return Action::Fail;
@@ -547,7 +585,7 @@ impl Builder<'_> {
             Ok(actions) => actions,
             Err(fault) => {
                 self.problem(
-                    cluster_state::Kind::HttpRoute,
+                    kind.kind(),
                     key,
                     format!(
                         "rule {index}: {}; requests it wins are answered 500",
@@ -578,14 +616,18 @@ impl Builder<'_> {
         }
         self.resolve_mirrors(key, index, &mut actions.filters);
         let refs = rule.backend_refs();
-        let split = format!("gw:{key}#{index}");
+        // A GRPCRoute may have an HTTPRoute's name: its splits are apart.
+        let split = match kind {
+            RouteKind::Http => format!("gw:{key}#{index}"),
+            RouteKind::Grpc => format!("gw:grpc:{key}#{index}"),
+        };
         let mut shares = Vec::new();
         for (ref_index, backend) in refs.iter().enumerate() {
             let weight = u32::try_from(backend.weight().clamp(0, MAX_WEIGHT)).unwrap_or(0);
             if weight == 0 {
                 continue;
             }
-            match backend_refs::resolve(backend, HttpRoute::KIND, &key.namespace, self.context) {
+            match backend_refs::resolve(backend, kind.name(), &key.namespace, self.context) {
                 Ok(found) => {
                     let mut name = format!("{}:{}", found.service, found.port);
                     self.plan.backends.insert((found.service, found.port));

@@ -1,6 +1,6 @@
 //! The order in which the rules attached to one listener are tried for a request (semantics
-//! §4.3, S-PR.1 to S-PR.7): one sort key per candidate, a candidate being one match of one rule
-//! of one route under one of the route's effective host names.
+//! §4.3, S-PR.1 to S-PR.7; S-GR.2 for GRPCRoutes): one sort key per candidate, a candidate
+//! being one match of one rule of one route under one of the route's effective host names.
 
 use std::cmp::Reverse;
 
@@ -10,9 +10,35 @@ use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::hostname::{Hostname, Specificity};
 
+/// The kinds of route a listener carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RouteKind {
+    /// An HTTPRoute.
+    Http,
+    /// A GRPCRoute, served as the HTTPRoute [`super::grpc::as_http_route`] makes of it.
+    Grpc,
+}
+
+impl RouteKind {
+    /// The kind's name (`HTTPRoute`, `GRPCRoute`).
+    pub fn name(self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// The cluster-state kind.
+    pub fn kind(self) -> cluster_state::Kind {
+        match self {
+            Self::Http => cluster_state::Kind::HttpRoute,
+            Self::Grpc => cluster_state::Kind::GrpcRoute,
+        }
+    }
+}
+
 /// One candidate: a match of a rule of a route, under one effective host name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
+    /// The route's kind.
+    pub kind: RouteKind,
     /// The route.
     pub route: ObjectRef,
     /// The rule's index in the route's rules (defaults applied).
@@ -35,8 +61,9 @@ pub struct Key {
     path_type: u8,
     /// S-PR.2: the path value's length, longer first (a prefix without its trailing `/`).
     path_len: Reverse<usize>,
-    /// S-PR.3: a method first.
-    method: Reverse<bool>,
+    /// S-PR.3: a method first (1 for a method, 0 without); S-GR.2: the gRPC method's
+    /// characters, more first (a GRPCRoute's service characters take `path_len`).
+    method: Reverse<usize>,
     /// S-PR.4: more header matches first, names counted once ignoring case.
     headers: Reverse<usize>,
     /// S-PR.5: more query-parameter matches first, names counted once.
@@ -98,9 +125,36 @@ impl Key {
             hostname: hostname.map_or(Specificity::NONE, Hostname::specificity),
             path_type,
             path_len: Reverse(path_len),
-            method: Reverse(m.method.is_some()),
+            method: Reverse(usize::from(m.method.is_some())),
             headers: Reverse(header_names.len()),
             query: Reverse(query_names.len()),
+            age,
+            rule,
+            match_index,
+        }
+    }
+}
+
+impl Key {
+    /// The S-GR.2 key of a GRPCRoute match: the host name as S-PR.1, then more characters of
+    /// the matched service first, then of the method, then more header matches (`headers`,
+    /// names counted once), then age, rule and match as S-PR.6 and S-PR.7.
+    pub fn grpc(
+        hostname: Option<&Hostname>,
+        chars: (usize, usize),
+        headers: usize,
+        age: Age,
+        rule: usize,
+        match_index: usize,
+    ) -> Self {
+        let (service, method) = chars;
+        Self {
+            hostname: hostname.map_or(Specificity::NONE, Hostname::specificity),
+            path_type: 0,
+            path_len: Reverse(service),
+            method: Reverse(method),
+            headers: Reverse(headers),
+            query: Reverse(0),
             age,
             rule,
             match_index,

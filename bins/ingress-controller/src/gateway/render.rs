@@ -11,6 +11,13 @@
 //! written as one `server` with it, the locations each keeps side by side. When no Ingress
 //! claims the catch-all, a Gateway listener without host name takes the default server from
 //! the generated one.
+//!
+//! A server of GRPCRoutes (S-GR.3, S-GR.5) forwards with `grpc_pass`, and answers what no
+//! route matches with the gRPC status `UNIMPLEMENTED`, and what would be a 5xx of nginx's
+//! (invalid backends, no endpoint) with `UNAVAILABLE`: HTTP 200, `application/grpc`, the
+//! status in the trailers, as a gRPC server answers. A plaintext socket speaks h2c
+//! (`listen … http2`, so HTTP/1 no longer) only when it serves GRPCRoutes and nothing else;
+//! on TLS, ALPN offers h2 when `use-http2` is on.
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
@@ -50,6 +57,23 @@ pub(crate) struct Placed<'a> {
     /// Ingress's locations.
     merged: Vec<Merged<'a>>,
 }
+
+impl Placed<'_> {
+    /// Whether the socket serves GRPCRoutes and nothing else: then a plaintext one speaks
+    /// h2c, and each of its servers answers as a gRPC server (S-GR.5).
+    fn grpc_only(&self) -> bool {
+        let serves = |s: &Server| s.locations.iter().any(|l| !l.candidates.is_empty());
+        !self.ingress
+            && self.servers.iter().any(|s| s.grpc)
+            && self.servers.iter().all(|s| s.grpc || !serves(s))
+    }
+}
+
+/// The named locations answering gRPC statuses, and the status each answers.
+const GRPC_ANSWERS: [(&str, &str, &str); 2] = [
+    ("@gw_grpc_unimplemented", "12", "no route matches the call"),
+    ("@gw_grpc_unavailable", "14", "no backend can take the call"),
+];
 
 /// The longest piece of a candidate list one `set` writes (nginx's words end at 4 KB).
 const CHUNK: usize = 4000;
@@ -157,6 +181,7 @@ pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Ve
             let fallback = Server {
                 name: None,
                 listener: String::new(),
+                grpc: false,
                 certificates: Vec::new(),
                 locations: vec![Location {
                     key: LocationKey::Prefix("/".into()),
@@ -236,12 +261,16 @@ fn server(
     appends: &mut Appends,
 ) -> Result<Directive> {
     let mut listen = vec![socket.listen.as_str()];
+    let grpc_only = socket.grpc_only();
     if socket.tls {
         listen.push("ssl");
         if context.model.global.http2 {
             listen.push("http2");
         }
+    } else if grpc_only {
+        listen.push("http2");
     }
+    let grpc = s.grpc || grpc_only;
     if s.name.is_none() {
         listen.push("default_server");
     }
@@ -291,6 +320,7 @@ fn server(
         appends,
         copies: Vec::new(),
         members: Vec::new(),
+        grpc,
     };
     for location in &s.locations {
         if merged.is_some_and(|m| !m.split.gateway.contains(&location.key)) {
@@ -324,7 +354,30 @@ fn server(
     for index in 0..emit.copies.len() {
         body.push(emit.copy_location(index)?);
     }
+    if grpc {
+        body.extend(grpc_answers()?);
+    }
     Ok(directive("server", [""; 0])?.block(body))
+}
+
+/// A gRPC server's answers (S-GR.3): nginx's 404 (no route) as `UNIMPLEMENTED`, its 5xx
+/// (invalid backends, no endpoint, none reachable) as `UNAVAILABLE`, each HTTP 200 with
+/// `application/grpc` and the status in the trailers.
+fn grpc_answers() -> Result<Vec<Directive>> {
+    let [(unimplemented, _, _), (unavailable, _, _)] = GRPC_ANSWERS;
+    let mut out = vec![
+        directive("error_page", ["404", "=", unimplemented])?,
+        directive("error_page", ["500", "502", "503", "504", "=", unavailable])?,
+    ];
+    for (name, status, message) in GRPC_ANSWERS {
+        out.push(directive("location", [name])?.block(vec![
+            directive("default_type", ["application/grpc"])?,
+            directive("add_trailer", ["grpc-status", status, "always"])?,
+            directive("add_trailer", ["grpc-message", message, "always"])?,
+            directive("return", ["200", ""])?,
+        ]));
+    }
+    Ok(out)
 }
 
 /// One `location`: its first candidate's action inline when that one has no conditions (it
@@ -470,6 +523,8 @@ struct Emit<'c, 'a> {
     /// The backends with request edits of their own (S-F.9) the server's forwards draw, each
     /// with the forward it belongs to: a named location each.
     members: Vec<(BackendRoute, Action)>,
+    /// Whether the server is a gRPC one: `grpc_pass`, and the `grpc_` header directives.
+    grpc: bool,
 }
 
 /// Where a RequestMirror sends its copies, and what they carry (S-F.6).
@@ -580,13 +635,14 @@ impl Emit<'_, '_> {
                     }
                 }
                 self.request_headers(&request, host, body)?;
-                response_headers(&response, body)?;
+                response_headers(&response, self.module(), body)?;
                 let next = timeouts(&actions.timeouts, body)?;
-                body.extend(proxy_within(
-                    BackendProtocol::Http,
-                    &NextUpstream::default(),
-                    &next,
-                )?);
+                let protocol = if self.grpc {
+                    BackendProtocol::Grpc
+                } else {
+                    BackendProtocol::Http
+                };
+                body.extend(proxy_within(protocol, &NextUpstream::default(), &next)?);
             }
             Action::Redirect {
                 redirect,
@@ -594,7 +650,7 @@ impl Emit<'_, '_> {
                 prefix,
             } => {
                 let response: Vec<&HeaderEdits> = response.iter().collect();
-                response_headers(&response, body)?;
+                response_headers(&response, self.module(), body)?;
                 self.redirect(redirect, prefix.as_deref(), body)?;
             }
             Action::Fail => body.push(directive("return", ["500"])?),
@@ -635,10 +691,16 @@ impl Emit<'_, '_> {
         Ok(directive("location", ["=", &copy_uri(index)])?.block(body))
     }
 
+    /// The prefix of the proxy module's directives: `grpc` on a gRPC server, else `proxy`.
+    fn module(&self) -> &'static str {
+        if self.grpc { "grpc" } else { "proxy" }
+    }
+
     /// The request headers of a proxied request when a filter changes them (rendering notes
-    /// §6.1): a location with a `proxy_set_header` inherits none from `http`, so the standard
-    /// list is written again, without the names the filters set, add or remove, and with
-    /// URLRewrite's `host` as `Host`.
+    /// §6.1): a location with a `proxy_set_header` (`grpc_set_header`) inherits none from
+    /// `http`, so the standard list is written again, without the names the filters set, add
+    /// or remove, and with URLRewrite's `host` as `Host`; gRPC has no `Upgrade` nor
+    /// `Connection` (HTTP/2).
     fn request_headers(
         &mut self,
         edits: &[&HeaderEdits],
@@ -654,8 +716,9 @@ impl Emit<'_, '_> {
                 named.chain(&e.remove).any(|n| n.eq_ignore_ascii_case(name))
             })
         };
+        let set_header = format!("{}_set_header", self.module());
         for (name, value) in standard_headers(&self.context.model.global) {
-            if changed(name) {
+            if changed(name) || (self.grpc && matches!(name, "Upgrade" | "Connection")) {
                 continue;
             }
             let value = match (name, host) {
@@ -663,20 +726,20 @@ impl Emit<'_, '_> {
                 ("Host", Some(host)) => host,
                 _ => value,
             };
-            body.push(directive("proxy_set_header", [name, value])?);
+            body.push(directive(&set_header, [name, value])?);
         }
         for e in edits {
             for (name, value) in &e.set {
                 let value = literal(value);
-                body.push(directive("proxy_set_header", [name, &value])?);
+                body.push(directive(&set_header, [name, &value])?);
             }
             for (name, value) in &e.add {
                 let variable = self.appends.variable(name, value);
-                body.push(directive("proxy_set_header", [name, &variable])?);
+                body.push(directive(&set_header, [name, &variable])?);
             }
             for name in &e.remove {
                 // nginx sends no header whose value is empty.
-                body.push(directive("proxy_set_header", [name.as_str(), ""])?);
+                body.push(directive(&set_header, [name.as_str(), ""])?);
             }
         }
         Ok(())
@@ -781,15 +844,17 @@ fn rewrite(change: &PathChange, prefix: Option<&str>, body: &mut Vec<Directive>)
 }
 
 /// The response header changes (rendering notes §6.2): `set` hides the backend's header and
-/// adds the value, `add` adds it after the backend's, `remove` hides it. A location with an
-/// `add_header` inherits none from `http`: the HSTS header is added again.
-fn response_headers(edits: &[&HeaderEdits], body: &mut Vec<Directive>) -> Result<()> {
+/// adds the value, `add` adds it after the backend's, `remove` hides it (`module`: `proxy`,
+/// or `grpc` for `grpc_hide_header`). A location with an `add_header` inherits none from
+/// `http`: the HSTS header is added again.
+fn response_headers(edits: &[&HeaderEdits], module: &str, body: &mut Vec<Directive>) -> Result<()> {
     if edits.is_empty() {
         return Ok(());
     }
+    let hide = format!("{module}_hide_header");
     for e in edits {
         for (name, value) in &e.set {
-            body.push(directive("proxy_hide_header", [name])?);
+            body.push(directive(&hide, [name])?);
             let value = literal(value);
             body.push(directive("add_header", [name, &value, "always"])?);
         }
@@ -798,7 +863,7 @@ fn response_headers(edits: &[&HeaderEdits], body: &mut Vec<Directive>) -> Result
             body.push(directive("add_header", [name, &value, "always"])?);
         }
         for name in &e.remove {
-            body.push(directive("proxy_hide_header", [name])?);
+            body.push(directive(&hide, [name])?);
         }
     }
     body.push(hsts_header()?);
