@@ -135,10 +135,23 @@ local function wants_canary(b)
   return false
 end
 
--- Gateway CORS settings (`$gw_cors`), parsed once per worker and text (bounded like the
--- candidate lists below).
-local cors_lists = {}
-local cors_count = 0
+-- `parse` with its results kept per worker and text: the Gateway data (`$gw_cors`,
+-- `$gw_candidates`) is parsed once, not per request. Bounded: cleared when 4096 are kept.
+local function memo(parse)
+  local kept, count = {}, 0
+  return function(text)
+    local value = kept[text]
+    if not value then
+      if count >= 4096 then
+        kept, count = {}, 0
+      end
+      value = parse(text)
+      kept[text] = value
+      count = count + 1
+    end
+    return value
+  end
+end
 
 local function unescape(text)
   return (string.gsub(text, "%%(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end))
@@ -203,17 +216,9 @@ end
 -- A rule's CORS (S-F.7): the response headers of a request from an allowed origin; returns
 -- true for a preflight (OPTIONS with `Origin` and `Access-Control-Request-Method`), which the
 -- caller answers 204 itself, allowed or not, without a backend.
+local cors_parsed = memo(cors_parse)
 local function cors(text)
-  local c = cors_lists[text]
-  if not c then
-    if cors_count >= 4096 then
-      cors_lists = {}
-      cors_count = 0
-    end
-    c = cors_parse(text)
-    cors_lists[text] = c
-    cors_count = cors_count + 1
-  end
+  local c = cors_parsed(text)
   local var = ngx.var
   local origin = var.http_origin
   local method = var.http_access_control_request_method
@@ -362,10 +367,6 @@ function M.balance()
   end
 end
 
--- Gateway candidate lists, parsed once per worker and text (bounded: cleared when full).
-local gw_lists = {}
-local gw_count = 0
-
 -- `a=ID,m=METHOD,h=NAME:VALUE,q=NAME:VALUE,H=NAME:REGEX,Q=NAME:REGEX,p=REGEX;...`, every
 -- value percent-encoded.
 local function gw_parse(text)
@@ -438,18 +439,10 @@ local function gw_holds(c, state)
   return true
 end
 
+local gw_parsed = memo(gw_parse)
+
 function M.gateway_match()
-  local text = ngx.var.gw_candidates or ""
-  local list = gw_lists[text]
-  if not list then
-    if gw_count >= 4096 then
-      gw_lists = {}
-      gw_count = 0
-    end
-    list = gw_parse(text)
-    gw_lists[text] = list
-    gw_count = gw_count + 1
-  end
+  local list = gw_parsed(ngx.var.gw_candidates or "")
   local state = {}
   for _, c in ipairs(list) do
     if gw_holds(c, state) then

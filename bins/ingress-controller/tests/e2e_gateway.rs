@@ -23,7 +23,6 @@ mod support;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
-use std::path::Path;
 use std::process::Command;
 
 use ingress_controller::class::Selection;
@@ -38,7 +37,7 @@ use support::{Backends, Controller, Response, eventually, request_to};
 const INFRA: &str = "gateway-conformance-infra";
 const WEB: &str = "gateway-conformance-web-backend";
 const APP: &str = "gateway-conformance-app-backend";
-const CLASS: &str = "gateway-conformance";
+const CLASS: &str = support::CONFORMANCE_CLASS;
 const POOL: &str = "127.0.1.0/24";
 
 /// The suite's Services this test serves, `(namespace, name, port names)`: each is mapped to
@@ -101,17 +100,7 @@ impl Suite {
     }
 
     fn manifests(&self, file: &str) -> String {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gateway-api");
-        let mut out = format!(
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
-             metadata: {{name: {CLASS}}}\nspec: {{controllerName: {}}}\n",
-            ingress_controller::gateway::DEFAULT_CONTROLLER_NAME
-        );
-        for relative in ["base/manifests.yaml".to_owned(), format!("tests/{file}")] {
-            let text = std::fs::read_to_string(root.join(relative)).unwrap();
-            out.push_str("\n---\n");
-            out.push_str(&text.replace("{GATEWAY_CLASS_NAME}", CLASS));
-        }
+        let mut out = support::conformance_manifests(file);
         out.push_str(&self.secrets);
         for (namespace, name, ports) in SERVICES {
             let port = self.backends.port(name);

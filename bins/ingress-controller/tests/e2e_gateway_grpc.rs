@@ -27,7 +27,6 @@ mod grpc_tables;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::IpAddr;
-use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -43,7 +42,7 @@ use support::{Controller, backend_ip, eventually};
 use tokio::net::TcpListener;
 
 const INFRA: &str = "gateway-conformance-infra";
-const CLASS: &str = "gateway-conformance";
+const CLASS: &str = support::CONFORMANCE_CLASS;
 const POOL: &str = "127.0.1.0/24";
 
 /// The suite's gRPC Services, each mapped to a local server of the same name.
@@ -112,17 +111,7 @@ async fn answer(
 /// The manifests of `file`: the GatewayClass the suite creates, the base manifests, the
 /// test's, and an EndpointSlice per gRPC Service naming its local server.
 fn manifests(file: &str, ports: &BTreeMap<&str, u16>) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gateway-api");
-    let mut out = format!(
-        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
-         metadata: {{name: {CLASS}}}\nspec: {{controllerName: {}}}\n",
-        ingress_controller::gateway::DEFAULT_CONTROLLER_NAME
-    );
-    for relative in ["base/manifests.yaml".to_owned(), format!("tests/{file}")] {
-        let text = std::fs::read_to_string(root.join(relative)).unwrap();
-        out.push_str("\n---\n");
-        out.push_str(&text.replace("{GATEWAY_CLASS_NAME}", CLASS));
-    }
+    let mut out = support::conformance_manifests(file);
     for (name, port) in ports {
         let _ = write!(
             out,

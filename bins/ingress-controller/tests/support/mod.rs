@@ -654,3 +654,24 @@ pub fn fixture(name: &str) -> String {
     )
     .unwrap()
 }
+
+/// The GatewayClass the Gateway API conformance suite uses.
+pub const CONFORMANCE_CLASS: &str = "gateway-conformance";
+
+/// What the conformance suite applies for one test: a GatewayClass of ours named
+/// [`CONFORMANCE_CLASS`], the suite's base manifests and the test's `file`, all from
+/// `testdata/gateway-api` (Gateway API v1.6.1).
+pub fn conformance_manifests(file: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gateway-api");
+    let mut out = format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n\
+         metadata: {{name: {CONFORMANCE_CLASS}}}\nspec: {{controllerName: {}}}\n",
+        ingress_controller::gateway::DEFAULT_CONTROLLER_NAME
+    );
+    for relative in ["base/manifests.yaml".to_owned(), format!("tests/{file}")] {
+        let text = std::fs::read_to_string(root.join(relative)).unwrap();
+        out.push_str("\n---\n");
+        out.push_str(&text.replace("{GATEWAY_CLASS_NAME}", CONFORMANCE_CLASS));
+    }
+    out
+}
