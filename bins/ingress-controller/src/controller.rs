@@ -129,6 +129,9 @@ struct Loop {
     /// The listeners the last model's configuration serves nothing of, and why (their
     /// `Conflicted` condition).
     conflicts: BTreeMap<(ObjectRef, String), crate::gateway::collisions::Conflict>,
+    /// The Gateways of the last model the address pool has no address for, and why (their
+    /// `Programmed`, S-GW.7).
+    address_faults: BTreeMap<ObjectRef, crate::gateway::Fault>,
     /// A validated and installed configuration whose start failed: the restart on nginx's exit
     /// starts it again.
     unstarted: Option<String>,
@@ -210,6 +213,7 @@ pub async fn run(
         gateway_problems: Vec::new(),
         collisions: crate::gateway::collisions::Collisions::default(),
         conflicts: BTreeMap::new(),
+        address_faults: BTreeMap::new(),
         unstarted: None,
         source,
     };
@@ -399,6 +403,8 @@ impl Loop {
             }
         });
         set_conflicts(&mut evaluation, &self.conflicts, &self.objects, &now);
+        let faults = &self.address_faults;
+        crate::gateway_status::set_address_faults(&mut evaluation, faults, &self.objects, &now);
         for (key, status) in crate::gateway_status::changed(evaluation, &self.objects) {
             let kind = status.kind();
             match self.source.write_status(&key, status).await {
@@ -576,6 +582,8 @@ impl Loop {
             }
             self.gateway_problems.clone_from(&model.gateway.problems);
         }
+        let pool = self.settings.options.gateway_addresses.as_ref();
+        self.address_faults = model.gateway.address_faults(pool);
         let collisions = render::gateway_collisions(&model, &self.settings.options);
         self.conflicts =
             crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions.servers);

@@ -10,8 +10,8 @@ use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 use cluster_state::{ObjectRef, Status};
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 
-use crate::gateway::Evaluation;
 use crate::gateway::collisions::Conflict;
+use crate::gateway::{Evaluation, Fault};
 use crate::objects::Objects;
 
 /// The statuses of `evaluation` that `objects` do not hold: GatewayClasses first, then
@@ -98,6 +98,49 @@ pub fn set_conflicts(
             condition.reason = conflict.reason.into();
             condition.message.clone_from(&conflict.message);
             condition.last_transition_time = since;
+        }
+    }
+}
+
+/// Sets `Programmed=False` with the fault's reason on each Gateway of `evaluation` that
+/// `faults` names (S-GW.7: the pool has no address for it, `AddressNotUsable` or
+/// `AddressNotAssigned`), and empties the addresses its status lists: it is bound to none.
+/// A Gateway the evaluation already finds not programmed (not accepted) keeps that. The
+/// transition time the object holds for `Programmed=False` is kept.
+pub fn set_address_faults(
+    evaluation: &mut Evaluation,
+    faults: &BTreeMap<ObjectRef, Fault>,
+    objects: &Objects,
+    now: &Time,
+) {
+    for (key, status) in &mut evaluation.gateways {
+        let Some(fault) = faults.get(key) else {
+            continue;
+        };
+        let Some(condition) = status
+            .conditions
+            .iter_mut()
+            .flatten()
+            .find(|c| c.type_ == "Programmed" && c.status != "False")
+        else {
+            continue;
+        };
+        let since = objects
+            .gateways
+            .get(key)
+            .and_then(|g| g.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == "Programmed" && c.status == "False")
+            .map_or_else(|| now.clone(), |c| c.last_transition_time.clone());
+        condition.status = "False".into();
+        condition.reason = fault.reason.into();
+        condition.message.clone_from(&fault.message);
+        condition.last_transition_time = since;
+        // Written empty once; the API server then drops the empty list.
+        if status.addresses.as_ref().is_some_and(|a| !a.is_empty()) {
+            status.addresses = Some(Vec::new());
         }
     }
 }

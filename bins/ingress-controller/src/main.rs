@@ -62,7 +62,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 configmap,
                 backends,
             } = *args;
-            let selection = selection.selection();
+            let mut selection = selection.selection();
+            selection.gateway.address_pool = nginx.gateway_addresses.is_some();
             let extra = ingress_controller::objects::Extra::of(configmap);
             let objects = runtime()?.block_on(snapshot(&source, &extra))?;
             let model = model::build(&objects, &selection);
@@ -121,7 +122,8 @@ fn settings(args: RunArgs) -> anyhow::Result<controller::Settings> {
              the addresses of the nodes the controller runs on is not implemented)"
         );
     }
-    let selection = selection.selection();
+    let mut selection = selection.selection();
+    selection.gateway.address_pool = nginx.gateway_addresses.is_some();
     let extra = ingress_controller::objects::Extra::of(configmap);
     Ok(controller::Settings {
         status,

@@ -80,15 +80,19 @@ pub struct Settings {
     pub bundle_version: Option<String>,
     /// The feature names the classes claim (S-GC.4); written sorted.
     pub supported_features: Vec<String>,
+    /// Whether Gateways get addresses of their own (`--gateway-addresses`), so that
+    /// `spec.addresses` can be honoured (S-GW.7).
+    pub address_pool: bool,
 }
 
 impl Default for Settings {
-    /// The default controller name, no bundle version, no features claimed.
+    /// The default controller name, no bundle version, no features claimed, no pool.
     fn default() -> Self {
         Self {
             controller_name: DEFAULT_CONTROLLER_NAME.to_owned(),
             bundle_version: None,
             supported_features: Vec::new(),
+            address_pool: false,
         }
     }
 }
@@ -269,7 +273,8 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
     }
 
     for (key, (gateway, class_accepted, checks)) in &checked {
-        let accepted = listeners::gateway_accepted(gateway, *class_accepted, checks);
+        let pool = settings.address_pool;
+        let accepted = listeners::gateway_accepted(gateway, *class_accepted, pool, checks);
         let attached: Vec<i32> = (0..checks.len())
             .map(|index| {
                 let count = routes
