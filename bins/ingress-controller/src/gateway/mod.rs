@@ -18,7 +18,8 @@
 //!   rule does besides forwarding, and which rules are invalid (S-F, S-TO, S-IR);
 //! - [`status`]: the desired statuses (S-ST, S-0.3);
 //! - [`plan`]: what nginx serves for the served listeners, and [`addresses`] where;
-//! - `render`: the Gateways' nginx servers (crate-private).
+//! - `render`: the Gateways' nginx servers, and `misdirected` their 421 to a request whose
+//!   SNI selected another listener (crate-private).
 //!
 //! Defaults are read through the types' accessor methods, never through their `Option`s
 //! (S-0.2).
@@ -49,6 +50,7 @@ pub mod hostname;
 pub mod listeners;
 pub mod matches;
 pub mod mirror;
+pub(crate) mod misdirected;
 pub mod namespaces;
 pub mod plan;
 pub mod precedence;
