@@ -305,3 +305,40 @@ async fn s_gw_7_a_gateway_gets_the_pool_address_it_asks_for() {
     assert!(any.contains("value: \"127.0.1.1\"\n"), "{any}");
     c.stop();
 }
+
+/// S-ST.2: a Gateway whose class goes to another controller gets our conditions reset to
+/// `Unknown/Pending`, its listeners and addresses removed, written by the controller once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_stops_being_ours_is_reset() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, mut m) = objects().await;
+    m.push_str(GATEWAY_API);
+    let args = ["--publish-status-address=192.0.2.10".to_owned()];
+    let mut c = Controller::start_with(&m, &args).await;
+    eventually("the Gateway programmed", || async {
+        let gateway = status_file(&c, "gateways", "st/gw");
+        condition_status(&gateway, "Programmed").as_deref() == Some("True")
+    })
+    .await;
+    let theirs = m.replace(
+        "spec: {controllerName: kube-node-net.io/gateway-controller}",
+        "spec: {controllerName: example.com/other}",
+    );
+    replace_manifests(&c, &theirs);
+    eventually("the Gateway reset", || async {
+        let gateway = status_file(&c, "gateways", "st/gw");
+        condition_status(&gateway, "Accepted").as_deref() == Some("Unknown")
+    })
+    .await;
+    let gateway = status_file(&c, "gateways", "st/gw");
+    assert_eq!(
+        condition_reason(&gateway, "Programmed").as_deref(),
+        Some("Pending")
+    );
+    assert!(!gateway.contains("ResolvedRefs"), "{gateway}");
+    assert!(!gateway.contains("192.0.2.10"), "{gateway}");
+    assert!(!gateway.contains("attachedRoutes"), "{gateway}");
+    c.stop();
+}
