@@ -342,3 +342,36 @@ async fn a_gateway_that_stops_being_ours_is_reset() {
     assert!(!gateway.contains("attachedRoutes"), "{gateway}");
     c.stop();
 }
+
+/// HTTPRouteInvalidParentRefSectionNameNotMatchingPort (v1.6.1): a parentRef whose
+/// `sectionName` names the listener on port 80 but whose `port` is 81 matches no listener:
+/// the route is `Accepted=False/NoMatchingParent` and the Gateway has no route attached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_name_on_another_port_matches_no_parent() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, mut m) = objects().await;
+    m.push_str(&GATEWAY_API.replace(
+        "  parentRefs: [{name: gw}]",
+        "  parentRefs: [{name: gw, sectionName: http, port: 81}]",
+    ));
+    let args = ["--publish-status-address=192.0.2.10".to_owned()];
+    let mut c = Controller::start_with(&m, &args).await;
+    eventually("the route refused", || async {
+        let route = status_file(&c, "httproutes", "st/web");
+        condition_reason(&route, "Accepted").as_deref() == Some("NoMatchingParent")
+    })
+    .await;
+    let route = status_file(&c, "httproutes", "st/web");
+    assert_eq!(route.matches("controllerName:").count(), 1, "{route}");
+    assert_eq!(
+        condition_status(&route, "Accepted").as_deref(),
+        Some("False")
+    );
+    eventually("the Gateway written", || async {
+        status_file(&c, "gateways", "st/gw").contains("attachedRoutes: 0")
+    })
+    .await;
+    c.stop();
+}

@@ -560,31 +560,38 @@ fn httproute_disallowed_kind() {
     );
 }
 
-/// HTTPRouteInvalidParentRefNotMatchingSectionName, …NotMatchingListenerPort.
+/// HTTPRouteInvalidParentRefNotMatchingSectionName, …NotMatchingListenerPort and
+/// HTTPRouteInvalidParentRefSectionNameNotMatchingPort (a `sectionName` that names a listener
+/// on another port than the parentRef's `port`): `NoMatchingParent`, no route attached.
 #[test]
 fn httproute_invalid_parent_ref_not_matching() {
-    for (file, route) in [
+    for (file, route, gateway) in [
         (
             "httproute-invalid-parentref-not-matching-section-name.yaml",
             "httproute-listener-not-matching-section-name",
+            "same-namespace",
         ),
         (
             "httproute-invalid-parentref-not-matching-listener-port.yaml",
             "httproute-listener-not-matching-route-port",
+            "same-namespace",
+        ),
+        (
+            "httproute-invalid-parentref-section-name-not-matching-port.yaml",
+            "httproute-listener-section-name-not-matching-port",
+            "gateway-with-one-not-matching-port-and-section-name-route",
         ),
     ] {
         let evaluation = run(&load(file));
-        let conditions = route_parent(&evaluation, INFRA, route, "same-namespace");
+        let conditions = route_parent(&evaluation, INFRA, route, gateway);
         assert_conditions(
             route,
             &conditions,
             &[("Accepted", "False", "NoMatchingParent")],
         );
-        assert!(
-            attached(&evaluation, "same-namespace")
-                .iter()
-                .all(|&n| n == 0)
-        );
+        let key = ObjectRef::new(INFRA, route);
+        assert_eq!(evaluation.http_routes[&key].parents.len(), 1, "{route}");
+        assert!(attached(&evaluation, gateway).iter().all(|&n| n == 0));
     }
 }
 
