@@ -623,10 +623,11 @@ impl Builder<'_> {
                 Ok(found) => {
                     let mut name = format!("{}:{}", found.service, found.port);
                     self.plan.backends.insert((found.service, found.port));
-                    // S-F.9: a backend with request edits of its own is drawn as its location.
+                    // S-F.9: a backend with header edits of its own is drawn as its location.
                     let edits = backend_filters::backend_edits(backend).unwrap_or_default();
                     if !edits.is_empty() {
-                        let Ok(request) = backend_filters::request_edits(&actions.filters, &edits)
+                        let Ok((request, response)) =
+                            backend_filters::merged_edits(&actions.filters, &edits)
                         else {
                             return Action::Fail;
                         };
@@ -635,6 +636,7 @@ impl Builder<'_> {
                             location: location.clone(),
                             backend: name,
                             request,
+                            response,
                         }));
                         name = location;
                     }
