@@ -183,10 +183,24 @@ mod tests {
         assert!(check.contains("\"^(-)?$\""), "{check}");
     }
 
-    /// A single-label name that is a word of the `map` block is escaped.
+    /// A single-label name that is a word of the `map` block is escaped, and written.
     #[test]
     fn map_words_are_escaped() {
         assert_eq!(key(&Hostname::new("default").unwrap()), "\\default");
         assert_eq!(key(&Hostname::new("*.default").unwrap()), "*.default");
+        let gateway = ObjectRef::new("infra", "gw");
+        let servers = [
+            server(Some("default"), "https"),
+            server(Some("include"), "b"),
+        ];
+        let taken = servers
+            .iter()
+            .map(|s| (s.name.clone(), gateway.clone()))
+            .collect();
+        let map = text(&Listeners::of(&taken, &servers).map("$v").unwrap());
+        // nginx reads `"\\default"` as `\default`, and the map as the name `default`.
+        assert!(map.contains("default \"\";"), "{map}");
+        assert!(map.contains("\"\\\\default\" 1;"), "{map}");
+        assert!(map.contains("\"\\\\include\" 2;"), "{map}");
     }
 }
