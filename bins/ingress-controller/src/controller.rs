@@ -129,6 +129,12 @@ struct Loop {
     /// The listeners the last model's configuration serves nothing of, and why (their
     /// `Conflicted` condition).
     conflicts: BTreeMap<(ObjectRef, String), crate::gateway::collisions::Conflict>,
+    /// The statuses last wanted for the Gateways of ours: one that stops being ours while it
+    /// still holds its status gets our conditions reset (S-ST.2).
+    last_gateways: BTreeMap<ObjectRef, cluster_state::gateway::GatewayStatus>,
+    /// The Gateways of the last model the address pool has no address for, and why (their
+    /// `Programmed`, S-GW.7).
+    address_faults: BTreeMap<ObjectRef, crate::gateway::Fault>,
     /// A validated and installed configuration whose start failed: the restart on nginx's exit
     /// starts it again.
     unstarted: Option<String>,
@@ -210,6 +216,8 @@ pub async fn run(
         gateway_problems: Vec::new(),
         collisions: crate::gateway::collisions::Collisions::default(),
         conflicts: BTreeMap::new(),
+        address_faults: BTreeMap::new(),
+        last_gateways: BTreeMap::new(),
         unstarted: None,
         source,
     };
@@ -405,7 +413,13 @@ impl Loop {
             }
         });
         set_conflicts(&mut evaluation, &self.conflicts, &self.objects, &now);
-        for (key, status) in crate::gateway_status::changed(evaluation, &self.objects) {
+        let faults = &self.address_faults;
+        crate::gateway_status::set_address_faults(&mut evaluation, faults, &self.objects, &now);
+        let last = &self.last_gateways;
+        let released = crate::gateway_status::released(last, &evaluation, &self.objects, &now);
+        self.last_gateways.clone_from(&evaluation.gateways);
+        let changed = crate::gateway_status::changed(evaluation, &self.objects);
+        for (key, status) in changed.into_iter().chain(released) {
             let kind = status.kind();
             match self.source.write_status(&key, status).await {
                 Ok(()) => {
@@ -582,6 +596,8 @@ impl Loop {
             }
             self.gateway_problems.clone_from(&model.gateway.problems);
         }
+        let pool = self.settings.options.gateway_addresses.as_ref();
+        self.address_faults = model.gateway.address_faults(pool);
         let collisions = render::gateway_collisions(&model, &self.settings.options);
         self.conflicts =
             crate::gateway::collisions::conflicted_listeners(&model.gateway, &collisions.servers);

@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use cluster_state::gateway::GatewayStatusAddress;
-use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
+use cluster_state::gateway::{GatewayStatus, GatewayStatusAddress};
+use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use cluster_state::{ObjectRef, Status};
 use k8s_openapi::api::networking::v1::IngressLoadBalancerStatus;
 
-use crate::gateway::Evaluation;
 use crate::gateway::collisions::Conflict;
+use crate::gateway::{Evaluation, Fault};
 use crate::objects::Objects;
 
 /// The statuses of `evaluation` that `objects` do not hold: GatewayClasses first, then
@@ -50,6 +50,57 @@ pub fn changed(evaluation: Evaluation, objects: &Objects) -> Vec<(ObjectRef, Sta
         if held != Some(&status) {
             out.push((key, Status::GrpcRoute(status)));
         }
+    }
+    out
+}
+
+/// The resets of the Gateways that stopped being ours (S-ST.2: their class went away or now
+/// names another controller): each Gateway `last` holds (what was wanted for the Gateways of
+/// ours at the previous write) that `evaluation` no longer has, and whose status is still the
+/// one wanted then, gets `Accepted` and `Programmed` back to `Unknown/Pending` (the CRD's
+/// default), `ResolvedRefs`, `listeners` and `addresses` removed, other conditions kept. A
+/// status someone else wrote since is left alone: the new controller owns it.
+pub fn released(
+    last: &BTreeMap<ObjectRef, GatewayStatus>,
+    evaluation: &Evaluation,
+    objects: &Objects,
+    now: &Time,
+) -> Vec<(ObjectRef, Status)> {
+    let mut out = Vec::new();
+    for (key, wanted) in last {
+        if evaluation.gateways.contains_key(key) {
+            continue;
+        }
+        let Some(gateway) = objects.gateways.get(key) else {
+            continue;
+        };
+        if gateway.status.as_ref() != Some(wanted) {
+            continue;
+        }
+        let generation = gateway.metadata.generation.unwrap_or(0);
+        let pending = |type_: &str| Condition {
+            type_: type_.to_owned(),
+            status: "Unknown".into(),
+            reason: "Pending".into(),
+            message: "Waiting for controller".into(),
+            observed_generation: Some(generation),
+            last_transition_time: now.clone(),
+        };
+        let mut conditions = vec![pending("Accepted"), pending("Programmed")];
+        let ours = ["Accepted", "Programmed", "ResolvedRefs"];
+        let others = wanted.conditions.iter().flatten();
+        conditions.extend(
+            others
+                .filter(|c| !ours.contains(&c.type_.as_str()))
+                .cloned(),
+        );
+        let status = GatewayStatus {
+            addresses: Some(Vec::new()),
+            conditions: Some(conditions),
+            listeners: Some(Vec::new()),
+            attached_listener_sets: wanted.attached_listener_sets,
+        };
+        out.push((key.clone(), Status::Gateway(status)));
     }
     out
 }
@@ -111,6 +162,49 @@ pub fn set_conflicts(
     }
 }
 
+/// Sets `Programmed=False` with the fault's reason on each Gateway of `evaluation` that
+/// `faults` names (S-GW.7: the pool has no address for it, `AddressNotUsable` or
+/// `AddressNotAssigned`), and empties the addresses its status lists: it is bound to none.
+/// A Gateway the evaluation already finds not programmed (not accepted) keeps that. The
+/// transition time the object holds for `Programmed=False` is kept.
+pub fn set_address_faults(
+    evaluation: &mut Evaluation,
+    faults: &BTreeMap<ObjectRef, Fault>,
+    objects: &Objects,
+    now: &Time,
+) {
+    for (key, status) in &mut evaluation.gateways {
+        let Some(fault) = faults.get(key) else {
+            continue;
+        };
+        let Some(condition) = status
+            .conditions
+            .iter_mut()
+            .flatten()
+            .find(|c| c.type_ == "Programmed" && c.status != "False")
+        else {
+            continue;
+        };
+        let since = objects
+            .gateways
+            .get(key)
+            .and_then(|g| g.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .find(|c| c.type_ == "Programmed" && c.status == "False")
+            .map_or_else(|| now.clone(), |c| c.last_transition_time.clone());
+        condition.status = "False".into();
+        condition.reason = fault.reason.into();
+        condition.message.clone_from(&fault.message);
+        condition.last_transition_time = since;
+        // Written empty once; the API server then drops the empty list.
+        if status.addresses.as_ref().is_some_and(|a| !a.is_empty()) {
+            status.addresses = Some(Vec::new());
+        }
+    }
+}
+
 /// The addresses an Ingress status publishes (`--publish-service`,
 /// `--publish-status-address`), as Gateway status addresses: `IPAddress` or `Hostname`
 /// entries, in the same order. Gateways served on the shared listen address are reached
@@ -141,8 +235,6 @@ mod tests {
     use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
     use cluster_state::k8s::jiff::Timestamp;
     use k8s_openapi::api::networking::v1::IngressLoadBalancerIngress;
-
-    use cluster_state::gateway::GatewayStatus;
 
     use super::*;
     use crate::gateway::{GatewayInputs, Settings, evaluate};
@@ -318,5 +410,72 @@ spec: {ports: [{port: 80}]}
         assert_eq!(conflicted(&again).3, then);
         let changed = changed(again, &objects);
         assert!(!changed.iter().any(|(k, _)| *k == key), "{changed:?}");
+    }
+
+    /// S-ST.2: a Gateway whose class stops being ours gets our conditions reset to
+    /// `Unknown/Pending` once, while it still holds what we wrote; a status another
+    /// controller wrote since is left alone.
+    #[test]
+    fn s_st_2_a_released_gateway_is_reset_once() {
+        let mut objects = objects();
+        let key = ObjectRef::new("infra", "gw");
+        let first = evaluation(&objects);
+        let mut written = first.gateways[&key].clone();
+        written.conditions.as_mut().unwrap().push(Condition {
+            type_: "Example".into(),
+            status: "True".into(),
+            reason: "Someone".into(),
+            message: String::new(),
+            observed_generation: Some(1),
+            last_transition_time: Time(Timestamp::UNIX_EPOCH),
+        });
+        let mut last = first.gateways.clone();
+        last.insert(key.clone(), written.clone());
+        std::sync::Arc::make_mut(objects.gateways.get_mut(&key).unwrap()).status =
+            Some(written.clone());
+        // Still ours: nothing to reset.
+        let now = Time(Timestamp::from_second(1_800_000_300).unwrap());
+        assert_eq!(released(&last, &evaluation(&objects), &objects, &now), []);
+
+        let class = objects
+            .gateway_classes
+            .get_mut(&ObjectRef::cluster("ours"))
+            .unwrap();
+        std::sync::Arc::make_mut(class).spec.controller_name = "example.com/other".into();
+        let second = evaluation(&objects);
+        assert!(second.gateways.is_empty());
+        let resets = released(&last, &second, &objects, &now);
+        let [(reset_key, Status::Gateway(reset))] = resets.as_slice() else {
+            panic!("{resets:?}");
+        };
+        assert_eq!(*reset_key, key);
+        let conditions: Vec<(&str, &str, &str)> = reset
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str()))
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                ("Accepted", "Unknown", "Pending"),
+                ("Programmed", "Unknown", "Pending"),
+                ("Example", "True", "Someone"),
+            ]
+        );
+        assert!(reset.conditions.iter().flatten().all(|c| {
+            c.type_ == "Example"
+                || (c.last_transition_time == now && c.observed_generation == Some(1))
+        }));
+        assert_eq!(reset.listeners, Some(Vec::new()));
+        assert_eq!(reset.addresses, Some(Vec::new()));
+
+        // Once written, the next evaluation remembers no Gateway of ours: no second write.
+        assert_eq!(released(&second.gateways, &second, &objects, &now), []);
+        // Another controller wrote first: its status stays.
+        let mut theirs = written;
+        theirs.listeners = Some(Vec::new());
+        std::sync::Arc::make_mut(objects.gateways.get_mut(&key).unwrap()).status = Some(theirs);
+        assert_eq!(released(&last, &second, &objects, &now), []);
     }
 }

@@ -395,12 +395,19 @@ async fn conformance_weights_within_five_percent() {
 /// `curl -k` to `https://HOST:PORT/` at `address` (SNI and Host `host`): the status and the
 /// backend that answered (`-`: nginx).
 fn https_get(address: IpAddr, port: u16, host: &str) -> (u16, String) {
+    https_get_sni(address, port, host, host, "/")
+}
+
+/// `curl -k` to `https://SNI:PORT/PATH` at `address` with the `Host` header `host`.
+fn https_get_sni(address: IpAddr, port: u16, sni: &str, host: &str, path: &str) -> (u16, String) {
     let out = Command::new("curl")
         .args(["-sk", "--max-time", "10", "-o", "/dev/null", "-D", "-"])
         .args(["-w", "%{http_code}"])
         .arg("--resolve")
-        .arg(format!("{host}:{port}:{address}"))
-        .arg(format!("https://{host}:{port}/"))
+        .arg(format!("{sni}:{port}:{address}"))
+        .arg("-H")
+        .arg(format!("Host: {host}"))
+        .arg(format!("https://{sni}:{port}{path}"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -473,6 +480,131 @@ async fn conformance_https_listener() {
             "{host}, shared"
         );
     }
+}
+
+/// HTTPRouteHTTPSListenerDetectMisdirectedRequests (v1.6.1
+/// `conformance/tests/httproute-https-listener-detect-misdirected-requests.go`): `(SNI, Host,
+/// status, backend)`, 421 where the SNI selected another listener than the Host does.
+const MISDIRECTED: [(&str, &str, u16, &str); 15] = [
+    ("example.org", "example.org", 200, "infra-backend-v1"),
+    ("example.org", "second-example.org", 421, "-"),
+    ("example.org", "unknown-example.org", 404, "-"),
+    (
+        "second-example.org",
+        "second-example.org",
+        200,
+        "infra-backend-v2",
+    ),
+    ("second-example.org", "example.org", 421, "-"),
+    ("second-example.org", "unknown-example.org", 421, "-"),
+    (
+        "third-example.wildcard.org",
+        "third-example.wildcard.org",
+        200,
+        "infra-backend-v3",
+    ),
+    (
+        "third-example.wildcard.org",
+        "fith-example.wildcard.org",
+        200,
+        "infra-backend-v3",
+    ),
+    (
+        "third-example.wildcard.org",
+        "fourth-example.wildcard.org",
+        421,
+        "-",
+    ),
+    ("third-example.wildcard.org", "second-example.org", 421, "-"),
+    (
+        "third-example.wildcard.org",
+        "unknown-example.org",
+        421,
+        "-",
+    ),
+    (
+        "fourth-example.wildcard.org",
+        "fourth-example.wildcard.org",
+        200,
+        "infra-backend-v1",
+    ),
+    (
+        "fourth-example.wildcard.org",
+        "fith-example.wildcard.org",
+        421,
+        "-",
+    ),
+    (
+        "unknown-example.org",
+        "example.org",
+        200,
+        "infra-backend-v1",
+    ),
+    ("unknown-example.org", "unknown-example.org", 404, "-"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_https_misdirected_requests() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    if Command::new("curl").arg("--version").output().is_err() {
+        println!("skipped: curl");
+        return;
+    }
+    // S-HN.2 on the suite's HTTPS Gateway, on its own address, then on the shared listen
+    // address beside the Ingress servers.
+    let file = "httproute-https-listener-detect-misdirected-requests.yaml";
+    let path = "/detect-misdirected-requests";
+    let suite = Suite::start().await;
+    let (controller, addresses) = suite.serve(file).await;
+    let own = addresses["same-namespace-with-https-listener"];
+    let check = |address: IpAddr, port: u16, what: &str| {
+        for (sni, host, status, backend) in MISDIRECTED {
+            assert_eq!(
+                https_get_sni(address, port, sni, host, path),
+                (status, backend.to_owned()),
+                "SNI {sni}, Host {host}, {what}"
+            );
+        }
+        // Without SNI (a client that connects by address) nothing is misdirected.
+        let out = Command::new("curl")
+            .args([
+                "-sk",
+                "--max-time",
+                "10",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+            ])
+            .args(["-H", "Host: second-example.org"])
+            .arg(format!("https://{address}:{port}{path}"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "200",
+            "no SNI, {what}"
+        );
+    };
+    let port = controller.https;
+    eventually("the HTTPS listeners served", || async {
+        https_get_sni(own, port, "example.org", "example.org", path).0 == 200
+    })
+    .await;
+    check(own, port, "own address");
+    drop(controller);
+
+    let controller = Controller::start(&suite.manifests(file)).await;
+    let localhost = IpAddr::from([127, 0, 0, 1]);
+    let port = controller.https;
+    eventually(
+        "the HTTPS listeners served on the shared address",
+        || async { https_get_sni(localhost, port, "example.org", "example.org", path).0 == 200 },
+    )
+    .await;
+    check(localhost, port, "shared address");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,7 @@
 //! client gets the primary backend's answer, and the mirror's backend gets a copy with the same
 //! path and query, the rule's header edits included; request header edits on a backendRef
 //! (S-F.9) as HTTPRouteRequestHeaderModifierBackendWeights checks them, with the rule's own
-//! edits and path rewrite beside them; CORS (S-F.7) on HTTPRouteCORS's table.
+//! edits and path rewrite beside them, and response header edits on a backendRef; CORS (S-F.7) on HTTPRouteCORS's table.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -250,7 +250,7 @@ async fn request_mirrors_through_nginx() {
 
 /// Two backends by weight, each with a `Backend` header of its own (the manifest of
 /// HTTPRouteRequestHeaderModifierBackendWeights), under a rule that also edits headers and
-/// rewrites the path.
+/// rewrites the path; the rule and the first backend also set an `X-Answer` response header.
 const BACKEND_FILTERS_ROUTE: &str = "---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -264,6 +264,7 @@ spec:
     - type: RequestHeaderModifier
       requestHeaderModifier:
         set: [{name: X-Rule, value: rule}, {name: Backend, value: rule}]
+    - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-Answer, value: rule}]}}
     - {type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}
     backendRefs:
     - name: one
@@ -271,6 +272,7 @@ spec:
       weight: 10
       filters:
       - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: Backend, value: one}]}}
+      - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: X-Answer, value: one}]}}
     - name: two
       port: 80
       weight: 10
@@ -302,6 +304,12 @@ async fn backend_request_header_edits_through_nginx() {
             .get_with("backends.example", "/old/x?q=1", &headers)
             .await;
         assert_eq!(response.status, 200, "{}", response.body);
+        // The answer's edits: the backend's own after the rule's (S-F.9).
+        let want = match response.backend() {
+            "one" => "one",
+            _ => "rule",
+        };
+        assert_eq!(response.header("x-answer"), Some(want), "{response:?}");
     }
     let seen = backends.seen.lock().unwrap().clone();
     let mut counts = std::collections::BTreeMap::new();

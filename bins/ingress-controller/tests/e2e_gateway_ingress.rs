@@ -254,6 +254,27 @@ async fn an_ingress_and_a_route_share_a_tls_host() {
         "ingress-web".to_owned()
     );
     assert_eq!(https_backend(port, host, "/other"), ("-".to_owned(), 404));
+    // S-HN.2: the shared server answers as the Ingress's alone would, whatever the SNI (no
+    // 421, which ingress-nginx does not answer), on both APIs' paths.
+    for path in ["/ingress", "/gateway/x"] {
+        let out = std::process::Command::new("curl")
+            .args([
+                "-sk",
+                "--max-time",
+                "10",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+            ])
+            .arg("--resolve")
+            .arg(format!("other.example.com:{port}:127.0.0.1"))
+            .args(["-H", &format!("Host: {host}")])
+            .arg(format!("https://other.example.com:{port}{path}"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "{path}");
+    }
     // One `server` for the name on the HTTPS port: nginx would warn of a conflicting name.
     let conf = std::fs::read_to_string(controller.prefix().join("nginx.conf")).unwrap();
     let names = conf

@@ -189,3 +189,189 @@ async fn a_gateway_on_its_own_address_publishes_it() {
     assert!(!gateway.contains("192.0.2.10"), "{gateway}");
     c.stop();
 }
+
+/// The reason of the first condition of type `type_` in the status file `yaml`.
+fn condition_reason(yaml: &str, type_: &str) -> Option<String> {
+    let block = yaml
+        .split("lastTransitionTime:")
+        .find(|block| block.lines().any(|l| l.trim() == format!("type: {type_}")))?;
+    let reason = block
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("reason: "))?;
+    Some(reason.trim_matches('"').to_owned())
+}
+
+/// Replaces the manifests without waiting for a load: a step that changes only statuses
+/// gives nginx nothing new.
+fn replace_manifests(c: &Controller, manifests: &str) {
+    let dir = c.manifests_dir();
+    let tmp = dir.parent().unwrap().join("objects.yaml.next");
+    std::fs::write(&tmp, manifests).unwrap();
+    std::fs::rename(&tmp, dir.join("objects.yaml")).unwrap();
+}
+
+/// GATEWAY_API with the Gateway asking for `addresses` (a YAML flow list), and a second
+/// Gateway `any` that asks for an address of the pool without naming it.
+fn static_addresses(addresses: &str) -> String {
+    let requested = GATEWAY_API.replace(
+        "  gatewayClassName: ours\n",
+        &format!("  gatewayClassName: ours\n  addresses: {addresses}\n"),
+    );
+    requested
+        + r"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: any, namespace: st, generation: 1}
+spec:
+  gatewayClassName: ours
+  addresses: [{type: IPAddress}]
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+"
+}
+
+/// S-GW.7, the steps of GatewayStaticAddresses (v1.6.1 `conformance/tests/
+/// gateway-static-addresses.go`) with `127.0.1.77` usable (in the pool) and `10.9.9.9` not:
+/// an unsupported address type → `Accepted=False/UnsupportedAddress`; without it, the unusable
+/// address → `Programmed=False/AddressNotUsable`; the usable one alone → served there and
+/// published, alone, as `IPAddress`. GatewayOptionalAddressValue's Gateway (a type without
+/// value) gets an address of the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s_gw_7_a_gateway_gets_the_pool_address_it_asks_for() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, base) = objects().await;
+    let args = ["--gateway-addresses=127.0.1.0/24".to_owned()];
+    let all = "[{type: test/fake-invalid-type, value: 'fake address teehee!'}, \
+               {value: 10.9.9.9}, {value: 127.0.1.77}]";
+    let mut c = Controller::start_with(&(base.clone() + &static_addresses(all)), &args).await;
+    let reason =
+        |c: &Controller, type_: &str| condition_reason(&status_file(c, "gateways", "st/gw"), type_);
+    eventually("UnsupportedAddress", || async {
+        reason(&c, "Accepted").as_deref() == Some("UnsupportedAddress")
+    })
+    .await;
+    let gateway = status_file(&c, "gateways", "st/gw");
+    assert_eq!(
+        condition_status(&gateway, "Accepted").as_deref(),
+        Some("False")
+    );
+
+    let two = "[{value: 10.9.9.9}, {value: 127.0.1.77}]";
+    replace_manifests(&c, &(base.clone() + &static_addresses(two)));
+    eventually("AddressNotUsable", || async {
+        reason(&c, "Programmed").as_deref() == Some("AddressNotUsable")
+    })
+    .await;
+    let gateway = status_file(&c, "gateways", "st/gw");
+    assert_eq!(
+        condition_status(&gateway, "Accepted").as_deref(),
+        Some("True")
+    );
+    assert_eq!(
+        condition_status(&gateway, "Programmed").as_deref(),
+        Some("False")
+    );
+
+    replace_manifests(&c, &(base + &static_addresses("[{value: 127.0.1.77}]")));
+    eventually("programmed on the address asked for", || async {
+        reason(&c, "Programmed").as_deref() == Some("Programmed")
+    })
+    .await;
+    let gateway = status_file(&c, "gateways", "st/gw");
+    let published: Vec<&str> = gateway
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("value: "))
+        .map(|v| v.trim_matches('"'))
+        .collect();
+    assert_eq!(published, ["127.0.1.77"], "{gateway}");
+    assert!(gateway.contains("type: IPAddress"), "{gateway}");
+    let to = std::net::SocketAddr::from(([127, 0, 1, 77], c.http));
+    eventually("served on 127.0.1.77", || async {
+        support::request_to(to, "GET", "web.example.com", "/", &[], "")
+            .await
+            .is_some_and(|r| r.status == 200 && r.backend() == "a")
+    })
+    .await;
+
+    // The Gateway that names no value: the lowest free address of the pool.
+    let any = status_file(&c, "gateways", "st/any");
+    assert_eq!(
+        condition_status(&any, "Programmed").as_deref(),
+        Some("True"),
+        "{any}"
+    );
+    assert!(any.contains("value: \"127.0.1.1\"\n"), "{any}");
+    c.stop();
+}
+
+/// S-ST.2: a Gateway whose class goes to another controller gets our conditions reset to
+/// `Unknown/Pending`, its listeners and addresses removed, written by the controller once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_stops_being_ours_is_reset() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, mut m) = objects().await;
+    m.push_str(GATEWAY_API);
+    let args = ["--publish-status-address=192.0.2.10".to_owned()];
+    let mut c = Controller::start_with(&m, &args).await;
+    eventually("the Gateway programmed", || async {
+        let gateway = status_file(&c, "gateways", "st/gw");
+        condition_status(&gateway, "Programmed").as_deref() == Some("True")
+    })
+    .await;
+    let theirs = m.replace(
+        "spec: {controllerName: kube-node-net.io/gateway-controller}",
+        "spec: {controllerName: example.com/other}",
+    );
+    replace_manifests(&c, &theirs);
+    eventually("the Gateway reset", || async {
+        let gateway = status_file(&c, "gateways", "st/gw");
+        condition_status(&gateway, "Accepted").as_deref() == Some("Unknown")
+    })
+    .await;
+    let gateway = status_file(&c, "gateways", "st/gw");
+    assert_eq!(
+        condition_reason(&gateway, "Programmed").as_deref(),
+        Some("Pending")
+    );
+    assert!(!gateway.contains("ResolvedRefs"), "{gateway}");
+    assert!(!gateway.contains("192.0.2.10"), "{gateway}");
+    assert!(!gateway.contains("attachedRoutes"), "{gateway}");
+    c.stop();
+}
+
+/// HTTPRouteInvalidParentRefSectionNameNotMatchingPort (v1.6.1): a parentRef whose
+/// `sectionName` names the listener on port 80 but whose `port` is 81 matches no listener:
+/// the route is `Accepted=False/NoMatchingParent` and the Gateway has no route attached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_name_on_another_port_matches_no_parent() {
+    if support::ran_elsewhere() {
+        return;
+    }
+    let (_backends, mut m) = objects().await;
+    m.push_str(&GATEWAY_API.replace(
+        "  parentRefs: [{name: gw}]",
+        "  parentRefs: [{name: gw, sectionName: http, port: 81}]",
+    ));
+    let args = ["--publish-status-address=192.0.2.10".to_owned()];
+    let mut c = Controller::start_with(&m, &args).await;
+    eventually("the route refused", || async {
+        let route = status_file(&c, "httproutes", "st/web");
+        condition_reason(&route, "Accepted").as_deref() == Some("NoMatchingParent")
+    })
+    .await;
+    let route = status_file(&c, "httproutes", "st/web");
+    assert_eq!(route.matches("controllerName:").count(), 1, "{route}");
+    assert_eq!(
+        condition_status(&route, "Accepted").as_deref(),
+        Some("False")
+    );
+    eventually("the Gateway written", || async {
+        status_file(&c, "gateways", "st/gw").contains("attachedRoutes: 0")
+    })
+    .await;
+    c.stop();
+}

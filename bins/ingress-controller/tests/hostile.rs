@@ -627,14 +627,34 @@ fn rewrite(objects: &mut Objects, rewrite: HttpUrlRewriteFilter) {
     );
 }
 
+/// The first backendRef of BASE's route with `filter` of its own (S-F.9).
+fn set_backend_filter(objects: &mut Objects, filter: HttpRouteFilter) {
+    let rules = route(objects).spec.rules.as_mut().unwrap();
+    rules[0].backend_refs.as_mut().unwrap()[0].filters = Some(vec![filter]);
+}
+
 /// The first backendRef of BASE's route with a RequestHeaderModifier of its own (S-F.9).
 fn backend_request_headers(objects: &mut Objects, modifier: HeaderModifier) {
-    let rules = route(objects).spec.rules.as_mut().unwrap();
-    rules[0].backend_refs.as_mut().unwrap()[0].filters = Some(vec![HttpRouteFilter {
-        type_: "RequestHeaderModifier".into(),
-        request_header_modifier: Some(modifier),
-        ..Default::default()
-    }]);
+    set_backend_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "RequestHeaderModifier".into(),
+            request_header_modifier: Some(modifier),
+            ..Default::default()
+        },
+    );
+}
+
+/// The first backendRef of BASE's route with a ResponseHeaderModifier of its own (S-F.9).
+fn backend_response_headers(objects: &mut Objects, modifier: HeaderModifier) {
+    set_backend_filter(
+        objects,
+        HttpRouteFilter {
+            type_: "ResponseHeaderModifier".into(),
+            response_header_modifier: Some(modifier),
+            ..Default::default()
+        },
+    );
 }
 
 /// A CORS filter with `origin`, `method`, `header` allowed and `exposed` exposed.
@@ -833,6 +853,18 @@ const FILTER_SLOTS: &[(&str, Slot, &str, &str)] = &[
     (
         "backendRef header add value",
         |o, v| backend_request_headers(o, modifier(&[], &[("X-F", v)], &[])),
+        "x",
+        "a\nb",
+    ),
+    (
+        "backendRef response header set name",
+        |o, v| backend_response_headers(o, modifier(&[(v, "x")], &[], &[])),
+        "X-F",
+        "X_F",
+    ),
+    (
+        "backendRef response header set value",
+        |o, v| backend_response_headers(o, modifier(&[("X-F", v)], &[], &[])),
         "x",
         "a\nb",
     ),

@@ -1,12 +1,14 @@
 //! Filters on a backendRef (S-F.9; HTTPRouteBackendRequestHeaderModification): a
-//! RequestHeaderModifier that applies only to the requests sent to that backend. Any other
-//! filter type there makes the rule invalid, as a filter is never skipped (S-IR.1).
+//! RequestHeaderModifier that applies only to the requests sent to that backend, and a
+//! ResponseHeaderModifier that applies only to its answers. Any other filter type there makes
+//! the rule invalid, as a filter is never skipped (S-IR.1).
 //!
 //! A rule's backend is drawn from its split by the Lua balancer in the access phase, after
 //! nginx has settled the location's request headers. A backend with filters is therefore a
 //! named location of its own ([`member_location`]): the split names that location instead of
 //! the backend, the draw jumps there (`ngx.exec`), and it proxies to the backend with the
-//! rule's request edits followed by the backend's, merged into one list ([`merge`]). Weights
+//! rule's request edits followed by the backend's, merged into one list ([`merge`]), and the
+//! same for the response edits. Weights
 //! and endpoints stay table data: changing them reloads nothing.
 
 use cluster_state::gateway::{HttpBackendRef, HttpRouteRule};
@@ -24,18 +26,37 @@ pub struct BackendRoute {
     pub backend: String,
     /// The request header edits its requests get: the rule's, then the backend's.
     pub request: HeaderEdits,
+    /// The response header edits its answers get: the rule's, then the backend's.
+    pub response: HeaderEdits,
 }
 
-/// The request header edits of `backend`'s filters, in the order written (none: no filters).
+/// The header edits of one backendRef's filters, each list in the order written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BackendEdits {
+    /// Its RequestHeaderModifiers.
+    pub request: Vec<HeaderEdits>,
+    /// Its ResponseHeaderModifiers.
+    pub response: Vec<HeaderEdits>,
+}
+
+impl BackendEdits {
+    /// Whether the backendRef has no filters.
+    pub fn is_empty(&self) -> bool {
+        self.request.is_empty() && self.response.is_empty()
+    }
+}
+
+/// The header edits of `backend`'s filters (none: no filters).
 ///
 /// # Errors
 ///
-/// A refused RequestHeaderModifier (S-F.1), or a filter of another type.
-pub fn backend_edits(backend: &HttpBackendRef) -> Result<Vec<HeaderEdits>, Fault> {
-    let mut out = Vec::new();
+/// A refused header modifier (S-F.1, S-F.2), or a filter of another type.
+pub fn backend_edits(backend: &HttpBackendRef) -> Result<BackendEdits, Fault> {
+    let mut out = BackendEdits::default();
     for f in backend.filters.iter().flatten() {
         match filter(f)? {
-            Filter::RequestHeaders(edits) => out.push(edits),
+            Filter::RequestHeaders(edits) => out.request.push(edits),
+            Filter::ResponseHeaders(edits) => out.response.push(edits),
             _ => {
                 let message = format!(
                     "backendRef {}: filter {} is not supported on a backendRef",
@@ -58,7 +79,7 @@ pub fn check(rule: &HttpRouteRule, filters: &[Filter]) -> Result<(), Fault> {
     for backend in rule.backend_refs() {
         let edits = backend_edits(backend)?;
         if !edits.is_empty() {
-            request_edits(filters, &edits).map_err(|why| {
+            merged_edits(filters, &edits).map_err(|why| {
                 let message = format!("backendRef {}: {why}", backend.name);
                 Fault::new("UnsupportedValue", message)
             })?;
@@ -67,17 +88,29 @@ pub fn check(rule: &HttpRouteRule, filters: &[Filter]) -> Result<(), Fault> {
     Ok(())
 }
 
-/// The rule's RequestHeaderModifier edits among `filters`, then `backend`'s, merged.
+/// The rule's header modifier edits among `filters`, then `backend`'s, merged: the request
+/// edits, and the response edits.
 ///
 /// # Errors
 ///
 /// As [`merge`].
-pub fn request_edits(filters: &[Filter], backend: &[HeaderEdits]) -> Result<HeaderEdits, String> {
-    let rule = filters.iter().filter_map(|f| match f {
-        Filter::RequestHeaders(edits) => Some(edits),
-        _ => None,
-    });
-    merge(rule.chain(backend))
+pub fn merged_edits(
+    filters: &[Filter],
+    backend: &BackendEdits,
+) -> Result<(HeaderEdits, HeaderEdits), String> {
+    let mut request = Vec::new();
+    let mut response = Vec::new();
+    for f in filters {
+        match f {
+            Filter::RequestHeaders(edits) => request.push(edits),
+            Filter::ResponseHeaders(edits) => response.push(edits),
+            _ => {}
+        }
+    }
+    Ok((
+        merge(request.into_iter().chain(&backend.request))?,
+        merge(response.into_iter().chain(&backend.response))?,
+    ))
 }
 
 /// What a header ends up as after a sequence of edits.
@@ -145,8 +178,9 @@ pub fn member_location(split: &str, backend: usize) -> String {
 }
 
 /// What the named location of `route` does, from the rule's action `action` (a forward):
-/// the same, to `route`'s backend alone, with its merged request edits, and without the
-/// rule's path rewrite (nginx already rewrote the path before the draw jumped here).
+/// the same, to `route`'s backend alone, with its merged request and response edits, and
+/// without the rule's path rewrite (nginx already rewrote the path before the draw jumped
+/// here).
 pub fn member_action(action: &Action, route: &BackendRoute) -> Action {
     match action {
         Action::Forward {
@@ -157,9 +191,14 @@ pub fn member_action(action: &Action, route: &BackendRoute) -> Action {
             ..
         } => {
             let mut actions = actions.clone();
-            actions
-                .filters
-                .retain(|f| !matches!(f, Filter::RequestHeaders(_) | Filter::BackendHeaders(_)));
+            actions.filters.retain(|f| {
+                !matches!(
+                    f,
+                    Filter::RequestHeaders(_)
+                        | Filter::ResponseHeaders(_)
+                        | Filter::BackendHeaders(_)
+                )
+            });
             for f in &mut actions.filters {
                 if let Filter::Rewrite(Rewrite { path, .. }) = f {
                     *path = None;
@@ -168,6 +207,11 @@ pub fn member_action(action: &Action, route: &BackendRoute) -> Action {
             actions
                 .filters
                 .push(Filter::RequestHeaders(route.request.clone()));
+            if route.response != HeaderEdits::default() {
+                actions
+                    .filters
+                    .push(Filter::ResponseHeaders(route.response.clone()));
+            }
             Action::Forward {
                 split: route.backend.clone(),
                 route: key.clone(),
@@ -256,8 +300,9 @@ mod tests {
         }
     }
 
-    /// S-F.9: a RequestHeaderModifier on a backendRef is served; another type, a refused
-    /// header, or an edit that cannot follow the rule's makes the rule invalid.
+    /// S-F.9: a RequestHeaderModifier or ResponseHeaderModifier on a backendRef is served;
+    /// another type, a refused header, or an edit that cannot follow the rule's makes the rule
+    /// invalid.
     #[test]
     fn s_f_9_what_a_backend_ref_may_carry() {
         let rule = |backend: HttpBackendRef, filters: Vec<HttpRouteFilter>| HttpRouteRule {
@@ -268,11 +313,23 @@ mod tests {
         let fine = with_filter("RequestHeaderModifier", set("Backend", "one"));
         assert_eq!(
             backend_edits(&fine),
-            Ok(vec![edits(&[("Backend", "one")], &[], &[])])
+            Ok(BackendEdits {
+                request: vec![edits(&[("Backend", "one")], &[], &[])],
+                response: Vec::new(),
+            })
         );
         assert_eq!(check(&rule(fine, vec![]), &[]), Ok(()));
+        let answers = with_filter("ResponseHeaderModifier", set("X-Answer", "one"));
+        assert_eq!(
+            backend_edits(&answers),
+            Ok(BackendEdits {
+                request: Vec::new(),
+                response: vec![edits(&[("X-Answer", "one")], &[], &[])],
+            })
+        );
+        assert_eq!(check(&rule(answers, vec![]), &[]), Ok(()));
         for refused in [
-            with_filter("ResponseHeaderModifier", set("Backend", "one")),
+            with_filter("ResponseHeaderModifier", set("Backend", "a\nb")),
             with_filter("RequestHeaderModifier", set("Backend", "a\nb")),
             with_filter("RequestHeaderModifier", set("Host", "a")),
             with_filter("CORS", HeaderModifier::default()),
@@ -288,13 +345,17 @@ mod tests {
             ..Default::default()
         };
         let rule_sets = [Filter::RequestHeaders(edits(&[("X-A", "a")], &[], &[]))];
-        let backend = with_filter("RequestHeaderModifier", adds);
+        let backend = with_filter("RequestHeaderModifier", adds.clone());
         let fault = check(&rule(backend, vec![]), &rule_sets).unwrap_err();
         assert!(
             fault.message.starts_with("backendRef one: "),
             "{}",
             fault.message
         );
+        // The same for the answers: the backend's add after the rule's set.
+        let rule_sets = [Filter::ResponseHeaders(edits(&[("X-A", "a")], &[], &[]))];
+        let backend = with_filter("ResponseHeaderModifier", adds);
+        assert!(check(&rule(backend, vec![]), &rule_sets).is_err());
     }
 
     /// A backend's location forwards to that backend alone, with the merged edits, and does
@@ -305,6 +366,7 @@ mod tests {
             location: member_location("gw:ns/r#0", 1),
             backend: "ns/one:80".into(),
             request: edits(&[("Backend", "one")], &[], &[]),
+            response: edits(&[("X-Answer", "one")], &[], &["X-Rule"]),
         };
         assert_eq!(route.location, "@gw:ns/r#0:1");
         let rewrite = Filter::Rewrite(Rewrite {
@@ -318,6 +380,7 @@ mod tests {
             actions: super::super::rules::RuleActions {
                 filters: vec![
                     Filter::RequestHeaders(edits(&[("Backend", "rule")], &[], &[])),
+                    Filter::ResponseHeaders(edits(&[], &[], &["X-Rule"])),
                     rewrite,
                     Filter::BackendHeaders(route.clone()),
                 ],
@@ -337,6 +400,7 @@ mod tests {
                     path: None,
                 }),
                 Filter::RequestHeaders(edits(&[("Backend", "one")], &[], &[])),
+                Filter::ResponseHeaders(edits(&[("X-Answer", "one")], &[], &["X-Rule"])),
             ]
         );
     }

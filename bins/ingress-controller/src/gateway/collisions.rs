@@ -1006,11 +1006,13 @@ mod tests {
                 GatewayPlan {
                     gateway: gateway("old"),
                     status_addresses: Vec::new(),
+                    requested_addresses: Vec::new(),
                     sockets: vec![old.clone()],
                 },
                 GatewayPlan {
                     gateway: gateway("new"),
                     status_addresses: Vec::new(),
+                    requested_addresses: Vec::new(),
                     sockets: vec![new.clone()],
                 },
             ],

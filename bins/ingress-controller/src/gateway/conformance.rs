@@ -314,6 +314,88 @@ fn gateway_invalid_parameters_ref() {
     assert_conditions("gateway", status.conditions.as_deref().unwrap(), &want);
 }
 
+/// GatewayStaticAddresses and GatewayOptionalAddressValue (S-GW.7) with the pool
+/// `127.0.1.0/24`, the suite's usable address `127.0.1.77` and unusable `10.9.9.9` written
+/// over its placeholders: the statuses each step asks for, the evaluation's `Accepted` and
+/// the pool's `Programmed` reason or address.
+#[test]
+fn gateway_static_addresses() {
+    use super::addresses::Pool;
+    use super::plan::Served;
+
+    let pool: Pool = "127.0.1.0/24".parse().unwrap();
+    let mut selection = crate::class::Selection::default();
+    selection.gateway.own_addresses = true;
+    let evaluate_with_pool = |snapshot: &Snapshot| {
+        let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
+        let objects = crate::objects::Objects::from_snapshot(snapshot);
+        let inputs = GatewayInputs::new(&objects, &loaded);
+        let now = Time(Timestamp::from_second(1_800_000_000).unwrap());
+        let evaluation = evaluate(inputs, &selection.gateway, &now);
+        let plan = crate::model::build(&objects, &selection).gateway;
+        (evaluation, plan)
+    };
+    let key = ObjectRef::new(INFRA, "gateway-static-addresses");
+    let mut snapshot = load("gateway-static-addresses.yaml");
+    let gateway = Arc::make_mut(snapshot.gateways.get_mut(&key).unwrap());
+    let addresses = gateway.spec.addresses.as_mut().unwrap();
+    addresses[1].value = Some("10.9.9.9".into());
+    addresses[2].value = Some("127.0.1.77".into());
+
+    // The unsupported type: not accepted, not served.
+    let (evaluation, plan) = evaluate_with_pool(&snapshot);
+    let conditions = evaluation.gateways[&key].conditions.clone().unwrap();
+    assert_conditions(
+        "all three",
+        &conditions,
+        &[("Accepted", "False", "UnsupportedAddress")],
+    );
+    assert!(!plan.addresses(Some(&pool)).contains_key(&key));
+
+    // Without it: accepted, the unusable address keeps it from being programmed.
+    let gateway = Arc::make_mut(snapshot.gateways.get_mut(&key).unwrap());
+    gateway.spec.addresses.as_mut().unwrap().remove(0);
+    let (evaluation, plan) = evaluate_with_pool(&snapshot);
+    let conditions = evaluation.gateways[&key].conditions.clone().unwrap();
+    assert_conditions("two", &conditions, &[("Accepted", "True", "Accepted")]);
+    assert_eq!(
+        plan.address_faults(Some(&pool))[&key].reason,
+        "AddressNotUsable"
+    );
+    assert!(!plan.addresses(Some(&pool)).contains_key(&key));
+
+    // The usable one alone: served there, its listener accepted and resolved.
+    let gateway = Arc::make_mut(snapshot.gateways.get_mut(&key).unwrap());
+    gateway.spec.addresses.as_mut().unwrap().remove(0);
+    let (evaluation, plan) = evaluate_with_pool(&snapshot);
+    let status = &evaluation.gateways[&key];
+    let conditions = status.conditions.clone().unwrap();
+    assert_conditions(
+        "usable",
+        &conditions,
+        &[("Programmed", "True", "Programmed")],
+    );
+    let listener = &status.listeners.as_ref().unwrap()[0];
+    let want = [("Accepted", "True", ""), ("ResolvedRefs", "True", "")];
+    assert_listener(listener, "http", &["HTTPRoute"], 0, &want);
+    assert_eq!(
+        plan.addresses(Some(&pool))[&key],
+        Served::Own("127.0.1.77".parse().unwrap())
+    );
+    assert!(plan.address_faults(Some(&pool)).is_empty());
+
+    // GatewayOptionalAddressValue: a type without value gets an address of the pool.
+    let key = ObjectRef::new(INFRA, "gateway-without-address-value");
+    let (evaluation, plan) = evaluate_with_pool(&load("gateway-optional-address-value.yaml"));
+    let conditions = evaluation.gateways[&key].conditions.clone().unwrap();
+    assert_conditions(
+        "empty value",
+        &conditions,
+        &[("Accepted", "True", "Accepted")],
+    );
+    assert!(matches!(plan.addresses(Some(&pool))[&key], Served::Own(_)));
+}
+
 /// GatewayWithAttachedRoutes.
 #[test]
 fn gateway_with_attached_routes() {
@@ -483,31 +565,38 @@ fn httproute_disallowed_kind() {
     );
 }
 
-/// HTTPRouteInvalidParentRefNotMatchingSectionName, …NotMatchingListenerPort.
+/// HTTPRouteInvalidParentRefNotMatchingSectionName, …NotMatchingListenerPort and
+/// HTTPRouteInvalidParentRefSectionNameNotMatchingPort (a `sectionName` that names a listener
+/// on another port than the parentRef's `port`): `NoMatchingParent`, no route attached.
 #[test]
 fn httproute_invalid_parent_ref_not_matching() {
-    for (file, route) in [
+    for (file, route, gateway) in [
         (
             "httproute-invalid-parentref-not-matching-section-name.yaml",
             "httproute-listener-not-matching-section-name",
+            "same-namespace",
         ),
         (
             "httproute-invalid-parentref-not-matching-listener-port.yaml",
             "httproute-listener-not-matching-route-port",
+            "same-namespace",
+        ),
+        (
+            "httproute-invalid-parentref-section-name-not-matching-port.yaml",
+            "httproute-listener-section-name-not-matching-port",
+            "gateway-with-one-not-matching-port-and-section-name-route",
         ),
     ] {
         let evaluation = run(&load(file));
-        let conditions = route_parent(&evaluation, INFRA, route, "same-namespace");
+        let conditions = route_parent(&evaluation, INFRA, route, gateway);
         assert_conditions(
             route,
             &conditions,
             &[("Accepted", "False", "NoMatchingParent")],
         );
-        assert!(
-            attached(&evaluation, "same-namespace")
-                .iter()
-                .all(|&n| n == 0)
-        );
+        let key = ObjectRef::new(INFRA, route);
+        assert_eq!(evaluation.http_routes[&key].parents.len(), 1, "{route}");
+        assert!(attached(&evaluation, gateway).iter().all(|&n| n == 0));
     }
 }
 

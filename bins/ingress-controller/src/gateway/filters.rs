@@ -31,8 +31,8 @@ pub enum Filter {
     Rewrite(Rewrite),
     /// A copy of the request sent to another backend, its answer ignored (S-F.6).
     Mirror(Mirror),
-    /// The request header edits of one backend of the rule's split, applied when the split
-    /// picks it (S-F.9). Added by the planner; never written in a rule's `filters`.
+    /// The header edits of one backend of the rule's split, applied when the split picks it
+    /// (S-F.9). Added by the planner; never written in a rule's `filters`.
     BackendHeaders(BackendRoute),
     /// The cross-origin requests allowed, answered by the gateway (S-F.7).
     Cors(Cors),

@@ -305,12 +305,14 @@ fn conflicts(checks: &mut [ListenerCheck]) {
 }
 
 /// The Gateway's `Accepted` (S-GW.9), first match wins: `InvalidParameters` (S-GW.6),
-/// `UnsupportedAddress` (S-GW.7: no `spec.addresses` are supported yet), `Invalid` (S-GW.8
+/// `UnsupportedAddress` (S-GW.7: any `spec.addresses` without a `pool` of addresses, an address
+/// type other than `IPAddress` with one), `Invalid` (S-GW.8
 /// `spec.tls`; S-GC.5 class not accepted), then `ListenersNotValid` (False when no listener is
 /// Accepted, True when some are not), then `Accepted`.
 pub fn gateway_accepted(
     gateway: &Gateway,
     class_accepted: bool,
+    pool: bool,
     listeners: &[ListenerCheck],
 ) -> Verdict {
     let spec = &gateway.spec;
@@ -330,11 +332,17 @@ pub fn gateway_accepted(
         );
         return refused("InvalidParameters", message);
     }
-    if spec.addresses.as_ref().is_some_and(|a| !a.is_empty()) {
-        return refused(
-            "UnsupportedAddress",
-            "spec.addresses is not supported".into(),
+    let requested = spec.addresses.as_deref().unwrap_or_default();
+    if !pool && !requested.is_empty() {
+        let message = "spec.addresses needs a pool of addresses (--gateway-addresses)";
+        return refused("UnsupportedAddress", message.into());
+    }
+    if let Some(other) = requested.iter().find(|a| a.address_type() != "IPAddress") {
+        let message = format!(
+            "address type {:?} is not supported, only IPAddress",
+            other.address_type()
         );
+        return refused("UnsupportedAddress", message);
     }
     if spec.tls.is_some() {
         return refused("Invalid", "spec.tls is not supported".into());
@@ -477,13 +485,13 @@ pub(super) mod tests {
         assert!(checks[0].carries("HTTPRoute"));
         assert_eq!(reason(&checks[1].accepted), "UnsupportedProtocol");
         assert!(checks[1].supported_kinds.is_empty());
-        let verdict = gateway_accepted(&gw, true, &checks);
+        let verdict = gateway_accepted(&gw, true, false, &checks);
         assert_eq!(
             (verdict.status, verdict.reason),
             (true, "ListenersNotValid")
         );
         let only_bad = gateway(vec![listener("invalid", 1111, "TCP", None)]);
-        let verdict = gateway_accepted(&only_bad, true, &run(&only_bad, &Objects::new()));
+        let verdict = gateway_accepted(&only_bad, true, false, &run(&only_bad, &Objects::new()));
         assert_eq!(
             (verdict.status, verdict.reason),
             (false, "ListenersNotValid")
@@ -668,11 +676,32 @@ pub(super) mod tests {
         let listeners = vec![listener("http", 80, "HTTP", None)];
         let mut gw = gateway(listeners.clone());
         let checks = run(&gw, &Objects::new());
-        assert_eq!(gateway_accepted(&gw, true, &checks).reason, "Accepted");
-        assert_eq!(gateway_accepted(&gw, false, &checks).reason, "Invalid");
+        assert_eq!(
+            gateway_accepted(&gw, true, false, &checks).reason,
+            "Accepted"
+        );
+        assert_eq!(
+            gateway_accepted(&gw, false, false, &checks).reason,
+            "Invalid"
+        );
         gw.spec.addresses = Some(vec![GatewaySpecAddress::default()]);
         assert_eq!(
-            gateway_accepted(&gw, true, &checks).reason,
+            gateway_accepted(&gw, true, false, &checks).reason,
+            "UnsupportedAddress"
+        );
+        // S-GW.7 with a pool: IPAddress entries are accepted (whether usable is the pool's
+        // business), any other type is not (GatewayStaticAddresses' first step).
+        assert_eq!(
+            gateway_accepted(&gw, true, true, &checks).reason,
+            "Accepted"
+        );
+        let fake = GatewaySpecAddress {
+            type_: Some("test/fake-invalid-type".into()),
+            value: Some("fake address teehee!".into()),
+        };
+        gw.spec.addresses = Some(vec![fake, GatewaySpecAddress::default()]);
+        assert_eq!(
+            gateway_accepted(&gw, true, true, &checks).reason,
             "UnsupportedAddress"
         );
         gw.spec.infrastructure = Some(cluster_state::gateway::GatewayInfrastructure {
@@ -683,13 +712,16 @@ pub(super) mod tests {
             }),
             ..Default::default()
         });
-        let verdict = gateway_accepted(&gw, true, &checks);
+        let verdict = gateway_accepted(&gw, true, false, &checks);
         assert_eq!(
             (verdict.status, verdict.reason),
             (false, "InvalidParameters")
         );
         let mut gw = gateway(listeners);
         gw.spec.tls = Some(Default::default());
-        assert_eq!(gateway_accepted(&gw, true, &checks).reason, "Invalid");
+        assert_eq!(
+            gateway_accepted(&gw, true, false, &checks).reason,
+            "Invalid"
+        );
     }
 }

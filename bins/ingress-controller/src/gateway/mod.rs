@@ -20,7 +20,8 @@
 //!   rule does besides forwarding, and which rules are invalid (S-F, S-TO, S-IR);
 //! - [`status`]: the desired statuses (S-ST, S-0.3);
 //! - [`plan`]: what nginx serves for the served listeners, and [`addresses`] where;
-//! - `render`: the Gateways' nginx servers (crate-private).
+//! - `render`: the Gateways' nginx servers, and `misdirected` their 421 to a request whose
+//!   SNI selected another listener (crate-private).
 //!
 //! Defaults are read through the types' accessor methods, never through their `Option`s
 //! (S-0.2).
@@ -52,6 +53,7 @@ pub mod hostname;
 pub mod listeners;
 pub mod matches;
 pub mod mirror;
+pub(crate) mod misdirected;
 pub mod namespaces;
 pub mod plan;
 pub mod precedence;
@@ -85,14 +87,14 @@ pub struct Settings {
     pub bundle_version: Option<String>,
     /// The feature names the classes claim (S-GC.4); written sorted.
     pub supported_features: Vec<String>,
-    /// Whether each Gateway is served on an address of its own (`--gateway-addresses`);
-    /// otherwise the Gateways share the Ingresses' address, and a listener on port 80 the
-    /// Ingresses' HTTP port (S-GR.5).
+    /// Whether each Gateway is served on an address of its own (`--gateway-addresses`), so
+    /// that `spec.addresses` can be honoured (S-GW.7); otherwise the Gateways share the
+    /// Ingresses' address, and a listener on port 80 the Ingresses' HTTP port (S-GR.5).
     pub own_addresses: bool,
 }
 
 impl Default for Settings {
-    /// The default controller name, no bundle version, no features claimed.
+    /// The default controller name, no bundle version, no features claimed, no pool.
     fn default() -> Self {
         Self {
             controller_name: DEFAULT_CONTROLLER_NAME.to_owned(),
@@ -306,7 +308,8 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
     }
 
     for (key, (gateway, class_accepted, checks)) in &checked {
-        let accepted = listeners::gateway_accepted(gateway, *class_accepted, checks);
+        let pool = settings.own_addresses;
+        let accepted = listeners::gateway_accepted(gateway, *class_accepted, pool, checks);
         let attached: Vec<i32> = (0..checks.len())
             .map(|index| {
                 let count = routes

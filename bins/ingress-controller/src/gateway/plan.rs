@@ -25,7 +25,7 @@ use cluster_state::gateway::HttpRoute;
 use cluster_state::k8s::Resource;
 use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::addresses::{self, Pool};
+use super::addresses::{self, Pool, Request};
 use super::backend_filters::{self, BackendRoute};
 use super::backend_refs::{self, Context};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect};
@@ -34,7 +34,7 @@ use super::matches;
 use super::mirror;
 use super::precedence::{Candidate, RouteKind};
 use super::rules::{self, RuleActions};
-use super::{Evaluation, ServedListener};
+use super::{Evaluation, Fault, ServedListener};
 use crate::hosts::is_dns_name;
 use crate::objects::Objects;
 use crate::paths::{Kind, LocationKey, PathRule};
@@ -63,6 +63,8 @@ pub struct GatewayPlan {
     pub gateway: ObjectRef,
     /// The addresses its status holds (a pool address there is kept).
     pub status_addresses: Vec<String>,
+    /// The values of its `spec.addresses` (S-GW.7; an empty one asks for any address).
+    pub requested_addresses: Vec<String>,
     /// Its sockets, by listener port.
     pub sockets: Vec<Socket>,
 }
@@ -256,8 +258,8 @@ pub enum Served {
 
 impl Plan {
     /// The Gateways the configuration serves and where: with a `pool`, each Gateway on its own
-    /// address (sticky, see [`addresses::assign`]; a Gateway the pool has no address left for
-    /// is not served); without, every Gateway on the shared listen address.
+    /// address (see [`addresses::assign`]; a Gateway the pool has no address for is not
+    /// served); without, every Gateway on the shared listen address.
     pub fn addresses(&self, pool: Option<&Pool>) -> BTreeMap<ObjectRef, Served> {
         match pool {
             None => self
@@ -265,18 +267,38 @@ impl Plan {
                 .iter()
                 .map(|g| (g.gateway.clone(), Served::Shared))
                 .collect(),
-            Some(pool) => {
-                let gateways: Vec<(ObjectRef, Vec<String>)> = self
-                    .gateways
-                    .iter()
-                    .map(|g| (g.gateway.clone(), g.status_addresses.clone()))
-                    .collect();
-                addresses::assign(pool, &gateways)
-                    .into_iter()
-                    .map(|(gateway, address)| (gateway, Served::Own(address)))
-                    .collect()
-            }
+            Some(pool) => self
+                .assign(pool)
+                .into_iter()
+                .filter_map(|(gateway, verdict)| Some((gateway, Served::Own(verdict.ok()?))))
+                .collect(),
         }
+    }
+
+    /// Why the pool has no address for some Gateways (S-GW.7), the reason of their
+    /// `Programmed=False`; empty without a pool.
+    pub fn address_faults(&self, pool: Option<&Pool>) -> BTreeMap<ObjectRef, Fault> {
+        let Some(pool) = pool else {
+            return BTreeMap::new();
+        };
+        self.assign(pool)
+            .into_iter()
+            .filter_map(|(gateway, verdict)| Some((gateway, verdict.err()?)))
+            .collect()
+    }
+
+    /// [`addresses::assign`] over the Gateways, oldest first.
+    fn assign(&self, pool: &Pool) -> BTreeMap<ObjectRef, Result<IpAddr, Fault>> {
+        let requests: Vec<Request> = self
+            .gateways
+            .iter()
+            .map(|g| Request {
+                gateway: g.gateway.clone(),
+                requested: g.requested_addresses.clone(),
+                held: g.status_addresses.clone(),
+            })
+            .collect();
+        addresses::assign(pool, &requests)
     }
 }
 
@@ -353,6 +375,17 @@ impl Builder<'_> {
             .and_then(|s| s.addresses.as_ref())
             .map(|list| list.iter().map(|a| a.value.clone()).collect())
             .unwrap_or_default();
+        let requested_addresses = self
+            .objects
+            .gateways
+            .get(gateway)
+            .and_then(|g| g.spec.addresses.as_ref())
+            .map(|list| {
+                list.iter()
+                    .map(|a| a.value.clone().unwrap_or_default())
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut ports: BTreeMap<i32, Vec<&ServedListener>> = BTreeMap::new();
         for listener in listeners {
             ports.entry(listener.port).or_default().push(listener);
@@ -364,6 +397,7 @@ impl Builder<'_> {
         GatewayPlan {
             gateway: gateway.clone(),
             status_addresses,
+            requested_addresses,
             sockets,
         }
     }
@@ -631,10 +665,11 @@ impl Builder<'_> {
                 Ok(found) => {
                     let mut name = format!("{}:{}", found.service, found.port);
                     self.plan.backends.insert((found.service, found.port));
-                    // S-F.9: a backend with request edits of its own is drawn as its location.
+                    // S-F.9: a backend with header edits of its own is drawn as its location.
                     let edits = backend_filters::backend_edits(backend).unwrap_or_default();
                     if !edits.is_empty() {
-                        let Ok(request) = backend_filters::request_edits(&actions.filters, &edits)
+                        let Ok((request, response)) =
+                            backend_filters::merged_edits(&actions.filters, &edits)
                         else {
                             return Action::Fail;
                         };
@@ -643,6 +678,7 @@ impl Builder<'_> {
                             location: location.clone(),
                             backend: name,
                             request,
+                            response,
                         }));
                         name = location;
                     }

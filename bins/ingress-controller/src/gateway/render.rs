@@ -19,7 +19,7 @@
 //! (`listen … http2`, so HTTP/1 no longer) only when it serves GRPCRoutes and nothing else;
 //! on TLS, ALPN offers h2 when `use-http2` is on.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use nginx_conf::Directive;
@@ -28,6 +28,7 @@ use super::backend_filters::{BackendRoute, member_action};
 use super::collisions::{Ask, Collisions, IngressHosts, Merged, decide};
 use super::filters::{Filter, HeaderEdits, PathChange, Redirect, Rewrite};
 use super::mirror::Sample;
+use super::misdirected::Listeners;
 use super::plan::{Action, Choice, Conditions, Location, Served, Server};
 use super::timeouts::{Limit, Timeouts};
 use crate::annotations::{BackendProtocol, NextUpstream};
@@ -49,8 +50,8 @@ pub(crate) struct Placed<'a> {
     ingress: bool,
     /// The port of the Gateway listeners it serves (the first Gateway's: redirects keep it).
     port: i32,
-    /// The host names taken (`None`: the catch-all).
-    names: BTreeSet<Option<super::hostname::Hostname>>,
+    /// The host names taken (`None`: the catch-all), and by which Gateway.
+    names: BTreeMap<Option<super::hostname::Hostname>, cluster_state::ObjectRef>,
     /// The servers, in the Gateways' order.
     servers: Vec<&'a Server>,
     /// The servers that share their name with an Ingress host, each as one `server` with the
@@ -105,7 +106,7 @@ pub(crate) fn catch_alls(placed: &[Placed<'_>]) -> (bool, bool) {
     let holds = |tls: bool| {
         placed
             .iter()
-            .any(|p| p.ingress && p.tls == tls && p.names.contains(&None))
+            .any(|p| p.ingress && p.tls == tls && p.names.contains_key(&None))
     };
     (holds(false), holds(true))
 }
@@ -162,7 +163,7 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Collisions) 
             tls: seat.tls,
             ingress: seat.ingress,
             port: seat.port,
-            names: seat.names.into_keys().collect(),
+            names: seat.names,
             servers: seat.servers,
             merged: seat.merged,
         })
@@ -175,8 +176,21 @@ pub(crate) fn place<'a>(context: &Context<'a>) -> (Vec<Placed<'a>>, Collisions) 
 pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Vec<Directive>> {
     let mut appends = Appends::default();
     let mut out = Vec::new();
-    for socket in placed {
-        let has_default = socket.ingress || socket.names.contains(&None);
+    for (index, socket) in placed.iter().enumerate() {
+        // S-HN.2: on HTTPS, the listener the SNI selects, for each server to compare.
+        let variable = format!("$gw_sni_{index}");
+        let listeners = socket.tls.then(|| {
+            let merged = socket.merged.iter().map(|m| m.gateway);
+            Listeners::of(&socket.names, socket.servers.iter().copied().chain(merged))
+        });
+        if let Some(listeners) = &listeners {
+            out.push(listeners.map(&variable)?);
+        }
+        let check = |s: &Server| {
+            let listeners = listeners.as_ref()?;
+            Some(listeners.check(&variable, &socket.names, s))
+        };
+        let has_default = socket.ingress || socket.names.contains_key(&None);
         if !has_default {
             let fallback = Server {
                 name: None,
@@ -190,13 +204,29 @@ pub(crate) fn servers(context: &Context<'_>, placed: &[Placed<'_>]) -> Result<Ve
                 routes: BTreeSet::new(),
                 claims: std::collections::BTreeMap::new(),
             };
-            out.push(server(context, socket, &fallback, None, &mut appends)?);
+            let misdirected = check(&fallback).transpose()?;
+            out.push(server(
+                context,
+                socket,
+                &fallback,
+                None,
+                misdirected,
+                &mut appends,
+            )?);
         }
         for s in &socket.servers {
-            out.push(server(context, socket, s, None, &mut appends)?);
+            let misdirected = check(s).transpose()?;
+            out.push(server(context, socket, s, None, misdirected, &mut appends)?);
         }
         for m in &socket.merged {
-            out.push(server(context, socket, m.gateway, Some(m), &mut appends)?);
+            out.push(server(
+                context,
+                socket,
+                m.gateway,
+                Some(m),
+                None,
+                &mut appends,
+            )?);
         }
     }
     out.extend(appends.maps()?);
@@ -252,12 +282,14 @@ fn literal(value: &str) -> String {
 
 /// One `server` on `socket`: the Gateway server `s`, joined by the Ingress server of the
 /// same name when `merged` says so (then with the locations each keeps, and the Ingress's
-/// certificate).
+/// certificate); `misdirected` answers 421 to a request whose SNI selected another listener
+/// (S-HN.2).
 fn server(
     context: &Context<'_>,
     socket: &Placed<'_>,
     s: &Server,
     merged: Option<&Merged<'_>>,
+    misdirected: Option<Directive>,
     appends: &mut Appends,
 ) -> Result<Directive> {
     let mut listen = vec![socket.listen.as_str()];
@@ -312,6 +344,7 @@ fn server(
             body.push(directive("ssl_certificate_key", [file])?);
         }
     }
+    body.extend(misdirected);
     // The actions the dispatcher jumps to, each a named location `@gwN` (N its index).
     let mut named: Vec<&Action> = Vec::new();
     let mut emit = Emit {
