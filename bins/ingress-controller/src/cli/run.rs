@@ -134,6 +134,7 @@ impl SelectionArgs {
             gateway: crate::gateway::Settings {
                 controller_name: self.gateway_controller_name.clone(),
                 own_addresses: nginx.gateway_addresses.is_some(),
+                http_port: i32::from(nginx.http_port),
                 ..crate::gateway::Settings::default()
             },
         }

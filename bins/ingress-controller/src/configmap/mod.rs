@@ -280,6 +280,12 @@ impl Reader<'_> {
 }
 
 impl Global {
+    /// The settings of the ConfigMap among `objects` (`--configmap`), else the defaults.
+    pub fn of(objects: &crate::objects::Objects) -> Global {
+        let data = objects.config_map.as_ref().and_then(|c| c.data.as_ref());
+        data.map_or_else(Global::default, |data| Global::parse(data).0)
+    }
+
     /// Reads the `data` of the ConfigMap. Refused values keep their default.
     pub fn parse(data: &BTreeMap<String, String>) -> (Global, Notes) {
         let d = Global::default();

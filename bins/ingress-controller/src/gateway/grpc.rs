@@ -166,6 +166,18 @@ fn intersect(a: &Hostnames, b: &Hostnames) -> bool {
     }
 }
 
+/// How nginx serves the Gateways, as far as S-GR.5 needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Serving {
+    /// `Some(--http-port)` when the Gateways share the Ingresses' listen address: a listener
+    /// on port 80 or on that port is served on the Ingresses' HTTP/1 port, and the Gateways'
+    /// listeners of one port share a socket. `None` when each Gateway has an address of its
+    /// own.
+    pub(super) shared_http: Option<i32>,
+    /// Whether HTTPS offers HTTP/2 by ALPN (the ConfigMap's `use-http2`).
+    pub(super) http2: bool,
+}
+
 /// An attachment S-AT.9 kept on a listener: the route's kind, its host names there, and the
 /// route (`namespace/name`).
 type Kept = (RouteKind, Hostnames, String);
@@ -176,14 +188,15 @@ type Kept = (RouteKind, Hostnames, String);
 /// - S-AT.9: of an HTTPRoute and a GRPCRoute attached to one listener with host names in
 ///   common, the older (S-0.4) keeps the listener; the other loses it
 ///   (`NotAllowedByListeners`, naming the older);
-/// - S-GR.5: a GRPCRoute loses a plaintext (`HTTP`) listener whose port also serves HTTP/1:
-///   an HTTPRoute attached to a listener of the same Gateway on that port, or, when
-///   `shared_http` (Gateways on the Ingresses' address), port 80, which is the Ingresses'
-///   HTTP port (`UnsupportedProtocol`).
+/// - S-GR.5: a GRPCRoute loses a listener where nginx would not speak HTTP/2 to its clients
+///   (`UnsupportedProtocol`): a plaintext (`HTTP`) listener whose socket also serves HTTP/1
+///   (an HTTPRoute attached on that port, to the same Gateway or, when the Gateways share
+///   the Ingresses' address, to any; or the Ingresses' HTTP port), and an `HTTPS` listener
+///   when HTTPS offers no HTTP/2.
 pub(super) fn separate(
     routes: &mut [Attached<'_>],
     views: &BTreeMap<ObjectRef, GatewayView<'_>>,
-    shared_http: bool,
+    serving: Serving,
 ) {
     if !routes.iter().any(|r| r.kind == RouteKind::Grpc) {
         return;
@@ -192,7 +205,7 @@ pub(super) fn separate(
         views
             .get(gateway)
             .and_then(|v| v.listeners.get(index))
-            .map(|l| (l.name.as_str(), l.port, l.protocol == "HTTP"))
+            .map(|l| (l.name.as_str(), l.port, l.protocol.as_str()))
     };
     let mut order: Vec<usize> = (0..routes.len()).collect();
     order.sort_by_key(|i| routes.get(*i).map(|r| Age::of(&r.route.metadata)));
@@ -236,13 +249,18 @@ pub(super) fn separate(
             }
         }
     }
-    // S-GR.5: the plaintext ports HTTPRoutes use, by Gateway.
-    let mut http_ports: BTreeSet<(ObjectRef, i32)> = BTreeSet::new();
+    // S-GR.5: the plaintext sockets HTTPRoutes use: by Gateway and port, or by port alone
+    // when the Gateways share one address.
+    let socket = |gateway: &ObjectRef, port: i32| {
+        let gateway = serving.shared_http.is_none().then(|| gateway.clone());
+        (gateway, port)
+    };
+    let mut http_ports: BTreeSet<(Option<ObjectRef>, i32)> = BTreeSet::new();
     for route in routes.iter().filter(|r| r.kind == RouteKind::Http) {
         for parent in &route.parents {
             for a in parent.accepted.iter().flatten() {
-                if let Some((_, port, true)) = listener(&parent.gateway, a.listener) {
-                    http_ports.insert((parent.gateway.clone(), port));
+                if let Some((_, port, "HTTP")) = listener(&parent.gateway, a.listener) {
+                    http_ports.insert(socket(&parent.gateway, port));
                 }
             }
         }
@@ -255,20 +273,29 @@ pub(super) fn separate(
             };
             let mut lost = Vec::new();
             attachments.retain(|a| {
-                let Some((name, port, true)) = listener(gateway, a.listener) else {
+                let Some((name, port, protocol)) = listener(gateway, a.listener) else {
                     return true;
                 };
-                let why = if http_ports.contains(&(gateway.clone(), port)) {
-                    "HTTPRoutes use it"
-                } else if shared_http && port == 80 {
-                    "it is the Ingresses' HTTP port"
-                } else {
-                    return true;
-                };
-                lost.push(format!(
-                    "listener {name:?}: plaintext port {port} serves HTTP/1 ({why}), and nginx \
-                     1.22 cannot serve HTTP/1.1 and gRPC (h2c) on one plaintext port"
-                ));
+                match protocol {
+                    "HTTP" => {
+                        let why = if http_ports.contains(&socket(gateway, port)) {
+                            "HTTPRoutes use it"
+                        } else if serving.shared_http.is_some_and(|p| port == 80 || port == p) {
+                            "it is the Ingresses' HTTP port"
+                        } else {
+                            return true;
+                        };
+                        lost.push(format!(
+                            "listener {name:?}: plaintext port {port} serves HTTP/1 ({why}), and \
+                             nginx 1.22 cannot serve HTTP/1.1 and gRPC (h2c) on one plaintext port"
+                        ));
+                    }
+                    "HTTPS" if !serving.http2 => lost.push(format!(
+                        "listener {name:?}: HTTPS offers no HTTP/2 (the ConfigMap's use-http2 is \
+                         false), which gRPC needs"
+                    )),
+                    _ => return true,
+                }
                 false
             });
             if attachments.is_empty() && !lost.is_empty() {

@@ -234,3 +234,104 @@ fn s_at_9_the_older_kind_keeps_the_listener() {
             .all(|c| c.kind == RouteKind::Grpc)
     );
 }
+
+/// `snapshot`'s Gateway `name` (infra namespace) with its listeners moved to `port`.
+fn move_listeners(snapshot: &mut cluster_state::Snapshot, name: &str, port: i32) {
+    let key = ObjectRef::new(INFRA, name);
+    let gateway = std::sync::Arc::make_mut(snapshot.gateways.get_mut(&key).unwrap());
+    for listener in &mut gateway.spec.listeners {
+        listener.port = port;
+    }
+}
+
+/// `snapshot`'s evaluation on the Ingresses' address (`--http-port` `http_port`), or on
+/// addresses of their own, with HTTPS offering HTTP/2 or not.
+fn run_with(
+    snapshot: &cluster_state::Snapshot,
+    own_addresses: bool,
+    http_port: i32,
+    http2: bool,
+) -> Evaluation {
+    let loaded: BTreeSet<ObjectRef> = snapshot.gateways.keys().cloned().collect();
+    let objects = crate::objects::Objects::from_snapshot(snapshot);
+    let mut inputs = GatewayInputs::new(&objects, &loaded);
+    inputs.http2 = http2;
+    let now = Time(cluster_state::k8s::jiff::Timestamp::from_second(1_800_000_000).unwrap());
+    let settings = Settings {
+        own_addresses,
+        http_port,
+        ..Settings::default()
+    };
+    evaluate(inputs, &settings, &now)
+}
+
+/// S-GR.5: on the Ingresses' address, a listener on the port `--http-port` names is served on
+/// the Ingresses' HTTP/1 socket too: not accepted there; on another port it is.
+#[test]
+fn s_gr_5_not_on_a_listener_port_equal_to_the_http_port() {
+    let mut snapshot = load("grpcroute-exact-method-matching.yaml");
+    move_listeners(&mut snapshot, "same-namespace", 8080);
+    let accepted = |http_port| {
+        let evaluation = run_with(&snapshot, false, http_port, true);
+        parent_condition(&evaluation, "exact-matching", "Accepted")
+    };
+    let (status, reason, message) = accepted(8080);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "UnsupportedProtocol")
+    );
+    assert!(message.contains("the Ingresses' HTTP port"), "{message}");
+    assert_eq!(accepted(80).0, "True");
+}
+
+/// S-GR.5: a GRPCRoute on an HTTPS listener needs HTTP/2 there (`use-http2`), else it is not
+/// accepted, and says why.
+#[test]
+fn s_gr_5_https_needs_http2() {
+    let mut snapshot = load("grpcroute-exact-method-matching.yaml");
+    let key = ObjectRef::new(INFRA, "exact-matching");
+    let route = std::sync::Arc::make_mut(snapshot.grpc_routes.get_mut(&key).unwrap());
+    for parent in route.spec.parent_refs.iter_mut().flatten() {
+        parent.name = "same-namespace-with-https-listener".into();
+    }
+    let accepted = |http2| {
+        let evaluation = run_with(&snapshot, true, 80, http2);
+        parent_condition(&evaluation, "exact-matching", "Accepted")
+    };
+    let (status, reason, message) = accepted(false);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "UnsupportedProtocol")
+    );
+    assert!(message.contains("use-http2"), "{message}");
+    assert_eq!(accepted(true).0, "True");
+}
+
+/// S-GR.5: Gateways on one shared address share a socket per port: an HTTPRoute of another
+/// Gateway on the same plaintext port keeps the GRPCRoute out; on addresses of their own it
+/// does not.
+#[test]
+fn s_gr_5_one_socket_across_gateways_on_the_shared_address() {
+    let mut snapshot = load("grpcroute-exact-method-matching.yaml");
+    let http = load("httproute-simple-same-namespace.yaml");
+    let key = ObjectRef::new(INFRA, "gateway-conformance-infra-test");
+    let mut route = http.http_routes[&key].as_ref().clone();
+    for parent in route.spec.parent_refs.iter_mut().flatten() {
+        parent.name = "all-namespaces".into();
+    }
+    snapshot.http_routes.insert(key, std::sync::Arc::new(route));
+    move_listeners(&mut snapshot, "same-namespace", 8081);
+    move_listeners(&mut snapshot, "all-namespaces", 8081);
+    let evaluation = run_with(&snapshot, false, 80, true);
+    let (status, reason, message) = parent_condition(&evaluation, "exact-matching", "Accepted");
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "UnsupportedProtocol")
+    );
+    assert!(message.contains("HTTPRoutes use it"), "{message}");
+    let evaluation = run_with(&snapshot, true, 80, true);
+    assert_eq!(
+        parent_condition(&evaluation, "exact-matching", "Accepted").0,
+        "True"
+    );
+}

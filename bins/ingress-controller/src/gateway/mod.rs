@@ -91,6 +91,9 @@ pub struct Settings {
     /// that `spec.addresses` can be honoured (S-GW.7); otherwise the Gateways share the
     /// Ingresses' address, and a listener on port 80 the Ingresses' HTTP port (S-GR.5).
     pub own_addresses: bool,
+    /// The Ingresses' HTTP port (`--http-port`): where a listener on port 80 is served, and
+    /// one on that port too, when the Gateways share the Ingresses' address (S-GR.5).
+    pub http_port: i32,
 }
 
 impl Default for Settings {
@@ -101,6 +104,7 @@ impl Default for Settings {
             bundle_version: None,
             supported_features: Vec::new(),
             own_addresses: false,
+            http_port: 80,
         }
     }
 }
@@ -145,6 +149,9 @@ pub struct GatewayInputs<'a> {
     pub namespaces: &'a Map<Namespace>,
     /// The Gateways the running nginx configuration holds (`Programmed`, S-GW.10).
     pub loaded: &'a BTreeSet<ObjectRef>,
+    /// Whether HTTPS offers HTTP/2 (the ConfigMap's `use-http2`): GRPCRoutes on HTTPS
+    /// listeners need it (S-GR.5).
+    pub http2: bool,
 }
 
 impl<'a> GatewayInputs<'a> {
@@ -160,6 +167,7 @@ impl<'a> GatewayInputs<'a> {
             secrets: &objects.secrets,
             namespaces: &objects.namespaces,
             loaded,
+            http2: crate::configmap::Global::of(objects).http2,
         }
     }
 }
@@ -285,7 +293,11 @@ pub fn evaluate(inputs: GatewayInputs<'_>, settings: &Settings, now: &Time) -> E
             parents,
         });
     }
-    grpc::separate(&mut routes, &views, !settings.own_addresses);
+    let serving = grpc::Serving {
+        shared_http: (!settings.own_addresses).then_some(settings.http_port),
+        http2: inputs.http2,
+    };
+    grpc::separate(&mut routes, &views, serving);
     for attached in &routes {
         let route = attached.route.as_ref();
         let findings = status::RouteFindings {
