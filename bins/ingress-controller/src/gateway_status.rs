@@ -470,8 +470,11 @@ spec: {ports: [{port: 80}]}
         assert_eq!(reset.listeners, Some(Vec::new()));
         assert_eq!(reset.addresses, Some(Vec::new()));
 
-        // Once written, the next evaluation remembers no Gateway of ours: no second write.
-        assert_eq!(released(&second.gateways, &second, &objects, &now), []);
+        // Once written, the object holds the reset, not what was last wanted: no second write.
+        let mut after = objects.clone();
+        let gateway = after.gateways.get_mut(&key).unwrap();
+        std::sync::Arc::make_mut(gateway).status = Some(reset.clone());
+        assert_eq!(released(&last, &second, &after, &now), []);
         // Another controller wrote first: its status stays.
         let mut theirs = written;
         theirs.listeners = Some(Vec::new());

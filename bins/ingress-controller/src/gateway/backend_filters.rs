@@ -226,7 +226,9 @@ pub fn member_action(action: &Action, route: &BackendRoute) -> Action {
 
 #[cfg(test)]
 mod tests {
-    use cluster_state::gateway::{Header, HeaderModifier, HttpRouteFilter};
+    use cluster_state::gateway::{
+        Header, HeaderModifier, HttpRequestRedirectFilter, HttpRouteFilter,
+    };
 
     use super::*;
 
@@ -332,11 +334,21 @@ mod tests {
             with_filter("ResponseHeaderModifier", set("Backend", "a\nb")),
             with_filter("RequestHeaderModifier", set("Backend", "a\nb")),
             with_filter("RequestHeaderModifier", set("Host", "a")),
-            with_filter("CORS", HeaderModifier::default()),
         ] {
             let fault = check(&rule(refused.clone(), vec![]), &[]).unwrap_err();
             assert_eq!(fault.reason, "UnsupportedValue", "{refused:?}");
         }
+        // A filter that is valid on a rule but not on a backendRef.
+        let mut redirect = with_filter("RequestRedirect", HeaderModifier::default());
+        for f in redirect.filters.iter_mut().flatten() {
+            f.request_redirect = Some(HttpRequestRedirectFilter::default());
+        }
+        let fault = check(&rule(redirect, vec![]), &[]).unwrap_err();
+        assert_eq!(fault.reason, "UnsupportedValue");
+        assert!(
+            fault.message.contains("not supported on a backendRef"),
+            "{fault:?}"
+        );
         let adds = HeaderModifier {
             add: Some(vec![Header {
                 name: "X-A".into(),

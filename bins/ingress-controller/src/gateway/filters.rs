@@ -564,12 +564,29 @@ mod tests {
                 path: None,
             }))
         );
-        for unsupported in ["RequestMirror", "CORS", "ExtensionRef", "ExternalAuth"] {
+        for unsupported in ["ExtensionRef", "ExternalAuth"] {
             let f = HttpRouteFilter {
                 type_: unsupported.into(),
                 ..Default::default()
             };
-            assert_eq!(filter(&f).unwrap_err().reason, UNSUPPORTED, "{unsupported}");
+            let fault = filter(&f).unwrap_err();
+            assert_eq!(fault.reason, UNSUPPORTED, "{unsupported}");
+            assert!(!fault.message.contains("without its"), "{fault:?}");
+        }
+        // A supported type without its field: invalid, and said so.
+        for (type_, field) in [("RequestMirror", "requestMirror"), ("CORS", "cors")] {
+            let f = HttpRouteFilter {
+                type_: type_.into(),
+                ..Default::default()
+            };
+            let fault = filter(&f).unwrap_err();
+            assert_eq!(fault.reason, UNSUPPORTED, "{type_}");
+            assert!(
+                fault
+                    .message
+                    .contains(&format!("without its {field} field")),
+                "{fault:?}"
+            );
         }
     }
 }
