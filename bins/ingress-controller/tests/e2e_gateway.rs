@@ -395,36 +395,7 @@ async fn conformance_weights_within_five_percent() {
 /// `curl -k` to `https://HOST:PORT/` at `address` (SNI and Host `host`): the status and the
 /// backend that answered (`-`: nginx).
 fn https_get(address: IpAddr, port: u16, host: &str) -> (u16, String) {
-    https_get_sni(address, port, host, host, "/")
-}
-
-/// `curl -k` to `https://SNI:PORT/PATH` at `address` with the `Host` header `host`.
-fn https_get_sni(address: IpAddr, port: u16, sni: &str, host: &str, path: &str) -> (u16, String) {
-    let out = Command::new("curl")
-        .args(["-sk", "--max-time", "10", "-o", "/dev/null", "-D", "-"])
-        .args(["-w", "%{http_code}"])
-        .arg("--resolve")
-        .arg(format!("{sni}:{port}:{address}"))
-        .arg("-H")
-        .arg(format!("Host: {host}"))
-        .arg(format!("https://{sni}:{port}{path}"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let status = text
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or(0);
-    let backend = text
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("x-backend")
-                .then(|| value.trim().to_owned())
-        })
-        .unwrap_or_else(|| "-".to_owned());
-    (status, backend)
+    support::https_get_sni(address, port, host, host, "/")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -562,35 +533,19 @@ async fn conformance_https_misdirected_requests() {
     let check = |address: IpAddr, port: u16, what: &str| {
         for (sni, host, status, backend) in MISDIRECTED {
             assert_eq!(
-                https_get_sni(address, port, sni, host, path),
+                support::https_get_sni(address, port, sni, host, path),
                 (status, backend.to_owned()),
                 "SNI {sni}, Host {host}, {what}"
             );
         }
         // Without SNI (a client that connects by address) nothing is misdirected.
-        let out = Command::new("curl")
-            .args([
-                "-sk",
-                "--max-time",
-                "10",
-                "-o",
-                "/dev/null",
-                "-w",
-                "%{http_code}",
-            ])
-            .args(["-H", "Host: second-example.org"])
-            .arg(format!("https://{address}:{port}{path}"))
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "200",
-            "no SNI, {what}"
-        );
+        let by_address = address.to_string();
+        let answer = support::https_get_sni(address, port, &by_address, "second-example.org", path);
+        assert_eq!(answer.0, 200, "no SNI, {what}");
     };
     let port = controller.https;
     eventually("the HTTPS listeners served", || async {
-        https_get_sni(own, port, "example.org", "example.org", path).0 == 200
+        support::https_get_sni(own, port, "example.org", "example.org", path).0 == 200
     })
     .await;
     check(own, port, "own address");
@@ -601,7 +556,9 @@ async fn conformance_https_misdirected_requests() {
     let port = controller.https;
     eventually(
         "the HTTPS listeners served on the shared address",
-        || async { https_get_sni(localhost, port, "example.org", "example.org", path).0 == 200 },
+        || async {
+            support::https_get_sni(localhost, port, "example.org", "example.org", path).0 == 200
+        },
     )
     .await;
     check(localhost, port, "shared address");

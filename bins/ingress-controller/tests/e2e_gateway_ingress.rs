@@ -16,7 +16,10 @@ mod support;
 
 use std::fmt::Write as _;
 
-use support::{Backends, Controller, events, eventually};
+use support::{Backends, Controller, events, eventually, https_get_sni};
+
+/// Where the controller's nginx listens.
+const LOCALHOST: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 const CLASS: &str = "shared-class";
 
@@ -175,29 +178,6 @@ async fn an_ingress_and_a_route_share_a_host_path_by_path() {
     .await;
 }
 
-/// `curl -k` to `https://HOST:PORT/PATH` on 127.0.0.1: the backend that answered (`-` when
-/// nginx did) and the status.
-fn https_backend(port: u16, host: &str, path: &str) -> (String, u16) {
-    let out = std::process::Command::new("curl")
-        .args(["-sk", "--max-time", "10", "-o", "/dev/null", "-D", "-"])
-        .args(["-w", "%{http_code}", "--resolve"])
-        .arg(format!("{host}:{port}:127.0.0.1"))
-        .arg(format!("https://{host}:{port}{path}"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let status = text.lines().last().and_then(|l| l.trim().parse().ok());
-    let backend = text.lines().find_map(|l| {
-        let (name, value) = l.split_once(':')?;
-        name.eq_ignore_ascii_case("x-backend")
-            .then(|| value.trim().to_owned())
-    });
-    (
-        backend.unwrap_or_else(|| "-".to_owned()),
-        status.unwrap_or(0),
-    )
-}
-
 /// On the HTTPS port too: an Ingress host under `tls` and a Gateway HTTPS listener of the
 /// same name are one server, each path served by its owner.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,34 +226,18 @@ async fn an_ingress_and_a_route_share_a_tls_host() {
     let controller = Controller::start(&m).await;
     let port = controller.https;
     eventually("the route's path on the shared TLS host", || async move {
-        https_backend(port, host, "/gateway/x").0 == "gateway-web"
+        https_get_sni(LOCALHOST, port, host, host, "/gateway/x").1 == "gateway-web"
     })
     .await;
-    assert_eq!(
-        https_backend(port, host, "/ingress").0,
-        "ingress-web".to_owned()
-    );
-    assert_eq!(https_backend(port, host, "/other"), ("-".to_owned(), 404));
+    let answer = https_get_sni(LOCALHOST, port, host, host, "/ingress");
+    assert_eq!(answer.1, "ingress-web");
+    let answer = https_get_sni(LOCALHOST, port, host, host, "/other");
+    assert_eq!(answer, (404, "-".to_owned()));
     // S-HN.2: the shared server answers as the Ingress's alone would, whatever the SNI (no
     // 421, which ingress-nginx does not answer), on both APIs' paths.
     for path in ["/ingress", "/gateway/x"] {
-        let out = std::process::Command::new("curl")
-            .args([
-                "-sk",
-                "--max-time",
-                "10",
-                "-o",
-                "/dev/null",
-                "-w",
-                "%{http_code}",
-            ])
-            .arg("--resolve")
-            .arg(format!("other.example.com:{port}:127.0.0.1"))
-            .args(["-H", &format!("Host: {host}")])
-            .arg(format!("https://other.example.com:{port}{path}"))
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "{path}");
+        let answer = https_get_sni(LOCALHOST, port, "other.example.com", host, path);
+        assert_eq!(answer.0, 200, "{path}");
     }
     // One `server` for the name on the HTTPS port: nginx would warn of a conflicting name.
     let conf = std::fs::read_to_string(controller.prefix().join("nginx.conf")).unwrap();

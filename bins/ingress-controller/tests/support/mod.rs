@@ -675,3 +675,40 @@ pub fn conformance_manifests(file: &str) -> String {
     }
     out
 }
+
+/// `curl -k` to `https://SNI:PORT/PATH` at `address` with the `Host` header `host` (an
+/// address as `sni` sends no server name): the status (0: no answer) and the backend that
+/// answered (its `x-backend` header; `-`: nginx).
+pub fn https_get_sni(
+    address: IpAddr,
+    port: u16,
+    sni: &str,
+    host: &str,
+    path: &str,
+) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-sk", "--max-time", "10", "-o", "/dev/null", "-D", "-"])
+        .args(["-w", "%{http_code}"])
+        .arg("--resolve")
+        .arg(format!("{sni}:{port}:{address}"))
+        .arg("-H")
+        .arg(format!("Host: {host}"))
+        .arg(format!("https://{sni}:{port}{path}"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let status = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    let backend = text
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("x-backend")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| "-".to_owned());
+    (status, backend)
+}
