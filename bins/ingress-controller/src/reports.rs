@@ -59,10 +59,11 @@ impl From<&crate::model::Problem> for Finding {
 
 impl From<&crate::gateway::plan::Problem> for Finding {
     /// A Gateway or route the configuration does not (fully) serve: `InvalidGateway`,
-    /// `InvalidHTTPRoute`.
+    /// `InvalidGRPCRoute`, `InvalidHTTPRoute`.
     fn from(problem: &crate::gateway::plan::Problem) -> Self {
         let reason = match problem.kind {
             Kind::Gateway => "InvalidGateway",
+            Kind::GrpcRoute => "InvalidGRPCRoute",
             _ => "InvalidHTTPRoute",
         };
         Self {

@@ -22,7 +22,6 @@ use std::net::IpAddr;
 
 use cluster_state::ObjectRef;
 use cluster_state::gateway::HttpRoute;
-use cluster_state::k8s::Resource;
 use cluster_state::k8s::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::addresses::{self, Pool, Request};
@@ -648,7 +647,7 @@ impl Builder<'_> {
                 prefix: None,
             };
         }
-        self.resolve_mirrors(key, index, &mut actions.filters);
+        self.resolve_mirrors(kind, key, index, &mut actions.filters);
         let refs = rule.backend_refs();
         // A GRPCRoute may have an HTTPRoute's name: its splits are apart.
         let split = match kind {
@@ -703,21 +702,27 @@ impl Builder<'_> {
 
 impl Builder<'_> {
     /// Resolves the backends of the RequestMirror filters among `filters` (of rule `index` of
-    /// `key`) into the backend table's names; one that does not resolve is reported and copies
-    /// nothing (S-F.6), one that copies no request is not resolved.
-    fn resolve_mirrors(&mut self, key: &ObjectRef, index: usize, filters: &mut [Filter]) {
+    /// route `key` of kind `kind`) into the backend table's names; one that does not resolve is
+    /// reported and copies nothing (S-F.6), one that copies no request is not resolved.
+    fn resolve_mirrors(
+        &mut self,
+        kind: RouteKind,
+        key: &ObjectRef,
+        index: usize,
+        filters: &mut [Filter],
+    ) {
         for filter in filters {
             let Filter::Mirror(m) = filter else { continue };
             if m.sample.never() {
                 continue;
             }
-            match mirror::resolve(&m.backend, HttpRoute::KIND, &key.namespace, self.context) {
+            match mirror::resolve(&m.backend, kind.name(), &key.namespace, self.context) {
                 Ok(found) => {
                     m.upstream = Some(format!("{}:{}", found.service, found.port));
                     self.plan.backends.insert((found.service, found.port));
                 }
                 Err(fault) => self.problem(
-                    cluster_state::Kind::HttpRoute,
+                    kind.kind(),
                     key,
                     format!("rule {index}: {}; no copies are sent", fault.message),
                 ),
