@@ -114,13 +114,7 @@ impl Status {
 
     /// Whether `snapshot` holds the object `key` of this status's kind.
     pub(crate) fn target_exists(&self, snapshot: &Snapshot, key: &ObjectRef) -> bool {
-        match self {
-            Status::Ingress(_) => snapshot.ingresses.contains_key(key),
-            Status::GatewayClass(_) => snapshot.gateway_classes.contains_key(key),
-            Status::Gateway(_) => snapshot.gateways.contains_key(key),
-            Status::HttpRoute(_) => snapshot.http_routes.contains_key(key),
-            Status::GrpcRoute(_) => snapshot.grpc_routes.contains_key(key),
-        }
+        snapshot.get(self.kind(), key).is_some()
     }
 
     /// Sets this status on the object `key` of `snapshot`, if it is there.

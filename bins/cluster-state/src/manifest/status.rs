@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 
 use super::ManifestError;
 use super::parse::read_objects;
-use crate::{Kind, Object, ObjectRef, Snapshot, Status};
+use crate::{Kind, ObjectRef, Snapshot, Status};
 
 /// The name of the hidden status folder inside the manifest folder.
 pub(crate) const STATUS_DIR: &str = ".status";
@@ -96,20 +96,8 @@ impl StatusFiles {
     pub(crate) fn write(&mut self, key: &ObjectRef, status: Status) -> io::Result<PathBuf> {
         let kind = status.kind();
         let path = self.status_path(kind, key);
-        let text = match status.object(key) {
-            Object::Ingress(o) => serde_saphyr::to_string(&*o),
-            Object::GatewayClass(o) => serde_saphyr::to_string(&*o),
-            Object::Gateway(o) => serde_saphyr::to_string(&*o),
-            Object::HttpRoute(o) => serde_saphyr::to_string(&*o),
-            Object::GrpcRoute(o) => serde_saphyr::to_string(&*o),
-            other => {
-                return Err(io::Error::other(format!(
-                    "no status file for {}",
-                    other.kind()
-                )));
-            }
-        };
-        write_atomically(&path, text.map_err(io::Error::other)?.as_bytes())?;
+        let text = serde_saphyr::to_string(&status.object(key)).map_err(io::Error::other)?;
+        write_atomically(&path, text.as_bytes())?;
         self.statuses.insert((kind, key.clone()), status);
         Ok(path)
     }
@@ -195,6 +183,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use crate::Object;
     use k8s_openapi::api::networking::v1::{
         Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus,
     };
